@@ -1,0 +1,230 @@
+#include "pkg/cli/flags.h"
+
+#include <functional>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::cli {
+namespace {
+
+// One row per flag: the same table drives parsing and --help, so they cannot disagree.
+struct FlagSpec {
+  std::string_view name;
+  std::string_view value_name;  // empty for boolean flags
+  std::string_view help;
+  std::function<std::string(const Options&)> default_text;
+  std::function<absl::Status(Options&, std::string_view)> set;
+};
+
+absl::StatusOr<bool> ParseBool(std::string_view flag, std::string_view v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") {
+    return false;
+  }
+  return absl::InvalidArgumentError(
+      Cat("invalid boolean value \"", v, "\" for -", flag, ": use true or false"));
+}
+
+absl::Status NonEmpty(std::string_view flag, std::string_view v) {
+  if (v.empty()) return absl::InvalidArgumentError(Cat("-", flag, ": must not be empty"));
+  return absl::OkStatus();
+}
+
+std::function<absl::Status(Options&, std::string_view)> SetString(std::string Options::*field,
+                                                                  std::string_view flag) {
+  return [field, flag](Options& o, std::string_view v) {
+    if (auto s = NonEmpty(flag, v); !s.ok()) return s;
+    o.*field = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+std::function<std::string(const Options&)> ShowString(std::string Options::*field) {
+  return [field](const Options& o) { return o.*field; };
+}
+
+const std::vector<FlagSpec>& Specs() {
+  static const std::vector<FlagSpec> specs = {
+      {"config-file", "PATH",
+       "Config file: JSON (the Go plugin's format) or YAML, chosen by content.",
+       ShowString(&Options::config_file), SetString(&Options::config_file, "config-file")},
+      {"kubelet-root-dir", "DIR",
+       "Kubelet root directory; sockets live in DIR/device-plugins (kubelet mode) or "
+       "DIR/plugins_registry (watcher mode).",
+       ShowString(&Options::kubelet_root_dir),
+       SetString(&Options::kubelet_root_dir, "kubelet-root-dir")},
+      {"registration-mode", "kubelet|watcher|auto",
+       "How to register: kubelet = Register on DIR/device-plugins/kubelet.sock; watcher = "
+       "socket in DIR/plugins_registry for the kubelet's plugin watcher; auto = watcher if "
+       "the kubelet calls GetInfo in time, else kubelet.sock.",
+       [](const Options& o) { return std::string(RegistrationModeName(o.registration_mode)); },
+       [](Options& o, std::string_view v) {
+         if (v == "kubelet") {
+           o.registration_mode = RegistrationMode::kKubelet;
+         } else if (v == "watcher") {
+           o.registration_mode = RegistrationMode::kWatcher;
+         } else if (v == "auto") {
+           o.registration_mode = RegistrationMode::kAuto;
+         } else {
+           return absl::InvalidArgumentError(Cat(
+               "invalid value \"", v, "\" for -registration-mode: use kubelet, watcher or auto"));
+         }
+         return absl::OkStatus();
+       }},
+      {"sysfs-root", "DIR", "Root under which every sysfs path is resolved.",
+       ShowString(&Options::sysfs_root), SetString(&Options::sysfs_root, "sysfs-root")},
+      {"dev-root", "DIR",
+       "Root under which /dev existence checks are resolved; device paths handed to "
+       "containers stay /dev/infiniband/<name>.",
+       ShowString(&Options::dev_root), SetString(&Options::dev_root, "dev-root")},
+      {"use-cdi", "", "Expose devices through CDI specs instead of DeviceSpecs.",
+       [](const Options& o) { return o.use_cdi ? std::string("true") : std::string("false"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("use-cdi", v);
+         if (!b.ok()) return b.status();
+         o.use_cdi = *b;
+         return absl::OkStatus();
+       }},
+      {"cdi-spec-dir", "DIR", "Directory for the CDI specs this plugin writes (with -use-cdi).",
+       ShowString(&Options::cdi_spec_dir), SetString(&Options::cdi_spec_dir, "cdi-spec-dir")},
+      {"no-link-up", "",
+       "Do not set the netdevs of selected HCAs administratively up at start "
+       "(the Go plugin always does).",
+       [](const Options& o) { return o.link_up ? std::string("false") : std::string("true"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("no-link-up", v);
+         if (!b.ok()) return b.status();
+         o.link_up = !*b;
+         return absl::OkStatus();
+       }},
+      {"log-level", "debug|info|warning|error", "Minimum level of log lines on stderr.",
+       ShowString(&Options::log_level),
+       [](Options& o, std::string_view v) {
+         if (v != "debug" && v != "info" && v != "warning" && v != "error") {
+           return absl::InvalidArgumentError(Cat(
+               "invalid value \"", v, "\" for -log-level: use debug, info, warning or error"));
+         }
+         o.log_level = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"log-format", "text|json", "Log line format.", ShowString(&Options::log_format),
+       [](Options& o, std::string_view v) {
+         if (v != "text" && v != "json") {
+           return absl::InvalidArgumentError(
+               Cat("invalid value \"", v, "\" for -log-format: use text or json"));
+         }
+         o.log_format = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"version", "", "Print the version and exit (alias -v).",
+       [](const Options&) { return std::string("false"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("version", v);
+         if (!b.ok()) return b.status();
+         if (*b) o.command = Command::kVersion;
+         return absl::OkStatus();
+       }},
+      {"help", "", "Print this help and exit (alias -h).",
+       [](const Options&) { return std::string("false"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("help", v);
+         if (!b.ok()) return b.status();
+         if (*b) o.command = Command::kHelp;
+         return absl::OkStatus();
+       }},
+  };
+  return specs;
+}
+
+const FlagSpec* Find(std::string_view name) {
+  if (name == "v") name = "version";
+  if (name == "h") name = "help";
+  for (const auto& spec : Specs()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view RegistrationModeName(RegistrationMode mode) {
+  switch (mode) {
+    case RegistrationMode::kKubelet:
+      return "kubelet";
+    case RegistrationMode::kWatcher:
+      return "watcher";
+    case RegistrationMode::kAuto:
+      return "auto";
+  }
+  return "kubelet";
+}
+
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
+  Options options;
+  Command requested = Command::kRun;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--") {
+      for (++i; i < args.size(); ++i) options.positional.emplace_back(args[i]);
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      options.positional.emplace_back(arg);
+      continue;
+    }
+    std::string_view body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::optional<std::string_view> value;
+    if (auto eq = body.find('='); eq != std::string_view::npos) {
+      value = body.substr(eq + 1);
+      body = body.substr(0, eq);
+    }
+    const FlagSpec* spec = Find(body);
+    if (spec == nullptr || body.empty() || body[0] == '-') {
+      return absl::InvalidArgumentError(Cat("flag provided but not defined: -", body));
+    }
+    if (!value) {
+      if (spec->value_name.empty()) {
+        value = "true";
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return absl::InvalidArgumentError(Cat("flag needs an argument: -", spec->name));
+      }
+    }
+    if (auto status = spec->set(options, *value); !status.ok()) return status;
+    // --help wins over --version wins over running, whatever the order given.
+    if (options.command == Command::kHelp) requested = Command::kHelp;
+    if (options.command == Command::kVersion && requested != Command::kHelp) {
+      requested = Command::kVersion;
+    }
+  }
+  options.command = requested;
+  return options;
+}
+
+std::string Usage(std::string_view program) {
+  std::string out = Cat(
+      "Usage: ", program, " [flags]\n\n",
+      "Kubernetes device plugin that shares the node's RDMA HCAs among pods: one resource\n"
+      "per config entry, each advertising rdmaHcaMax share slots. Flags take one or two\n"
+      "dashes and -flag=value or -flag value.\n\nFlags:\n");
+  const Options defaults;
+  for (const auto& spec : Specs()) {
+    Append(out, "  --", spec.name);
+    if (!spec.value_name.empty()) Append(out, " ", spec.value_name);
+    Append(out, "\n      ", spec.help);
+    if (!spec.value_name.empty()) {
+      Append(out, " (default \"", spec.default_text(defaults), "\")");
+    }
+    Append(out, "\n");
+  }
+  Append(out,
+                  "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
+                  "stop the servers,\nremove the plugin's sockets and exit 0.\n"
+                  "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n");
+  return out;
+}
+
+}  // namespace rdmadp::cli

@@ -1,0 +1,41 @@
+// Command-line parsing with Go `flag` package syntax, so existing DaemonSet args keep working:
+// one or two leading dashes, `--flag=value` or `--flag value`, bools as `--flag` or
+// `--flag=true|false`, and `--` ends the flags. Pure: no I/O, no exit.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rdmadp::cli {
+
+enum class RegistrationMode { kKubelet, kWatcher, kAuto };
+enum class Command { kRun, kHelp, kVersion };
+
+struct Options {
+  Command command = Command::kRun;
+  std::string config_file = "/k8s-rdma-shared-dev-plugin/config.json";
+  std::string kubelet_root_dir = "/var/lib/kubelet";
+  RegistrationMode registration_mode = RegistrationMode::kKubelet;
+  std::string sysfs_root = "/sys";
+  std::string dev_root = "/dev";
+  bool use_cdi = false;
+  std::string cdi_spec_dir = "/var/run/cdi";
+  bool link_up = true;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  // Positional arguments; the Go plugin ignores them, so do we (main warns).
+  std::vector<std::string> positional;
+};
+
+// Parses argv[1..]. Errors name the flag: `flag provided but not defined: -foo`.
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);
+
+// Complete usage text, one block per flag with its default.
+std::string Usage(std::string_view program);
+
+std::string_view RegistrationModeName(RegistrationMode mode);
+
+}  // namespace rdmadp::cli

@@ -1,0 +1,70 @@
+#include "pkg/config/k8s_names.h"
+
+#include "pkg/text/cat.h"
+
+namespace rdmadp::config {
+namespace {
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+
+// Name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
+std::string QualifiedNamePartProblem(std::string_view n) {
+  if (n.empty()) return "the name part after '/' is empty";
+  if (n.size() > 63) return Cat("the name part is ", n.size(), " characters, over 63");
+  if (!IsAlnum(n.front()) || !IsAlnum(n.back())) {
+    return "the name part must start and end with a letter or digit";
+  }
+  for (char c : n) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') {
+      return Cat("the name part contains '", std::string(1, c), "'");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string DnsSubdomainProblem(std::string_view s) {
+  if (s.empty()) return "it is empty";
+  if (s.size() > 253) return Cat("it is ", s.size(), " characters, over 253");
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t dot = s.find('.', start);
+    if (dot == std::string_view::npos) dot = s.size();
+    const std::string_view label = s.substr(start, dot - start);
+    start = dot + 1;
+    if (label.empty()) return "it has an empty label between dots";
+    if (!IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) {
+      return "each dot-separated label must start and end with a lowercase letter or digit";
+    }
+    for (char c : label) {
+      if (!IsLowerAlnum(c) && c != '-') {
+        return Cat("it contains '", std::string(1, c),
+                            "' (only lowercase letters, digits, '-' and '.')");
+      }
+    }
+  }
+  return "";
+}
+
+std::string ExtendedResourceNameProblem(std::string_view name) {
+  const auto slash = name.find('/');
+  if (slash == std::string_view::npos) return "it has no '/<name>' after the prefix";
+  if (name.find('/', slash + 1) != std::string_view::npos) return "it contains more than one '/'";
+  if (name.find("kubernetes.io/") != std::string_view::npos) {
+    return "the kubernetes.io domain is reserved for native resources";
+  }
+  if (name.starts_with("requests.")) return "it must not start with \"requests.\"";
+  const std::string_view domain = name.substr(0, slash);
+  // The kubelet checks "requests." + name, so the domain has 9 characters less room.
+  if (domain.size() > 244) {
+    return Cat("the prefix is ", domain.size(), " characters, over 244");
+  }
+  if (auto p = DnsSubdomainProblem(domain); !p.empty()) {
+    return Cat("the prefix is not a DNS subdomain: ", p);
+  }
+  return QualifiedNamePartProblem(name.substr(slash + 1));
+}
+
+}  // namespace rdmadp::config

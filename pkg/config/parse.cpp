@@ -1,0 +1,250 @@
+// Structure and type checks of the config file. yaml-cpp reads both JSON and YAML; its
+// exceptions are caught here and never leave the module.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "pkg/text/cat.h"
+#include "pkg/config/config.h"
+#include "pkg/config/raw_config.h"
+
+namespace rdmadp::config {
+namespace {
+
+struct Reader {
+  bool json;  // JSON input: string fields must be quoted, like Go's encoding/json demands
+  Findings& findings;
+};
+
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "an object";
+    case YAML::NodeType::Scalar:
+      if (node.Tag() == "!") return Cat("the string \"", node.Scalar(), "\"");
+      return Cat("the value ", node.Scalar());
+    default:
+      return "nothing";
+  }
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (absl::ascii_tolower(a[i]) != absl::ascii_tolower(b[i])) return false;
+  }
+  return true;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Walks a mapping, resolving each key against `known`. Exact keys are silent; keys that
+// match only case-insensitively (Go's encoding/json accepts them) are warnings; unknown and
+// duplicate keys are errors, because a misspelled selector key would silently widen a pool.
+template <typename Fn>
+void ForEachKnownKey(const YAML::Node& map, const std::string& path,
+                     const std::vector<std::string_view>& known, Reader& r, Fn&& fn) {
+  std::vector<std::string_view> seen;
+  for (const auto& entry : map) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    const std::string key_path = path.empty() ? key : Cat(path, ".", key);
+    auto exact = std::find(known.begin(), known.end(), key);
+    std::string_view canonical;
+    if (exact != known.end()) {
+      canonical = *exact;
+    } else {
+      for (auto k : known) {
+        if (EqualsIgnoreCase(k, key)) canonical = k;
+      }
+      if (!canonical.empty()) {
+        r.findings.Warn(key_path, Cat("key matched \"", canonical,
+                                               "\" ignoring case; write \"", canonical, "\""));
+      }
+    }
+    if (canonical.empty()) {
+      std::string hint;
+      for (auto k : known) {
+        if (EditDistance(k, key) <= 3) hint = Cat("; did you mean \"", k, "\"?");
+      }
+      r.findings.Error(key_path, Cat("unknown key", hint, " (known keys: ",
+                                              Join(known, ", "), ")"));
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
+      r.findings.Error(key_path, "duplicate key");
+      continue;
+    }
+    seen.push_back(canonical);
+    fn(canonical, entry.second,
+       path.empty() ? std::string(canonical) : Cat(path, ".", canonical));
+  }
+}
+
+std::optional<int64_t> ReadInt(const YAML::Node& node, const std::string& path, Reader& r) {
+  if (node.IsNull()) return std::nullopt;
+  if (node.IsScalar() && node.Tag() != "!") {
+    const std::string& s = node.Scalar();
+    int64_t value = 0;
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, value);
+    if (ec == std::errc() && ptr == end && !s.empty()) return value;
+    if (ec == std::errc::result_out_of_range) {
+      r.findings.Error(path, Cat("integer ", s, " is out of range"));
+      return std::nullopt;
+    }
+  }
+  r.findings.Error(path, Cat("must be an integer, got ", Describe(node)));
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path,
+                                      Reader& r) {
+  if (node.IsScalar() && (node.Tag() == "!" || !r.json)) return node.Scalar();
+  r.findings.Error(path, Cat("must be a string, got ", Describe(node)));
+  return std::nullopt;
+}
+
+std::vector<std::string> ReadStringList(const YAML::Node& node, const std::string& path,
+                                        Reader& r) {
+  std::vector<std::string> out;
+  if (node.IsNull()) return out;
+  if (!node.IsSequence()) {
+    r.findings.Error(path, Cat("must be a list of strings, got ", Describe(node)));
+    return out;
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    if (auto s = ReadString(node[i], Cat(path, "[", i, "]"), r)) out.push_back(*s);
+  }
+  return out;
+}
+
+Selectors ReadSelectors(const YAML::Node& node, const std::string& path, Reader& r) {
+  Selectors sel;
+  if (node.IsNull()) return sel;
+  if (!node.IsMap()) {
+    r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
+    return sel;
+  }
+  ForEachKnownKey(node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes"}, r,
+                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+                    auto list = ReadStringList(v, p, r);
+                    if (key == "vendors") sel.vendors = std::move(list);
+                    if (key == "deviceIDs") sel.device_ids = std::move(list);
+                    if (key == "drivers") sel.drivers = std::move(list);
+                    if (key == "ifNames") sel.if_names = std::move(list);
+                    if (key == "linkTypes") sel.link_types = std::move(list);
+                  });
+  return sel;
+}
+
+RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader& r) {
+  RawResource res;
+  res.path = path;
+  if (!node.IsMap()) {
+    r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
+    return res;
+  }
+  ForEachKnownKey(
+      node, path, {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices"}, r,
+      [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+        if (key == "resourceName") res.resource_name = ReadString(v, p, r);
+        if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
+        if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
+        if (key == "selectors") res.selectors = ReadSelectors(v, p, r);
+        if (key == "devices") res.devices = ReadStringList(v, p, r);
+      });
+  return res;
+}
+
+RawConfig ReadTop(const YAML::Node& root, Reader& r) {
+  RawConfig raw;
+  if (root.IsNull()) return raw;  // Go decodes `null` to an empty config
+  if (!root.IsMap()) {
+    r.findings.Error("top level", Cat("must be an object, got ", Describe(root)));
+    return raw;
+  }
+  ForEachKnownKey(root, "", {"periodicUpdateInterval", "configList"}, r,
+                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+                    if (key == "periodicUpdateInterval") {
+                      raw.periodic_update_interval = ReadInt(v, p, r);
+                      return;
+                    }
+                    if (v.IsNull()) return;
+                    if (!v.IsSequence()) {
+                      r.findings.Error(p, Cat("must be a list, got ", Describe(v)));
+                      return;
+                    }
+                    for (size_t i = 0; i < v.size(); ++i) {
+                      raw.resources.push_back(
+                          ReadResource(v[i], Cat("configList[", i, "]"), r));
+                    }
+                  });
+  return raw;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    return absl::InvalidArgumentError("config: file is empty; it needs a configList");
+  }
+  Findings findings;
+  Reader reader{text[first] == '{' || text[first] == '[', findings};
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(Cat("config: line ", e.mark.line + 1, " column ",
+                                                   e.mark.column + 1, ": not valid ",
+                                                   reader.json ? "JSON" : "YAML", ": ", e.msg));
+  }
+  const RawConfig raw = ReadTop(root, reader);
+  LoadedConfig loaded;
+  loaded.config = Validate(raw, findings);
+  if (!findings.errors.empty()) {
+    return absl::InvalidArgumentError(Join(findings.errors, "\n"));
+  }
+  loaded.warnings = std::move(findings.warnings);
+  return loaded;
+}
+
+absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(Cat("config: cannot read ", path, ": ",
+                                            std::strerror(errno),
+                                            " (set --config-file to the mounted ConfigMap file)"));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseConfig(buffer.str());
+}
+
+}  // namespace rdmadp::config

@@ -1,0 +1,177 @@
+// Semantic checks: at least the Go plugin's rules (reference §2.3), plus the kubelet's
+// resource-name rules, an rdmaHcaMax bound, and selector values that can never match.
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "pkg/text/cat.h"
+#include "pkg/config/k8s_names.h"
+#include "pkg/config/link_types.h"
+#include "pkg/config/raw_config.h"
+
+namespace rdmadp::config {
+namespace {
+
+// The Go plugin's resourceName rule: ^[a-zA-Z0-9_]+$.
+bool GoNameOk(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Accepts "15b3", "15B3", "0x15b3"; returns "15b3", or "" when it is not a PCI ID.
+std::string NormalizePciId(std::string_view v) {
+  if (v.size() == 6 && (v.starts_with("0x") || v.starts_with("0X"))) v.remove_prefix(2);
+  if (v.size() != 4) return "";
+  std::string out;
+  for (char c : v) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return "";
+    out += absl::ascii_tolower(static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
+// Linux dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':' or whitespace.
+std::string IfNameProblem(std::string_view v) {
+  if (v.empty()) return "is empty";
+  if (v.size() > 15) return Cat("is ", v.size(), " characters; Linux allows 15");
+  if (v == "." || v == "..") return "is not a usable name";
+  for (char c : v) {
+    if (c == '/' || c == ':' || absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      return Cat("contains '", std::string(1, c), "', which no interface name can");
+    }
+  }
+  return "";
+}
+
+std::string DriverProblem(std::string_view v) {
+  if (v.empty()) return "is empty";
+  for (char c : v) {
+    if (c == '/' || absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      return Cat("contains '", std::string(1, c), "', which no driver name can");
+    }
+  }
+  return "";
+}
+
+void ValidateSelectors(const Selectors& in, const std::string& path, Selectors& out,
+                       Findings& f) {
+  auto pci = [&](const std::vector<std::string>& values, std::string_view key,
+                 std::vector<std::string>& dst) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::string id = NormalizePciId(values[i]);
+      if (id.empty()) {
+        f.Error(Cat(path, ".", key, "[", i, "]"),
+                Cat("\"", values[i], "\" is not a 4-digit hex PCI ID (like \"15b3\")"));
+      } else {
+        dst.push_back(std::move(id));
+      }
+    }
+  };
+  pci(in.vendors, "vendors", out.vendors);
+  pci(in.device_ids, "deviceIDs", out.device_ids);
+  for (size_t i = 0; i < in.drivers.size(); ++i) {
+    if (auto p = DriverProblem(in.drivers[i]); !p.empty()) {
+      f.Error(Cat(path, ".drivers[", i, "]"), Cat("\"", in.drivers[i], "\" ", p));
+    }
+  }
+  out.drivers = in.drivers;
+  for (size_t i = 0; i < in.if_names.size(); ++i) {
+    if (auto p = IfNameProblem(in.if_names[i]); !p.empty()) {
+      f.Error(Cat(path, ".ifNames[", i, "]"), Cat("\"", in.if_names[i], "\" ", p));
+    }
+  }
+  out.if_names = in.if_names;
+  for (size_t i = 0; i < in.link_types.size(); ++i) {
+    if (!IsKnownLinkType(in.link_types[i])) {
+      std::string hint = in.link_types[i] == "ethernet" || in.link_types[i] == "eth"
+                             ? " (Ethernet is \"ether\")"
+                             : " (use \"ether\", \"infiniband\", ...)";
+      f.Error(Cat(path, ".linkTypes[", i, "]"),
+              Cat("\"", in.link_types[i], "\" is not a link type", hint));
+    }
+  }
+  out.link_types = in.link_types;
+}
+
+}  // namespace
+
+Config Validate(const RawConfig& raw, Findings& f) {
+  Config config;
+  if (raw.periodic_update_interval) {
+    const int64_t v = *raw.periodic_update_interval;
+    if (v < 0) {
+      f.Error("periodicUpdateInterval", Cat("must be >= 0 seconds, got ", v));
+    } else if (v > kMaxPeriodicUpdateIntervalSeconds) {
+      f.Error("periodicUpdateInterval", Cat("must be <= ", kMaxPeriodicUpdateIntervalSeconds,
+                                                     " seconds (one year), got ", v));
+    } else {
+      config.periodic_update_interval_seconds = v;
+    }
+  }
+  if (raw.resources.empty()) {
+    f.Error("configList", "no resources configuration found; add at least one entry");
+  }
+  std::map<std::string, std::string> seen;  // resourceName -> path of first use
+  for (const RawResource& r : raw.resources) {
+    ResourceConfig rc;
+    const size_t errors_before = f.errors.size();
+    const std::string name = r.resource_name.value_or("");
+    if (!GoNameOk(name)) {
+      f.Error(r.path + ".resourceName",
+              name.empty() ? std::string("is missing or empty")
+                           : Cat("\"", name,
+                                          "\" contains invalid characters (allowed: letters, "
+                                          "digits and '_')"));
+    } else if (auto [it, inserted] = seen.emplace(name, r.path); !inserted) {
+      f.Error(r.path + ".resourceName",
+              Cat("\"", name, "\" already exists (", it->second, ")"));
+    }
+    rc.resource_name = name;
+    if (r.resource_prefix && !r.resource_prefix->empty()) {
+      rc.resource_prefix = *r.resource_prefix;
+      if (auto p = DnsSubdomainProblem(rc.resource_prefix); !p.empty()) {
+        f.Error(r.path + ".resourcePrefix",
+                Cat("\"", rc.resource_prefix, "\" is not a DNS subdomain: ", p));
+      }
+    }
+    if (f.errors.size() == errors_before) {
+      if (auto p = ExtendedResourceNameProblem(rc.FullName()); !p.empty()) {
+        f.Error(r.path, Cat("the kubelet would reject resource name \"", rc.FullName(),
+                                     "\": ", p));
+      }
+    }
+    rc.rdma_hca_max = r.rdma_hca_max.value_or(0);
+    if (rc.rdma_hca_max < 0) {
+      f.Error(r.path + ".rdmaHcaMax", Cat("must be >= 0, got ", rc.rdma_hca_max));
+    } else if (rc.rdma_hca_max > kMaxRdmaHcaMax) {
+      f.Error(r.path + ".rdmaHcaMax",
+              Cat("must be <= ", kMaxRdmaHcaMax,
+                           " (a larger ListAndWatch message exceeds the kubelet's 4 MiB limit), "
+                           "got ",
+                           rc.rdma_hca_max));
+    }
+    if (r.selectors.Empty() && r.devices.empty()) {
+      f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");
+    } else if (!r.selectors.Empty() && !r.devices.empty()) {
+      f.Error(r.path, "cannot specify both \"selectors\" and \"devices\"; move \"devices\" "
+                      "into selectors.ifNames");
+    } else if (!r.devices.empty()) {
+      f.Warn(r.path + ".devices", "deprecated; use selectors.ifNames instead");
+      for (size_t i = 0; i < r.devices.size(); ++i) {
+        if (auto p = IfNameProblem(r.devices[i]); !p.empty()) {
+          f.Error(Cat(r.path, ".devices[", i, "]"),
+                  Cat("\"", r.devices[i], "\" ", p));
+        }
+      }
+      rc.selectors.if_names = r.devices;
+    } else {
+      ValidateSelectors(r.selectors, r.path + ".selectors", rc.selectors, f);
+    }
+    config.resources.push_back(std::move(rc));
+  }
+  return config;
+}
+
+}  // namespace rdmadp::config

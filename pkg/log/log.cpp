@@ -1,0 +1,99 @@
+#include "pkg/log/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <string>
+
+namespace rdmadp::log {
+namespace {
+
+std::atomic<Level> g_level{Level::kInfo};
+std::atomic<Format> g_format{Format::kText};
+
+const char* LevelName(Level level) {
+  switch (level) {
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warning";
+    case Level::kError:
+      return "error";
+  }
+  return "info";
+}
+
+std::string Timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(millis));
+  return out;
+}
+
+void AppendJsonEscaped(std::string& out, std::string_view s) {
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+}
+
+}  // namespace
+
+void SetLevel(Level level) { g_level.store(level); }
+void SetFormat(Format format) { g_format.store(format); }
+bool Enabled(Level level) { return level >= g_level.load(std::memory_order_relaxed); }
+
+void Write(Level level, std::string_view message) {
+  if (!Enabled(level)) return;
+  std::string line;
+  line.reserve(message.size() + 64);
+  if (g_format.load(std::memory_order_relaxed) == Format::kJson) {
+    line += R"({"time":")";
+    line += Timestamp();
+    line += R"(","level":")";
+    line += LevelName(level);
+    line += R"(","msg":")";
+    AppendJsonEscaped(line, message);
+    line += "\"}\n";
+  } else {
+    line += Timestamp();
+    line += ' ';
+    line += LevelName(level);
+    line += ": ";
+    line += message;
+    line += '\n';
+  }
+  // One write per line keeps lines whole even with concurrent writers.
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+}  // namespace rdmadp::log

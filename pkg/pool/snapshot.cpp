@@ -1,0 +1,80 @@
+#include "pkg/pool/snapshot.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "pkg/text/cat.h"
+#include "pkg/pool/selector.h"
+
+namespace rdmadp::pool {
+namespace {
+
+void FillDevices(v1beta1::ListAndWatchResponse& out, int64_t slots, bool healthy,
+                 const std::vector<int64_t>& numa_nodes) {
+  out.mutable_devices()->Reserve(static_cast<int>(slots));
+  for (int64_t i = 0; i < slots; ++i) {
+    v1beta1::Device* d = out.add_devices();
+    d->set_id(Cat(i));
+    d->set_health(std::string(healthy ? kHealthy : kUnhealthy));
+    if (!numa_nodes.empty()) {
+      auto* topology = d->mutable_topology();
+      for (int64_t node : numa_nodes) topology->add_nodes()->set_id(node);
+    }
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(const config::ResourceConfig& resource,
+                                                        const sysfs::NodeInventory& inventory) {
+  std::shared_ptr<PoolSnapshot> snap(new PoolSnapshot());
+  snap->resource_ = resource;
+  std::set<int64_t> numa;
+  bool healthy = false;
+  for (const auto& fn : inventory.functions) {
+    if (!fn.rdma_capable || !Matches(resource.selectors, fn)) continue;
+    snap->hcas_.push_back(fn);
+    snap->advertised_.hca_addresses.push_back(fn.address);
+    if (fn.numa_node >= 0) numa.insert(fn.numa_node);
+    healthy = healthy || sysfs::HasUsablePort(fn);
+    for (const auto& name : fn.char_devices) {
+      snap->advertised_.device_paths.push_back(Cat(kCharDevDir, name));
+    }
+  }
+  if (!snap->hcas_.empty()) {
+    // rdma_cm is node-wide: listed once, not once per HCA as the Go plugin does.
+    snap->advertised_.device_paths.push_back(Cat(kCharDevDir, "rdma_cm"));
+    snap->advertised_.slots = resource.rdma_hca_max;
+  }
+  snap->advertised_.healthy = healthy;
+  snap->advertised_.numa_nodes.assign(numa.begin(), numa.end());
+
+  for (const auto& path : snap->advertised_.device_paths) {
+    v1beta1::DeviceSpec* spec = snap->container_response_.add_devices();
+    spec->set_container_path(path);
+    spec->set_host_path(path);
+    spec->set_permissions("rwm");
+  }
+  FillDevices(snap->list_response_, snap->advertised_.slots, healthy,
+              snap->advertised_.numa_nodes);
+  if (snap->list_response_.ByteSizeLong() > kKubeletMaxMessageBytes) {
+    // Only reachable with many NUMA nodes near the rdmaHcaMax bound: losing alignment
+    // hints beats a message the kubelet refuses.
+    snap->list_response_.Clear();
+    FillDevices(snap->list_response_, snap->advertised_.slots, healthy, {});
+    snap->topology_dropped_ = true;
+  }
+  return snap;
+}
+
+bool PoolSnapshot::HasDeviceId(std::string_view id) const {
+  int64_t value = -1;
+  auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
+  if (ec != std::errc() || ptr != id.data() + id.size()) return false;
+  // Reject "01" or "+1": only the exact decimal spellings we advertised are valid.
+  if (id.size() > 1 && id[0] == '0') return false;
+  return value >= 0 && value < advertised_.slots;
+}
+
+}  // namespace rdmadp::pool

@@ -1,0 +1,67 @@
+// One resource's pool at one moment: the selected HCAs and everything derived from them
+// (advertised device list, health, NUMA topology, Allocate content). Immutable once built;
+// shared between the event loop and gRPC threads as std::shared_ptr<const PoolSnapshot>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pkg/api/deviceplugin.pb.h"
+#include "pkg/config/config.h"
+#include "pkg/sysfs/inventory.h"
+
+namespace rdmadp::pool {
+
+inline constexpr std::string_view kHealthy = "Healthy";
+inline constexpr std::string_view kUnhealthy = "Unhealthy";
+inline constexpr std::string_view kCharDevDir = "/dev/infiniband/";
+// The kubelet's default gRPC receive limit for one ListAndWatch message.
+inline constexpr size_t kKubeletMaxMessageBytes = 4 * 1024 * 1024;
+
+// What the kubelet and containers can observe of a pool; a rescan that leaves this equal
+// pushes nothing.
+struct Advertised {
+  std::vector<std::string> hca_addresses;
+  std::vector<std::string> device_paths;
+  std::vector<int64_t> numa_nodes;
+  int64_t slots = 0;
+  bool healthy = false;
+  bool operator==(const Advertised&) const = default;
+};
+
+class PoolSnapshot {
+ public:
+  // Selects the RDMA-capable functions of `inventory` that match `resource`.
+  static std::shared_ptr<const PoolSnapshot> Build(const config::ResourceConfig& resource,
+                                                   const sysfs::NodeInventory& inventory);
+
+  const config::ResourceConfig& resource() const { return resource_; }
+  const std::vector<sysfs::PciFunction>& hcas() const { return hcas_; }
+  const Advertised& advertised() const { return advertised_; }
+  // The full ListAndWatch message, built once per snapshot.
+  const v1beta1::ListAndWatchResponse& list_response() const { return list_response_; }
+  // The per-container Allocate answer: every char device of every pool HCA.
+  const v1beta1::ContainerAllocateResponse& container_response() const {
+    return container_response_;
+  }
+  // Whether `id` is one of the advertised IDs "0".."slots-1".
+  bool HasDeviceId(std::string_view id) const;
+  // Set when topology had to be dropped to stay under the kubelet's message limit.
+  bool topology_dropped() const { return topology_dropped_; }
+
+ private:
+  PoolSnapshot() = default;
+
+  config::ResourceConfig resource_;
+  std::vector<sysfs::PciFunction> hcas_;
+  Advertised advertised_;
+  v1beta1::ListAndWatchResponse list_response_;
+  v1beta1::ContainerAllocateResponse container_response_;
+  bool topology_dropped_ = false;
+};
+
+using SnapshotPtr = std::shared_ptr<const PoolSnapshot>;
+
+}  // namespace rdmadp::pool

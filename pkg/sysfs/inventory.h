@@ -1,0 +1,54 @@
+// What a scan of sysfs found: the node's PCI network functions and their RDMA parts.
+// Plain immutable values, compared field by field to detect change.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmadp::sysfs {
+
+enum class PortState { kUnknown, kDown, kInit, kArmed, kActive, kActiveDefer };
+
+struct Port {
+  int number = 0;
+  PortState state = PortState::kUnknown;
+  bool operator==(const Port&) const = default;
+};
+
+struct RdmaDevice {
+  std::string name;  // mlx5_0
+  std::vector<Port> ports;
+  bool operator==(const RdmaDevice&) const = default;
+};
+
+struct PciFunction {
+  std::string address;  // 0000:3b:00.0
+  std::string vendor;   // 15b3
+  std::string device;   // 1017
+  uint32_t class_code = 0;
+  int numa_node = -1;                // -1 when the platform reports none
+  std::string driver;                // "" when no driver is bound
+  std::vector<std::string> netdevs;  // sorted
+  std::string if_name;               // first netdev (the Go plugin matches only this one)
+  std::string link_type;             // of if_name; "" without a netdev
+  std::vector<RdmaDevice> rdma_devices;
+  // Char devices under /dev/infiniband (issmN, umadN, uverbsN), without rdma_cm.
+  std::vector<std::string> char_devices;
+  bool rdma_capable = false;
+  std::string not_rdma_reason;  // why rdma_capable is false
+
+  bool operator==(const PciFunction&) const = default;
+};
+
+struct NodeInventory {
+  std::vector<PciFunction> functions;  // network-class (0x02) functions, by PCI address
+  bool rdma_cm_present = false;
+  std::vector<std::string> problems;  // per-entry read failures, tolerated
+  bool operator==(const NodeInventory&) const = default;
+};
+
+// True when a pool HCA counts as healthy: some port ACTIVE, or no ports reported.
+bool HasUsablePort(const PciFunction& fn);
+
+}  // namespace rdmadp::sysfs

@@ -1,0 +1,28 @@
+// Reads the node's PCI network functions and their RDMA char devices from sysfs.
+// Every path is resolved under an injected sysfs root and /dev root, so the same code runs
+// on a real node and on a fake tree. Stateless and thread-compatible: Scan() may be called
+// from any one thread at a time. Per-entry read failures are tolerated and reported in
+// NodeInventory::problems; one broken device never empties the inventory.
+#pragma once
+
+#include <string>
+
+#include "pkg/sysfs/inventory.h"
+
+namespace rdmadp::sysfs {
+
+class Scanner {
+ public:
+  Scanner(std::string sysfs_root, std::string dev_root);
+
+  NodeInventory Scan() const;
+
+  const std::string& sysfs_root() const { return sysfs_root_; }
+  const std::string& dev_root() const { return dev_root_; }
+
+ private:
+  std::string sysfs_root_;
+  std::string dev_root_;
+};
+
+}  // namespace rdmadp::sysfs

@@ -1,0 +1,129 @@
+#include "pkg/sysfs/sysfs_parse.h"
+
+#include <charconv>
+
+#include "absl/strings/ascii.h"
+
+namespace rdmadp::sysfs {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && absl::ascii_isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && absl::ascii_isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+template <typename T>
+std::optional<T> ParseNumber(std::string_view s, int base) {
+  T value{};
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<int> TrailingNumber(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  return ParseNumber<int>(name.substr(prefix.size()), 10);
+}
+
+}  // namespace
+
+bool HasUsablePort(const PciFunction& fn) {
+  bool any_port = false;
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      any_port = true;
+      if (port.state == PortState::kActive) return true;
+    }
+  }
+  return !any_port;
+}
+
+std::string ParsePciId(std::string_view contents) {
+  std::string_view s = Trim(contents);
+  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+  if (s.size() != 4) return "";
+  std::string out;
+  for (char c : s) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return "";
+    out += absl::ascii_tolower(static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
+std::optional<uint32_t> ParsePciClass(std::string_view contents) {
+  std::string_view s = Trim(contents);
+  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+  return ParseNumber<uint32_t>(s, 16);
+}
+
+int ParseNumaNode(std::string_view contents) {
+  auto v = ParseNumber<int>(Trim(contents), 10);
+  return v && *v >= 0 ? *v : -1;
+}
+
+PortState ParsePortState(std::string_view contents) {
+  // The kernel writes "<number>: <NAME>"; the number is authoritative.
+  std::string_view s = Trim(contents);
+  const auto colon = s.find(':');
+  auto number = ParseNumber<int>(s.substr(0, colon), 10);
+  if (!number) return PortState::kUnknown;
+  switch (*number) {
+    case 1:
+      return PortState::kDown;
+    case 2:
+      return PortState::kInit;
+    case 3:
+      return PortState::kArmed;
+    case 4:
+      return PortState::kActive;
+    case 5:
+      return PortState::kActiveDefer;
+    default:
+      return PortState::kUnknown;
+  }
+}
+
+std::string_view PortStateName(PortState state) {
+  switch (state) {
+    case PortState::kDown:
+      return "DOWN";
+    case PortState::kInit:
+      return "INIT";
+    case PortState::kArmed:
+      return "ARMED";
+    case PortState::kActive:
+      return "ACTIVE";
+    case PortState::kActiveDefer:
+      return "ACTIVE_DEFER";
+    case PortState::kUnknown:
+      break;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<int> ParseArphrd(std::string_view contents) {
+  return ParseNumber<int>(Trim(contents), 10);
+}
+
+CharDevKind ClassifyCharDev(std::string_view name) {
+  if (TrailingNumber(name, "uverbs")) return CharDevKind::kUverbs;
+  if (TrailingNumber(name, "umad")) return CharDevKind::kUmad;
+  if (TrailingNumber(name, "issm")) return CharDevKind::kIssm;
+  return CharDevKind::kNone;
+}
+
+bool CharDevLess(std::string_view a, std::string_view b) {
+  auto key = [](std::string_view n) {
+    const CharDevKind kind = ClassifyCharDev(n);
+    std::string_view prefix = kind == CharDevKind::kUverbs ? "uverbs"
+                              : kind == CharDevKind::kUmad ? "umad"
+                                                           : "issm";
+    return std::pair(static_cast<int>(kind), TrailingNumber(n, prefix).value_or(-1));
+  };
+  auto ka = key(a);
+  auto kb = key(b);
+  return ka != kb ? ka < kb : a < b;
+}
+
+}  // namespace rdmadp::sysfs

@@ -1,0 +1,31 @@
+// Pure parsers for the contents of individual sysfs files. No I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pkg/sysfs/inventory.h"
+
+namespace rdmadp::sysfs {
+
+// "0x15b3\n" -> "15b3"; "" when malformed.
+std::string ParsePciId(std::string_view contents);
+// "0x020000\n" -> 0x020000.
+std::optional<uint32_t> ParsePciClass(std::string_view contents);
+// "1\n" -> 1; "-1\n" or malformed -> -1.
+int ParseNumaNode(std::string_view contents);
+// "4: ACTIVE\n" -> kActive.
+PortState ParsePortState(std::string_view contents);
+std::string_view PortStateName(PortState state);
+// "32\n" -> 32.
+std::optional<int> ParseArphrd(std::string_view contents);
+
+enum class CharDevKind { kNone, kIssm, kUmad, kUverbs };
+// Kind of a /dev/infiniband entry by name: "umad3" -> kUmad; "abi_version" -> kNone.
+CharDevKind ClassifyCharDev(std::string_view name);
+// Orders char devices issm < umad < uverbs, then by number (umad2 < umad10).
+bool CharDevLess(std::string_view a, std::string_view b);
+
+}  // namespace rdmadp::sysfs

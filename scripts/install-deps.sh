@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of k8s-rdma-shared-dp from Debian packages.
+# Safe to run repeatedly; skips apt entirely when everything is already present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libnl-3-dev libnl-route-3-dev
+  libibverbs-dev
+  libyaml-cpp-dev
+  libgtest-dev libgmock-dev
+  iproute2 util-linux procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
