@@ -1,0 +1,428 @@
+#include "pkg/manager/manager.h"
+
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "pkg/log/log.h"
+#include "pkg/netlink/link_up.h"
+#include "pkg/pool/snapshot.h"
+#include "pkg/server/socket_path.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::manager {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kInitialBackoff{250};
+constexpr milliseconds kMaxBackoff{30000};
+constexpr milliseconds kReloadDebounce{100};
+constexpr std::string_view kKubeletSocketName = "kubelet.sock";
+
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string DirOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BaseOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string Describe(const pool::PoolSnapshot& snap) {
+  const auto& adv = snap.advertised();
+  std::vector<std::string> hcas;
+  for (const auto& fn : snap.hcas()) {
+    hcas.push_back(fn.if_name.empty() ? fn.address : Cat(fn.address, "/", fn.if_name));
+  }
+  std::string out = Cat(snap.resource().FullName(), ": ", hcas.size(), " HCA(s)");
+  if (!hcas.empty()) Append(out, " [", Join(hcas, " "), "]");
+  Append(out, ", ", adv.slots, " slot(s), ", adv.healthy ? "Healthy" : "Unhealthy", ", ",
+         adv.device_paths.size(), " device node(s)");
+  if (!adv.numa_nodes.empty()) Append(out, ", NUMA [", Join(adv.numa_nodes, ","), "]");
+  if (snap.topology_dropped()) Append(out, " (topology dropped: message over 4 MiB)");
+  return out;
+}
+
+}  // namespace
+
+struct Manager::Resource {
+  config::ResourceConfig config;
+  pool::SnapshotPtr snapshot;  // latest, kept even while not serving
+  std::unique_ptr<server::ResourceServer> server;
+  std::unique_ptr<server::KubeletRegistration> registration;
+  std::unique_ptr<Timer> retry;
+  uint64_t attempt = 0;     // registration attempts; stale results are dropped
+  uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
+  milliseconds backoff = kInitialBackoff;
+  bool registered = false;
+};
+
+Manager::Manager(ManagerOptions options, config::Config config)
+    : options_(std::move(options)),
+      config_(std::move(config)),
+      scanner_(options_.sysfs_root, options_.dev_root),
+      instance_id_(server::NewInstanceId()) {}
+
+Manager::~Manager() = default;
+
+bool Manager::WatcherMode() const {
+  return options_.registration_mode == cli::RegistrationMode::kWatcher;
+}
+
+std::string Manager::SocketDir() const {
+  return Cat(options_.kubelet_root_dir, WatcherMode() ? "/plugins_registry" : "/device-plugins");
+}
+
+std::string Manager::KubeletSocket() const {
+  return Cat(options_.kubelet_root_dir, "/device-plugins/", kKubeletSocketName);
+}
+
+int Manager::Run() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
+  signal_fd_.Reset(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  auto loop = EventLoop::Create();
+  if (!signal_fd_.Valid() || !loop.ok()) {
+    log::Error(Cat("cannot set up the event loop: ", std::strerror(errno)));
+    return 1;
+  }
+  loop_ = std::move(*loop);
+  loop_->Add(signal_fd_.Get(), [this] { OnSignal(); });
+
+  inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (inotify_fd_.Valid()) {
+    plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), SocketDir().c_str(),
+                                            IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
+    if (plugin_dir_watch_ < 0) {
+      log::Warn(Cat("cannot watch ", SocketDir(), ": ", std::strerror(errno),
+                    "; kubelet restarts will be noticed only through ended streams"));
+    }
+    config_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
+                                            IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+    loop_->Add(inotify_fd_.Get(), [this] { OnDevicePluginDirEvent(); });
+  }
+  reload_debounce_ = std::make_unique<Timer>(*loop_, [this] { Reload("config file changed"); });
+
+  InitialStart();
+  loop_->Run();
+
+  // Shutdown: cancel registrations first (they may be mid-RPC), then stop every server,
+  // which ends streams and removes our own sockets and nothing else.
+  stopping_ = true;
+  for (auto& [name, res] : resources_) {
+    res->registration.reset();
+    res->retry.reset();
+  }
+  resources_.clear();
+  periodic_timer_.reset();
+  reload_debounce_.reset();
+  log::Info("all servers stopped, own sockets removed; exiting");
+  return 0;
+}
+
+void Manager::InitialStart() {
+  log::Info(Cat("instance ", instance_id_, ": registration mode ",
+                cli::RegistrationModeName(options_.registration_mode), ", sockets in ",
+                SocketDir()));
+  const sysfs::NodeInventory inventory = scanner_.Scan();
+  for (const auto& p : inventory.problems) {
+    if (known_problems_.insert(p).second) log::Warn(p);
+  }
+  size_t capable = 0;
+  for (const auto& fn : inventory.functions) capable += fn.rdma_capable ? 1 : 0;
+  log::Info(Cat("discovered ", inventory.functions.size(), " PCI network function(s), ", capable,
+                " RDMA-capable"));
+  for (const auto& rc : config_.resources) StartResource(rc, inventory);
+  if (options_.link_up) BringLinksUp(inventory);
+  ApplyPeriodicInterval();
+}
+
+void Manager::BringLinksUp(const sysfs::NodeInventory& /*inventory*/) {
+  std::set<std::string> links;
+  for (const auto& [name, res] : resources_) {
+    for (const auto& fn : res->snapshot->hcas()) {
+      if (!fn.if_name.empty()) links.insert(fn.if_name);
+    }
+  }
+  for (const auto& link : links) {
+    if (auto status = netlink::SetLinkUp(link); !status.ok()) {
+      log::Warn(Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
+    }
+  }
+}
+
+void Manager::ApplyPeriodicInterval() {
+  const int64_t secs = config_.periodic_update_interval_seconds;
+  if (secs == 0) {
+    periodic_timer_.reset();
+    log::Info("periodic rescans off (periodicUpdateInterval is 0)");
+    return;
+  }
+  if (!periodic_timer_) {
+    periodic_timer_ = std::make_unique<Timer>(*loop_, [this] { Rescan("periodic"); });
+  }
+  periodic_timer_->ArmPeriodic(milliseconds(secs * 1000));
+  log::Info(Cat("periodic rescan every ", secs, " s"));
+}
+
+void Manager::StartResource(const config::ResourceConfig& rc,
+                            const sysfs::NodeInventory& inventory) {
+  auto res = std::make_unique<Resource>();
+  res->config = rc;
+  res->snapshot = pool::PoolSnapshot::Build(rc, inventory);
+  log::Info(Describe(*res->snapshot));
+  if (res->snapshot->hcas().empty()) {
+    log::Warn(Cat(rc.FullName(), ": no RDMA device matches its selectors; registering with 0 "
+                                 "devices (run with --log-level=debug to see what was found)"));
+  }
+  Resource& ref = *res;
+  resources_[rc.resource_name] = std::move(res);
+  Serve(ref);
+}
+
+void Manager::Serve(Resource& res) {
+  res.registration.reset();
+  res.server.reset();
+  res.registered = false;
+  const uint64_t generation = ++res.generation;
+  const std::string name = res.config.resource_name;
+
+  server::ResourceServerOptions opts;
+  opts.socket_path = Cat(SocketDir(), "/", server::SocketFileName(name, instance_id_));
+  opts.serve_watcher_registration = WatcherMode();
+  opts.on_stream_end = [this, name, generation](uint64_t stream, bool newest) {
+    loop_->Post([=, this] { OnStreamEnded(name, generation, stream, newest); });
+  };
+  opts.watcher.on_status = [this, name, generation](bool ok, std::string error) {
+    loop_->Post([=, this] { OnWatcherStatus(name, generation, ok, error); });
+  };
+  auto started = server::ResourceServer::Start(std::move(opts), res.snapshot);
+  if (!started.ok()) {
+    RetryLater(res, std::string(started.status().message()));
+    return;
+  }
+  res.server = std::move(*started);
+  log::Info(Cat(res.config.FullName(), ": serving on ", res.server->socket_path()));
+  if (!WatcherMode()) Register(res);
+}
+
+void Manager::Register(Resource& res) {
+  if (!res.server) return;
+  res.registration.reset();
+  res.registered = false;
+  if (!PathExists(KubeletSocket())) {
+    // No polling: the directory watch calls us again when kubelet.sock appears.
+    log::Warn(Cat(res.config.FullName(), ": ", KubeletSocket(),
+                  " does not exist yet; will register when the kubelet creates it"));
+    return;
+  }
+  const uint64_t attempt = ++res.attempt;
+  const std::string name = res.config.resource_name;
+  server::RegistrationRequest req;
+  req.own_socket = res.server->socket_path();
+  req.kubelet_socket = KubeletSocket();
+  req.resource_name = res.config.FullName();
+  res.registration = std::make_unique<server::KubeletRegistration>(
+      std::move(req), [this, name, attempt](absl::Status status) {
+        loop_->Post([=, this] { OnRegisterDone(name, attempt, status); });
+      });
+}
+
+void Manager::OnRegisterDone(const std::string& name, uint64_t attempt,
+                             const absl::Status& status) {
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second->attempt != attempt) return;
+  Resource& res = *it->second;
+  res.registration.reset();
+  if (!status.ok()) {
+    RetryLater(res, Cat(std::string(status.message()),
+                        " (check that the kubelet runs and --kubelet-root-dir is its root)"));
+    return;
+  }
+  res.registered = true;
+  res.backoff = kInitialBackoff;
+  log::Info(Cat(res.config.FullName(), ": registered with the kubelet (",
+                res.snapshot->advertised().slots, " slot(s))"));
+}
+
+void Manager::OnWatcherStatus(const std::string& name, uint64_t generation, bool ok,
+                              const std::string& error) {
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second->generation != generation) return;
+  Resource& res = *it->second;
+  if (ok) {
+    res.registered = true;
+    res.backoff = kInitialBackoff;
+    log::Info(Cat(res.config.FullName(), ": registered by the kubelet's plugin watcher"));
+    return;
+  }
+  // The kubelet does not retry until the socket is re-created: re-create it, with back-off.
+  res.server.reset();
+  RetryLater(res, Cat("the kubelet rejected the registration: ", error));
+}
+
+void Manager::OnStreamEnded(const std::string& name, uint64_t generation, uint64_t stream,
+                            bool newest) {
+  auto it = resources_.find(name);
+  if (stopping_ || it == resources_.end() || it->second->generation != generation) return;
+  Resource& res = *it->second;
+  if (!newest) {
+    log::Debug(Cat(res.config.FullName(), ": older ListAndWatch stream ", stream, " ended"));
+    return;
+  }
+  log::Warn(Cat(res.config.FullName(), ": the kubelet's ListAndWatch stream ended; "
+                                       "registering again"));
+  if (WatcherMode()) {
+    Serve(res);
+  } else {
+    Register(res);
+  }
+}
+
+void Manager::RetryLater(Resource& res, const std::string& why) {
+  log::Warn(Cat(res.config.FullName(), ": ", why, "; retrying in ", res.backoff.count(), " ms"));
+  if (!res.retry) {
+    const std::string name = res.config.resource_name;
+    res.retry = std::make_unique<Timer>(*loop_, [this, name] {
+      auto it = resources_.find(name);
+      if (it == resources_.end()) return;
+      Resource& r = *it->second;
+      if (!r.server) {
+        Serve(r);
+      } else if (!WatcherMode()) {
+        Register(r);
+      }
+    });
+  }
+  res.retry->ArmOnce(res.backoff);
+  res.backoff = std::min(res.backoff * 2, kMaxBackoff);
+}
+
+void Manager::Rescan(std::string_view reason) {
+  const sysfs::NodeInventory inventory = scanner_.Scan();
+  for (const auto& p : inventory.problems) {
+    if (known_problems_.insert(p).second) log::Warn(p);
+  }
+  for (auto& [name, res] : resources_) {
+    res->snapshot = pool::PoolSnapshot::Build(res->config, inventory);
+    if (res->server && res->server->Publish(res->snapshot)) {
+      log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
+    }
+  }
+}
+
+void Manager::Reload(std::string_view reason) {
+  auto loaded = config::LoadConfigFile(options_.config_file);
+  if (!loaded.ok()) {
+    log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
+    log::Error(std::string(loaded.status().message()));
+    return;
+  }
+  for (const auto& w : loaded->warnings) log::Warn(w);
+  if (loaded->config == config_) {
+    log::Info(Cat("reload (", reason, "): config unchanged; rescanning"));
+    Rescan(reason);
+    return;
+  }
+  log::Info(Cat("reload (", reason, "): applying the new config"));
+  const sysfs::NodeInventory inventory = scanner_.Scan();
+  std::set<std::string> wanted;
+  for (const auto& rc : loaded->config.resources) {
+    wanted.insert(rc.resource_name);
+    auto it = resources_.find(rc.resource_name);
+    if (it != resources_.end() && it->second->config == rc) continue;  // keeps its streams
+    if (it != resources_.end()) {
+      log::Info(Cat(rc.FullName(), ": config changed; restarting its server"));
+      resources_.erase(it);
+    }
+    StartResource(rc, inventory);
+  }
+  for (auto it = resources_.begin(); it != resources_.end();) {
+    if (wanted.count(it->first) == 0) {
+      log::Info(Cat(it->second->config.FullName(), ": removed from the config; stopping"));
+      it = resources_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  config_ = std::move(loaded->config);
+  ApplyPeriodicInterval();
+  Rescan(reason);
+}
+
+void Manager::OnSignal() {
+  signalfd_siginfo info{};
+  while (::read(signal_fd_.Get(), &info, sizeof(info)) == sizeof(info)) {
+    if (info.ssi_signo == SIGHUP) {
+      log::Info("received SIGHUP: reloading the config and rescanning");
+      Reload("SIGHUP");
+      continue;
+    }
+    log::Info(Cat("received ", strsignal(static_cast<int>(info.ssi_signo)), ", shutting down"));
+    stopping_ = true;
+    loop_->Quit();
+    return;
+  }
+}
+
+void Manager::OnDevicePluginDirEvent() {
+  alignas(inotify_event) char buf[8192];
+  bool kubelet_started = false;
+  bool config_touched = false;
+  std::vector<std::string> lost;
+  ssize_t n;
+  while ((n = ::read(inotify_fd_.Get(), buf, sizeof(buf))) > 0) {
+    for (char* p = buf; p < buf + n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + ev->len;
+      const std::string name = ev->len > 0 ? ev->name : "";
+      if (ev->wd == config_dir_watch_ &&
+          (name == "..data" || name == BaseOf(options_.config_file))) {
+        config_touched = true;
+      }
+      if (ev->wd != plugin_dir_watch_) continue;
+      if (name == kKubeletSocketName && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+        kubelet_started = true;
+      }
+      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) lost.push_back(name);
+    }
+  }
+  if (config_touched) reload_debounce_->ArmOnce(kReloadDebounce);
+  if (stopping_) return;
+  for (const auto& file : lost) {
+    for (auto& [rname, res] : resources_) {
+      if (!res->server || BaseOf(res->server->socket_path()) != file) continue;
+      // Our own Serve() replaces the file too; only a socket that is still gone was lost.
+      if (PathExists(res->server->socket_path())) continue;
+      log::Warn(Cat(res->config.FullName(), ": socket ", res->server->socket_path(),
+                    " was removed (kubelet restart?); serving it again"));
+      Serve(*res);
+    }
+  }
+  if (kubelet_started && !WatcherMode()) {
+    log::Info(Cat(KubeletSocket(), " created (kubelet (re)started): registering every resource"));
+    for (auto& [rname, res] : resources_) {
+      if (!res->server) {
+        Serve(*res);
+      } else {
+        Register(*res);
+      }
+    }
+  }
+}
+
+}  // namespace rdmadp::manager

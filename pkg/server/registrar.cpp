@@ -1,0 +1,90 @@
+#include "pkg/server/registrar.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "pkg/api/deviceplugin.grpc.pb.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::server {
+namespace {
+
+std::string BaseName(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+KubeletRegistration::KubeletRegistration(RegistrationRequest request,
+                                         std::function<void(absl::Status)> done)
+    : request_(std::move(request)), done_(std::move(done)), thread_([this] { Run(); }) {}
+
+KubeletRegistration::~KubeletRegistration() {
+  {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    if (active_ != nullptr) active_->TryCancel();
+  }
+  thread_.join();
+}
+
+grpc::Status KubeletRegistration::Call(
+    std::chrono::milliseconds timeout, bool wait_for_ready,
+    const std::function<grpc::Status(grpc::ClientContext*)>& call) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  ctx.set_wait_for_ready(wait_for_ready);
+  {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return {grpc::StatusCode::CANCELLED, "cancelled"};
+    active_ = &ctx;
+  }
+  grpc::Status status = call(&ctx);
+  std::lock_guard lock(mu_);
+  active_ = nullptr;
+  return status;
+}
+
+void KubeletRegistration::Run() {
+  const auto creds = grpc::InsecureChannelCredentials();
+  // 1. Our own socket answers: the kubelet dials it back before answering Register.
+  {
+    auto stub = v1beta1::DevicePlugin::NewStub(
+        grpc::CreateChannel("unix://" + request_.own_socket, creds));
+    v1beta1::Empty empty;
+    v1beta1::DevicePluginOptions options;
+    grpc::Status s = Call(request_.self_check_timeout, /*wait_for_ready=*/true,
+                          [&](grpc::ClientContext* ctx) {
+                            return stub->GetDevicePluginOptions(ctx, empty, &options);
+                          });
+    if (!s.ok()) {
+      if (s.error_code() != grpc::StatusCode::CANCELLED) {
+        done_(absl::UnavailableError(Cat("own socket ", request_.own_socket,
+                                         " does not answer: ", s.error_message())));
+      }
+      return;
+    }
+  }
+  // 2. Register. The kubelet answers only after dialing us and fetching options.
+  auto stub = v1beta1::Registration::NewStub(
+      grpc::CreateChannel("unix://" + request_.kubelet_socket, creds));
+  v1beta1::RegisterRequest req;
+  req.set_version("v1beta1");
+  req.set_endpoint(BaseName(request_.own_socket));  // relative to the device-plugins dir
+  req.set_resource_name(request_.resource_name);
+  req.mutable_options()->set_pre_start_required(false);
+  req.mutable_options()->set_get_preferred_allocation_available(false);
+  v1beta1::Empty reply;
+  grpc::Status s = Call(request_.register_timeout, /*wait_for_ready=*/false,
+                        [&](grpc::ClientContext* ctx) { return stub->Register(ctx, req, &reply); });
+  if (s.error_code() == grpc::StatusCode::CANCELLED) return;
+  if (s.ok()) {
+    done_(absl::OkStatus());
+  } else {
+    done_(absl::UnavailableError(
+        Cat("Register with ", request_.kubelet_socket, " failed: ", s.error_message())));
+  }
+}
+
+}  // namespace rdmadp::server

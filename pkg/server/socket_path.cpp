@@ -1,0 +1,40 @@
+#include "pkg/server/socket_path.h"
+
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "pkg/fd/unique_fd.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::server {
+
+std::string NewInstanceId() {
+  unsigned char bytes[4] = {};
+  if (::getrandom(bytes, sizeof(bytes), 0) != sizeof(bytes)) {
+    const auto pid = static_cast<unsigned>(::getpid());
+    std::memcpy(bytes, &pid, sizeof(bytes));
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%02x%02x%02x%02x", bytes[0], bytes[1], bytes[2], bytes[3]);
+  return hex;
+}
+
+std::string SocketFileName(const std::string& resource_name, const std::string& instance_id) {
+  return Cat(resource_name, "-", instance_id, ".sock");
+}
+
+bool SocketHasListener(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) return false;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.Valid()) return false;
+  return ::connect(fd.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+}
+
+}  // namespace rdmadp::server

@@ -1,0 +1,110 @@
+// k8s-rdma-shared-dp: flags, wiring, nothing else.
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "pkg/cli/flags.h"
+#include "pkg/config/config.h"
+#include "pkg/log/log.h"
+#include "pkg/manager/manager.h"
+#include "pkg/netlink/rdma_netns.h"
+#include "pkg/text/cat.h"
+
+namespace {
+
+using namespace rdmadp;
+
+log::Level ParseLevel(const std::string& s) {
+  if (s == "debug") return log::Level::kDebug;
+  if (s == "warning") return log::Level::kWarn;
+  if (s == "error") return log::Level::kError;
+  return log::Level::kInfo;
+}
+
+// Shared mode is required: every pod gets the same host RDMA devices. Exclusive mode is
+// fatal; a kernel without RDMA netlink (no ib_core) is only worth a warning.
+bool CheckRdmaNetnsMode() {
+  const netlink::NetnsQuery q = netlink::QueryRdmaNetnsMode();
+  using Outcome = netlink::NetnsQuery::Outcome;
+  switch (q.outcome) {
+    case Outcome::kMode:
+      if (q.mode == netlink::NetnsMode::kExclusive) {
+        log::Error(
+            "RDMA subsystem network namespace mode is exclusive: RDMA devices cannot be shared "
+            "between pods. Switch to shared mode (`rdma system set netns shared`, or the ib_core "
+            "module parameter netns_mode=1) or use an exclusive-mode setup with rdma-cni");
+        return false;
+      }
+      log::Info(Cat("RDMA subsystem network namespace mode: ", netlink::NetnsModeName(q.mode)));
+      return true;
+    case Outcome::kOldKernel:
+      log::Info("kernel too old to report the RDMA netns mode (before 5.2: always shared)");
+      return true;
+    case Outcome::kNoRdmaNetlink:
+      log::Warn(Cat("cannot check the RDMA netns mode: ", q.detail,
+                    " (is ib_core loaded? continuing)"));
+      return true;
+    case Outcome::kError:
+      break;
+  }
+  log::Error(Cat("cannot get the RDMA subsystem network namespace mode: ", q.detail));
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block lifecycle signals before any thread exists, so every thread inherits the mask
+  // and only the event loop's signalfd receives them, even during start-up.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  auto parsed = cli::ParseFlags(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s\n%s", std::string(parsed.status().message()).c_str(),
+                 cli::Usage(program).c_str());
+    return 2;
+  }
+  const cli::Options& opts = *parsed;
+  if (opts.command == cli::Command::kHelp) {
+    std::fputs(cli::Usage(program).c_str(), stdout);
+    return 0;
+  }
+  if (opts.command == cli::Command::kVersion) {
+    std::printf("k8s-rdma-shared-dp version:%s, commit:%s, date:%s\n", RDMADP_VERSION,
+                RDMADP_COMMIT, RDMADP_DATE);
+    return 0;
+  }
+  log::SetLevel(ParseLevel(opts.log_level));
+  log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
+  log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT,
+                ")"));
+  for (const auto& arg : opts.positional) {
+    log::Warn(Cat("ignoring positional argument \"", arg, "\""));
+  }
+
+  auto loaded = config::LoadConfigFile(opts.config_file);
+  if (!loaded.ok()) {
+    log::Error(std::string(loaded.status().message()));
+    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
+    return 1;
+  }
+  for (const auto& w : loaded->warnings) log::Warn(w);
+  if (!CheckRdmaNetnsMode()) return 1;
+
+  manager::ManagerOptions mo;
+  mo.config_file = opts.config_file;
+  mo.kubelet_root_dir = opts.kubelet_root_dir;
+  mo.sysfs_root = opts.sysfs_root;
+  mo.dev_root = opts.dev_root;
+  mo.registration_mode = opts.registration_mode;
+  mo.link_up = opts.link_up;
+  manager::Manager manager(std::move(mo), std::move(loaded->config));
+  return manager.Run();
+}

@@ -1,0 +1,79 @@
+// Wires everything on the one event loop: scans, pool snapshots, one ResourceServer per
+// configured resource, registration with the kubelet, kubelet-restart detection, reload,
+// periodic rescans and shutdown. Everything here runs on the loop thread; gRPC and
+// registration threads only Post() results back.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "pkg/cli/flags.h"
+#include "pkg/config/config.h"
+#include "pkg/fd/unique_fd.h"
+#include "pkg/manager/event_loop.h"
+#include "pkg/server/registrar.h"
+#include "pkg/server/resource_server.h"
+#include "pkg/sysfs/scanner.h"
+
+namespace rdmadp::manager {
+
+struct ManagerOptions {
+  std::string config_file;
+  std::string kubelet_root_dir;
+  std::string sysfs_root;
+  std::string dev_root;
+  cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
+  bool link_up = true;
+};
+
+class Manager {
+ public:
+  Manager(ManagerOptions options, config::Config config);
+  ~Manager();
+
+  // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
+  // any thread starts, so that only our signalfd sees them). Returns the exit status.
+  int Run();
+
+ private:
+  struct Resource;
+
+  void InitialStart();
+  void Rescan(std::string_view reason);
+  void Reload(std::string_view reason);
+  void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
+  void Serve(Resource& res);
+  void Register(Resource& res);
+  void OnRegisterDone(const std::string& name, uint64_t attempt, const absl::Status& status);
+  void OnStreamEnded(const std::string& name, uint64_t generation, uint64_t stream, bool newest);
+  void OnWatcherStatus(const std::string& name, uint64_t generation, bool ok,
+                       const std::string& error);
+  void RetryLater(Resource& res, const std::string& why);
+  void OnSignal();
+  void OnDevicePluginDirEvent();
+  void ApplyPeriodicInterval();
+  void BringLinksUp(const sysfs::NodeInventory& inventory);
+
+  std::string SocketDir() const;
+  std::string KubeletSocket() const;
+  bool WatcherMode() const;
+
+  ManagerOptions options_;
+  config::Config config_;
+  sysfs::Scanner scanner_;
+  std::string instance_id_;
+  std::unique_ptr<EventLoop> loop_;
+  UniqueFd signal_fd_;
+  UniqueFd inotify_fd_;
+  int plugin_dir_watch_ = -1;
+  int config_dir_watch_ = -1;
+  std::unique_ptr<Timer> periodic_timer_;
+  std::unique_ptr<Timer> reload_debounce_;
+  std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
+  std::set<std::string> known_problems_;
+  bool stopping_ = false;
+};
+
+}  // namespace rdmadp::manager

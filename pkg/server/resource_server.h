@@ -1,0 +1,55 @@
+// One resource's gRPC server on its own unix socket. Owns the socket file: created on
+// Start, removed on destruction (and nothing else is ever removed).
+// Created and destroyed on the event-loop thread; Publish() is called there too.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <grpcpp/server.h>
+
+#include "absl/status/statusor.h"
+#include "pkg/pool/snapshot.h"
+#include "pkg/server/device_plugin_service.h"
+#include "pkg/server/stream_hub.h"
+
+namespace rdmadp::server {
+
+struct ResourceServerOptions {
+  std::string socket_path;  // absolute
+  // Also serve pluginregistration.Registration (watcher and auto modes).
+  bool serve_watcher_registration = false;
+  StreamHub::StreamEndFn on_stream_end;      // gRPC thread
+  WatcherRegistrationService::Hooks watcher;  // gRPC thread
+};
+
+class ResourceServer {
+ public:
+  // Listens on options.socket_path (replacing a stale file of ours) and starts serving.
+  static absl::StatusOr<std::unique_ptr<ResourceServer>> Start(ResourceServerOptions options,
+                                                               pool::SnapshotPtr initial);
+  // Ends every stream, stops the server within a short grace period, removes the socket.
+  ~ResourceServer();
+
+  ResourceServer(const ResourceServer&) = delete;
+  ResourceServer& operator=(const ResourceServer&) = delete;
+
+  // Swaps in a new snapshot; pushes it to open streams if the advertised content changed.
+  bool Publish(pool::SnapshotPtr snapshot) { return hub_.Publish(std::move(snapshot)); }
+  pool::SnapshotPtr snapshot() const { return hub_.Current(); }
+  const std::string& socket_path() const { return options_.socket_path; }
+  size_t open_streams() const { return hub_.open_streams(); }
+  uint64_t allocations() const { return plugin_.allocations(); }
+
+ private:
+  ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial);
+
+  const ResourceServerOptions options_;
+  StreamHub hub_;
+  DevicePluginService plugin_;
+  std::unique_ptr<WatcherRegistrationService> watcher_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace rdmadp::server
