@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds everything (plugin, tests, demo) into build/ (or $BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+./scripts/install-deps.sh
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "$@" >/dev/null
+cmake --build "$BUILD_DIR" -j"${JOBS:-2}"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Builds and runs every test: unit tests per module and the end-to-end suite (the real
+# binary against the kubelet simulator on fake nodes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh
+cd build
+ctest --output-on-failure -j2 "$@"

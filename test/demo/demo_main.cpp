@@ -1,0 +1,91 @@
+// The built-in demo node: a fake sysfs with four ConnectX HCAs, the kubelet simulator, and
+// the real plugin binary. Prints what the kubelet saw: registrations, capacity, and one
+// allocation, then stops the plugin with SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "pkg/text/cat.h"
+#include "test/support/plugin_harness.h"
+
+using namespace rdmadp;
+using namespace rdmadp::testing;
+using std::chrono::milliseconds;
+
+namespace {
+
+void Say(const std::string& line) {
+  std::printf("[kubelet-sim] %s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  PluginHarness h;
+  h.AddDemoHcas();
+  h.WriteConfig(PluginHarness::DemoConfig());
+  if (auto s = h.kubelet().Start(); !s.ok()) {
+    std::fprintf(stderr, "demo: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  Say("fake node at " + h.root() + "/node: 4 ConnectX HCAs (2 InfiniBand on NUMA 0, 2 RoCE on "
+      "NUMA 1) and one Intel NIC without RDMA");
+  Say("config:\n" + PluginHarness::DemoConfig());
+  Say("starting the plugin: " + PluginBinary() + " " + Join(h.PluginArgs(), " "));
+  const auto start = std::chrono::steady_clock::now();
+  h.StartPlugin({}, /*inherit_stderr=*/true);
+
+  const std::vector<std::string> names = {"rdma/hca_shared_devices_a", "rdma/hca_shared_devices_b"};
+  const bool ready = h.kubelet().WaitFor(
+      [&](const SimState& s) {
+        for (const auto& n : names) {
+          auto it = s.resources.find(n);
+          if (it == s.resources.end() || it->second.snapshots.empty()) return false;
+        }
+        return true;
+      },
+      milliseconds(10000));
+  const auto ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                           start).count();
+  if (!ready) {
+    Say("the plugin did not register both resources within 10 s");
+    return 1;
+  }
+  SimState state = h.kubelet().State();
+  Say(Cat("both resources registered and listed within ", ms, " ms of exec"));
+  for (const auto& n : names) {
+    const SimResource& r = state.resources.at(n);
+    const auto& last = r.snapshots.back();
+    std::string numa;
+    if (last.devices_size() > 0 && last.devices(0).has_topology()) {
+      for (const auto& node : last.devices(0).topology().nodes()) {
+        Append(numa, numa.empty() ? "" : " ", node.id());
+      }
+    }
+    Say(Cat(n, ": endpoint ", r.endpoint, "; capacity ", r.capacity, ", allocatable ",
+            r.allocatable, "; NUMA nodes [", numa, "]"));
+  }
+
+  Say("pod requests rdma/hca_shared_devices_a: 1 -> Allocate([\"0\"])");
+  auto alloc = h.kubelet().Allocate("rdma/hca_shared_devices_a", {"0"});
+  if (!alloc.ok()) {
+    Say("Allocate failed: " + std::string(alloc.status().message()));
+    return 1;
+  }
+  for (const auto& spec : alloc->container_responses(0).devices()) {
+    Say(Cat("  device ", spec.host_path(), " -> ", spec.container_path(), " (",
+            spec.permissions(), ")"));
+  }
+
+  Say("sending SIGTERM to the plugin");
+  h.plugin().Signal(SIGTERM);
+  auto status = h.plugin().WaitExit(milliseconds(5000));
+  size_t leftover = 0;
+  for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
+    if (e.path().filename() != "kubelet.sock") ++leftover;
+  }
+  Say(Cat("plugin exited with status ", status.value_or(-1), "; plugin sockets left: ",
+          leftover));
+  return status == 0 && leftover == 0 ? 0 : 1;
+}

@@ -1,0 +1,67 @@
+// Builds a fake node's /sys and /dev the way the kernel lays them out: real device
+// directories under sys/devices/pci0000:00/, reached through the same symlinks as on a
+// real node (bus/pci/devices, class/net, class/infiniband, class/infiniband_verbs,
+// class/infiniband_mad, the driver link). Used by unit tests, e2e tests, the demo and
+// the benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmadp::testing {
+
+struct FakeFunction {
+  std::string address;  // 0000:3b:00.0
+  std::string vendor = "15b3";
+  std::string device = "1017";
+  uint32_t class_code = 0x020000;
+  int numa_node = -1;
+  std::string driver = "mlx5_core";  // "" = no driver bound
+  std::vector<std::string> netdevs;  // first one gets `arphrd`
+  int arphrd = 1;                    // 1 ether, 32 infiniband
+  std::string ibdev;                 // "" = not RDMA capable
+  int ports = 1;
+  std::string port_state = "4: ACTIVE";
+  bool uverbs = true;
+  bool umad = true;
+  bool issm = true;
+  std::string physfn;  // PF address when this is a VF
+};
+
+class FakeNode {
+ public:
+  // Lays out an empty node under `root` (root/sys, root/dev/infiniband/rdma_cm).
+  explicit FakeNode(std::string root);
+
+  void Add(const FakeFunction& fn);
+  void SetPortState(const std::string& ibdev, int port, std::string_view state);
+  // Driver reload: the char-device class entries and /dev nodes of `ibdev` vanish.
+  void RemoveCharDevices(const std::string& ibdev);
+  void RestoreCharDevices(const std::string& ibdev);
+  void SetRdmaCm(bool present);
+
+  std::string sysfs_root() const { return root_ + "/sys"; }
+  std::string dev_root() const { return root_ + "/dev"; }
+
+  // A ConnectX HCA with one port: `index` picks its PCI address, netdev and ibdev.
+  static FakeFunction ConnectX(int index, int numa_node, bool infiniband);
+
+ private:
+  struct CharDev {
+    std::string name;  // uverbs0
+    std::string cls;   // infiniband_verbs
+    std::string ibdev;
+    std::string device_dir;
+  };
+  void AddCharDev(const std::string& cls, const std::string& name, const std::string& ibdev,
+                  const std::string& device_dir);
+
+  std::string root_;
+  int next_uverbs_ = 0;
+  int next_umad_ = 0;
+  std::vector<CharDev> char_devs_;
+};
+
+}  // namespace rdmadp::testing

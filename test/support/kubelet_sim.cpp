@@ -1,0 +1,216 @@
+#include "test/support/kubelet_sim.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "absl/status/status.h"
+#include "pkg/config/k8s_names.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::testing {
+namespace fs = std::filesystem;
+
+struct KubeletSimulator::Client {
+  std::string endpoint;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> stub;
+  grpc::ClientContext stream_ctx;
+};
+
+class KubeletSimulator::RegistrationService final : public v1beta1::Registration::Service {
+ public:
+  explicit RegistrationService(KubeletSimulator* sim) : sim_(sim) {}
+  grpc::Status Register(grpc::ServerContext* /*ctx*/, const v1beta1::RegisterRequest* request,
+                        v1beta1::Empty* /*response*/) override {
+    return sim_->HandleRegister(*request);
+  }
+
+ private:
+  KubeletSimulator* const sim_;
+};
+
+KubeletSimulator::KubeletSimulator(std::string root_dir) : root_(std::move(root_dir)) {}
+
+KubeletSimulator::~KubeletSimulator() { Stop(); }
+
+absl::Status KubeletSimulator::Start() {
+  fs::create_directories(device_plugin_dir());
+  std::error_code ec;
+  fs::remove(kubelet_socket(), ec);
+  service_ = std::make_unique<RegistrationService>(this);
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort("unix:" + kubelet_socket(), grpc::InsecureServerCredentials(), &bound);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || bound == 0) return absl::UnavailableError("kubelet sim: cannot listen");
+  std::lock_guard lock(mu_);
+  Note("kubelet started");
+  return absl::OkStatus();
+}
+
+void KubeletSimulator::Stop() {
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    server_.reset();
+  }
+  std::vector<std::thread> consumers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, client] : clients_) client->stream_ctx.TryCancel();
+    clients_.clear();
+    consumers.swap(consumers_);
+  }
+  for (auto& t : consumers) t.join();
+  std::error_code ec;
+  fs::remove(kubelet_socket(), ec);
+}
+
+absl::Status KubeletSimulator::Restart() {
+  Stop();
+  {
+    std::lock_guard lock(mu_);
+    Note("kubelet restarting");
+  }
+  // CleanupPluginDirectory: every socket except the checkpoint goes.
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(device_plugin_dir(), ec)) {
+    if (entry.is_socket()) fs::remove(entry.path(), ec);
+  }
+  return Start();
+}
+
+void KubeletSimulator::Note(const std::string& event) {
+  state_.events.push_back(event);
+  cv_.notify_all();
+}
+
+grpc::Status KubeletSimulator::HandleRegister(const v1beta1::RegisterRequest& request) {
+  const std::string& name = request.resource_name();
+  auto reject = [&](const std::string& message) {
+    std::lock_guard lock(mu_);
+    state_.rejected.push_back(message);
+    Note("rejected " + name + ": " + message);
+    return grpc::Status(grpc::StatusCode::UNKNOWN, message);
+  };
+  if (request.version() != "v1beta1") {
+    return reject(Cat("requested API version \"", request.version(),
+                      "\" is not supported by kubelet. Supported version is [\"v1beta1\"]"));
+  }
+  if (!config::ExtendedResourceNameProblem(name).empty()) {
+    return reject(Cat("the ResourceName \"", name, "\" is invalid"));
+  }
+  auto client = std::make_shared<Client>();
+  client->endpoint = Cat(device_plugin_dir(), "/", request.endpoint());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(4 * 1024 * 1024);  // grpc-go's default, as the kubelet
+  client->channel = grpc::CreateCustomChannel("unix://" + client->endpoint,
+                                              grpc::InsecureChannelCredentials(), args);
+  if (!client->channel->WaitForConnected(std::chrono::system_clock::now() +
+                                         std::chrono::seconds(10))) {
+    return reject(Cat("failed to dial device plugin: context deadline exceeded (",
+                      client->endpoint, ")"));
+  }
+  client->stub = v1beta1::DevicePlugin::NewStub(client->channel);
+  v1beta1::DevicePluginOptions options;
+  {
+    grpc::ClientContext ctx;
+    v1beta1::Empty empty;
+    grpc::Status s = client->stub->GetDevicePluginOptions(&ctx, empty, &options);
+    if (!s.ok()) return reject("failed to get device plugin options: " + s.error_message());
+  }
+  std::lock_guard lock(mu_);
+  if (auto old = clients_.find(name); old != clients_.end()) {
+    old->second->stream_ctx.TryCancel();  // newest registration wins
+  }
+  clients_[name] = client;
+  SimResource& res = state_.resources[name];
+  res.endpoint = client->endpoint;
+  res.registrations++;
+  res.has_options = true;
+  res.options = options;
+  // The stream starts before Register is answered, as in kubelets since ~1.26.
+  consumers_.emplace_back([this, client, name] { Consume(client, name); });
+  Note("registered " + name + " at " + client->endpoint);
+  return grpc::Status::OK;
+}
+
+void KubeletSimulator::Consume(std::shared_ptr<Client> client, std::string resource) {
+  v1beta1::Empty empty;
+  auto reader = client->stub->ListAndWatch(&client->stream_ctx, empty);
+  {
+    std::lock_guard lock(mu_);
+    if (clients_.count(resource) && clients_[resource] == client) {
+      state_.resources[resource].stream_open = true;
+    }
+  }
+  v1beta1::ListAndWatchResponse msg;
+  while (reader->Read(&msg)) {
+    std::lock_guard lock(mu_);
+    if (clients_.count(resource) == 0 || clients_[resource] != client) continue;
+    SimResource& res = state_.resources[resource];
+    res.snapshots.push_back(msg);
+    res.capacity = msg.devices_size();
+    res.allocatable = 0;
+    for (const auto& d : msg.devices()) res.allocatable += d.health() == "Healthy" ? 1 : 0;
+    Note(Cat("snapshot ", resource, ": capacity ", res.capacity, ", allocatable ",
+             res.allocatable));
+  }
+  grpc::Status status = reader->Finish();
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(resource);
+  if (it != clients_.end() && it->second == client) {
+    SimResource& res = state_.resources[resource];
+    res.stream_open = false;
+    res.streams_ended++;
+    res.allocatable = 0;  // every device of the resource becomes unhealthy
+    clients_.erase(it);
+    Note(Cat("stream ended ", resource, ": ", status.error_message()));
+  }
+}
+
+bool KubeletSimulator::WaitFor(const std::function<bool(const SimState&)>& pred,
+                               std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return pred(state_); });
+}
+
+SimState KubeletSimulator::State() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+absl::StatusOr<v1beta1::AllocateResponse> KubeletSimulator::Allocate(
+    const std::string& resource, const std::vector<std::string>& ids) {
+  std::shared_ptr<Client> client;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(resource);
+    if (it == clients_.end()) {
+      return absl::FailedPreconditionError("cannot allocate unregistered device " + resource);
+    }
+    client = it->second;
+  }
+  v1beta1::AllocateRequest request;
+  auto* container = request.add_container_requests();
+  for (const auto& id : ids) container->add_devices_ids(id);
+  v1beta1::AllocateResponse response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status s = client->stub->Allocate(&ctx, request, &response);
+  if (!s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+  if (response.container_responses_size() < 1) {
+    return absl::InternalError("no containers return in allocation response");
+  }
+  return response;
+}
+
+void KubeletSimulator::CancelStream(const std::string& resource) {
+  std::lock_guard lock(mu_);
+  if (auto it = clients_.find(resource); it != clients_.end()) it->second->stream_ctx.TryCancel();
+}
+
+}  // namespace rdmadp::testing

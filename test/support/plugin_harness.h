@@ -1,0 +1,50 @@
+// Everything an end-to-end run needs in one place: a temp dir holding a fake node, a
+// kubelet simulator on <tmp>/kubelet, a config file, and the real plugin binary pointed
+// at all of them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test/support/fake_node.h"
+#include "test/support/kubelet_sim.h"
+#include "test/support/plugin_process.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::testing {
+
+class PluginHarness {
+ public:
+  PluginHarness();
+
+  FakeNode& node() { return node_; }
+  KubeletSimulator& kubelet() { return kubelet_; }
+  const std::string& root() const { return tmp_.path(); }
+  std::string kubelet_root() const { return tmp_.path() + "/kubelet"; }
+  std::string config_path() const { return tmp_.path() + "/config/config.json"; }
+  std::string log_path() const { return tmp_.path() + "/plugin.log"; }
+
+  void WriteConfig(const std::string& text);
+  // Flags that point the plugin at this harness's node, kubelet and config.
+  std::vector<std::string> PluginArgs(const std::vector<std::string>& extra = {}) const;
+  // Starts the plugin; its stderr goes to log_path() unless `inherit_stderr`.
+  PluginProcess& StartPlugin(const std::vector<std::string>& extra = {},
+                             bool inherit_stderr = false);
+  PluginProcess& plugin() { return *plugin_; }
+  std::string PluginLog() const { return ReadFileOrEmpty(log_path()); }
+
+  // Four ConnectX HCAs: two InfiniBand on NUMA 0 (ib0, ib1), two RoCE on NUMA 1, plus an
+  // Intel NIC without RDMA.
+  void AddDemoHcas();
+  // Two resources over the demo HCAs: `_a` = InfiniBand ports, `_b` = RoCE ports.
+  static std::string DemoConfig(int periodic_update_interval = 60);
+
+ private:
+  TempDir tmp_;
+  FakeNode node_;
+  KubeletSimulator kubelet_;
+  std::unique_ptr<PluginProcess> plugin_;
+};
+
+}  // namespace rdmadp::testing
