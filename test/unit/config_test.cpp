@@ -1,2 +1,212 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+
+#include <fstream>
+
+#include "pkg/config/config.h"
+#include "pkg/config/k8s_names.h"
+#include "pkg/config/link_types.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Errors(std::string_view text) {
+  auto r = ParseConfig(text);
+  return r.ok() ? std::string("<ok>") : std::string(r.status().message());
+}
+
+TEST(ParseConfig, GoPluginReadmeExample) {
+  auto r = ParseConfig(R"({
+    "periodicUpdateInterval": 300,
+    "configList": [{
+        "resourceName": "hca_shared_devices_a",
+        "rdmaHcaMax": 1000,
+        "devices": ["ib0", "ib1"]
+      },
+      {
+        "resourceName": "hca_shared_devices_b",
+        "resourcePrefix": "example.com",
+        "rdmaHcaMax": 500,
+        "selectors": {"vendors": ["15b3"], "deviceIDs": ["1017"], "ifNames": ["ib3", "ib4"]}
+      }]
+  })");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Config& c = r->config;
+  EXPECT_EQ(c.periodic_update_interval_seconds, 300);
+  ASSERT_EQ(c.resources.size(), 2u);
+  EXPECT_EQ(c.resources[0].FullName(), "rdma/hca_shared_devices_a");
+  EXPECT_EQ(c.resources[0].rdma_hca_max, 1000);
+  EXPECT_EQ(c.resources[0].selectors.if_names, (std::vector<std::string>{"ib0", "ib1"}));
+  EXPECT_EQ(c.resources[1].FullName(), "example.com/hca_shared_devices_b");
+  EXPECT_EQ(c.resources[1].selectors.vendors, std::vector<std::string>{"15b3"});
+  EXPECT_EQ(c.resources[1].selectors.device_ids, std::vector<std::string>{"1017"});
+  ASSERT_EQ(r->warnings.size(), 1u);  // deprecated "devices"
+  EXPECT_THAT(r->warnings[0], HasSubstr("configList[0].devices: deprecated"));
+}
+
+TEST(ParseConfig, IntervalDefaultsNullAndZero) {
+  const char* list = R"("configList": [{"resourceName": "a", "selectors": {"ifNames": ["ib0"]}}])";
+  auto absent = ParseConfig(std::string("{") + list + "}");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(absent->config.periodic_update_interval_seconds, 60);
+  auto null = ParseConfig(std::string(R"({"periodicUpdateInterval": null, )") + list + "}");
+  ASSERT_TRUE(null.ok());
+  EXPECT_EQ(null->config.periodic_update_interval_seconds, 60);
+  auto zero = ParseConfig(std::string(R"({"periodicUpdateInterval": 0, )") + list + "}");
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->config.periodic_update_interval_seconds, 0);
+  EXPECT_EQ(absent->config.resources[0].rdma_hca_max, 0);  // Go's default; advertises nothing
+  EXPECT_EQ(absent->config.resources[0].resource_prefix, "rdma");
+}
+
+TEST(ParseConfig, YamlWithPlainScalars) {
+  auto r = ParseConfig(R"(
+periodicUpdateInterval: 30
+configList:
+  - resourceName: hca_a
+    rdmaHcaMax: 63
+    selectors:
+      vendors: [15b3]
+      deviceIDs: ["101B", 0x1017]
+      linkTypes: [infiniband]
+)");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->config.periodic_update_interval_seconds, 30);
+  EXPECT_EQ(r->config.resources[0].rdma_hca_max, 63);
+  // Hex IDs are normalised (an extension over the Go plugin, which matches only exact text).
+  EXPECT_EQ(r->config.resources[0].selectors.device_ids,
+            (std::vector<std::string>{"101b", "1017"}));
+}
+
+TEST(ParseConfig, CaseInsensitiveKeysAreAcceptedWithAWarning) {
+  auto r = ParseConfig(R"({"configList": [{"ResourceName": "a", "RDMAHCAMAX": 2,
+                          "selectors": {"ifnames": ["ib0"]}}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->config.resources[0].resource_name, "a");
+  EXPECT_EQ(r->config.resources[0].rdma_hca_max, 2);
+  EXPECT_EQ(r->warnings.size(), 3u);
+  EXPECT_THAT(r->warnings[0], HasSubstr("configList[0].ResourceName: key matched "
+                                        "\"resourceName\" ignoring case"));
+}
+
+TEST(ParseConfig, EveryErrorIsOneLineWithAFieldPath) {
+  const std::string errors = Errors(R"({"periodicUpdateInterval": -10, "configList": [
+      {"resourceName": "ok_a", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib0"]}},
+      {"resourceName": "b", "rdmaHcaMax": -3, "selectors": {"vendor": ["15b3"]}}]})");
+  EXPECT_THAT(errors, HasSubstr("config: periodicUpdateInterval: must be >= 0 seconds, got -10\n"));
+  EXPECT_THAT(errors, HasSubstr("config: configList[1].rdmaHcaMax: must be >= 0, got -3\n"));
+  EXPECT_THAT(errors, HasSubstr("config: configList[1].selectors.vendor: unknown key; did you "
+                                "mean \"vendors\"?"));
+  for (const auto& line : {errors}) EXPECT_EQ(line.find("\n\n"), std::string::npos);
+}
+
+TEST(ParseConfig, TypeMismatchesNameTheTypeFound) {
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": "10",
+                         "devices": ["ib0"]}]})"),
+              HasSubstr("configList[0].rdmaHcaMax: must be an integer, got the string \"10\""));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1.5,
+                         "devices": ["ib0"]}]})"),
+              HasSubstr("configList[0].rdmaHcaMax: must be an integer, got the value 1.5"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": 7, "devices": ["ib0"]}]})"),
+              HasSubstr("configList[0].resourceName: must be a string, got the value 7"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "devices": "ib0"}]})"),
+              HasSubstr("configList[0].devices: must be a list of strings"));
+}
+
+TEST(ParseConfig, SyntaxErrorsCarryLineAndColumn) {
+  EXPECT_THAT(Errors("{\n  \"configList\": [\n}"), HasSubstr("config: line 3 column"));
+  EXPECT_THAT(Errors("{\n  \"configList\": [\n}"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Errors("   \n"), HasSubstr("file is empty"));
+  EXPECT_THAT(Errors("null"), HasSubstr("no resources configuration found"));
+  EXPECT_THAT(Errors("[1, 2]"), HasSubstr("top level: must be an object, got a list"));
+}
+
+TEST(ParseConfig, GoPluginValidationRules) {
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "test_config$$", "devices": ["x"]}]})"),
+              HasSubstr("\"test_config$$\" contains invalid characters"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "t", "devices": ["x"]},
+                                          {"resourceName": "t", "devices": ["y"]}]})"),
+              HasSubstr("configList[1].resourceName: \"t\" already exists (configList[0])"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "t"}]})"),
+              HasSubstr("configList[0]: neither \"selectors\" nor \"devices\" is set"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "t", "devices": ["a"],
+                                          "selectors": {"ifNames": ["b"]}}]})"),
+              HasSubstr("cannot specify both \"selectors\" and \"devices\""));
+  EXPECT_THAT(Errors(R"({"configList": []})"), HasSubstr("configList: no resources"));
+}
+
+TEST(ParseConfig, KubeletNameRulesAndBounds) {
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "_x", "devices": ["ib0"]}]})"),
+              HasSubstr("the kubelet would reject resource name \"rdma/_x\""));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "resourcePrefix": "Example.com",
+                         "devices": ["ib0"]}]})"),
+              HasSubstr("configList[0].resourcePrefix: \"Example.com\" is not a DNS subdomain"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 100001,
+                         "devices": ["ib0"]}]})"),
+              HasSubstr("must be <= 100000"));
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 100000,
+                      "devices": ["ib0"]}]})"),
+            "<ok>");
+}
+
+TEST(ParseConfig, SelectorValuesThatCanNeverMatch) {
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "selectors":
+                         {"ifNames": ["ib/0"]}}]})"),
+              HasSubstr("selectors.ifNames[0]: \"ib/0\" contains '/'"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "selectors":
+                         {"vendors": ["mellanox"]}}]})"),
+              HasSubstr("selectors.vendors[0]: \"mellanox\" is not a 4-digit hex PCI ID"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "selectors":
+                         {"linkTypes": ["ethernet"]}}]})"),
+              HasSubstr("(Ethernet is \"ether\")"));
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "devices": ["", "x"]}]})"),
+              HasSubstr("configList[0].devices[0]: \"\" is empty"));
+}
+
+TEST(LoadConfigFile, MissingFileNamesThePathAndTheFlag) {
+  auto r = LoadConfigFile("/nonexistent/config.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("cannot read /nonexistent/config.json: No such file or directory"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("--config-file"));
+}
+
+TEST(LoadConfigFile, ReadsAFile) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/c.yaml";
+  std::ofstream(path) << "configList:\n- resourceName: a\n  devices: [ib0]\n";
+  auto r = LoadConfigFile(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->config.resources[0].selectors.if_names, std::vector<std::string>{"ib0"});
+}
+
+TEST(K8sNames, ExtendedResourceNameFollowsTheKubelet) {
+  EXPECT_EQ(ExtendedResourceNameProblem("rdma/hca_shared_devices_a"), "");
+  EXPECT_EQ(ExtendedResourceNameProblem("rdma/hca"), "");
+  EXPECT_EQ(ExtendedResourceNameProblem("example.com/Hca.x-1"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("hca"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("RDMA/hca"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("rdma/-x"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("rdma/a/b"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("kubernetes.io/rdma"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("foo.kubernetes.io/rdma"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("requests.rdma/x"), "");
+  EXPECT_NE(ExtendedResourceNameProblem("rdma/" + std::string(64, 'a')), "");
+  EXPECT_EQ(ExtendedResourceNameProblem("rdma/" + std::string(63, 'a')), "");
+  EXPECT_NE(ExtendedResourceNameProblem(std::string(245, 'a') + "/x"), "");
+}
+
+TEST(LinkTypes, NamesMatchTheGoPlugin) {
+  EXPECT_EQ(LinkTypeName(1), "ether");
+  EXPECT_EQ(LinkTypeName(32), "infiniband");
+  EXPECT_EQ(LinkTypeName(772), "loopback");
+  EXPECT_EQ(LinkTypeName(12345), "");
+  EXPECT_TRUE(IsKnownLinkType("infiniband"));
+  EXPECT_FALSE(IsKnownLinkType("ethernet"));
+}
+
+}  // namespace
+}  // namespace rdmadp::config

@@ -1,2 +1,152 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+
+#include "pkg/pool/selector.h"
+#include "pkg/pool/snapshot.h"
+
+namespace rdmadp::pool {
+namespace {
+
+using ::testing::ElementsAre;
+
+sysfs::PciFunction Fn(std::string address, std::string vendor, std::string device,
+                      std::string driver, std::string ifname, std::string link_type) {
+  sysfs::PciFunction fn;
+  fn.address = std::move(address);
+  fn.vendor = std::move(vendor);
+  fn.device = std::move(device);
+  fn.driver = std::move(driver);
+  fn.if_name = std::move(ifname);
+  fn.link_type = std::move(link_type);
+  fn.rdma_capable = true;
+  fn.rdma_devices = {{"mlx5_x", {{1, sysfs::PortState::kActive}}}};
+  fn.char_devices = {"umad" + fn.address.substr(5, 2), "uverbs" + fn.address.substr(5, 2)};
+  return fn;
+}
+
+// The Go plugin's own selector test (reference §4): five devices, expects dev1 and dev2.
+TEST(Selector, GoPluginTableAndOrSemantics) {
+  config::Selectors s;
+  s.vendors = {"15b3", "8080"};
+  s.device_ids = {"1017", "2031"};
+  s.drivers = {"mlx5_core", "igb"};
+  s.if_names = {"enp2s0f0", "enp2s0f1", "enp4s0f0"};
+  s.link_types = {"ether"};
+  std::vector<sysfs::PciFunction> devs = {
+      Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "enp2s0f0", "ether"),
+      Fn("0000:02:00.0", "8080", "2031", "igb", "enp2s0f1", "ether"),
+      Fn("0000:03:00.0", "15b3", "1017", "mlx5_core", "enp3s0f0", "ether"),  // ifName
+      Fn("0000:04:00.0", "15b3", "1018", "mlx5_core", "enp4s0f0", "ether"),  // deviceID
+      Fn("0000:05:00.0", "15b3", "1017", "mlx5_core", "enp2s0f0", "infiniband"),
+  };
+  std::vector<std::string> picked;
+  for (const auto& d : devs) {
+    if (Matches(s, d)) picked.push_back(d.address);
+  }
+  EXPECT_THAT(picked, ElementsAre("0000:01:00.0", "0000:02:00.0"));
+  EXPECT_TRUE(Matches(config::Selectors{}, devs[4]));  // no selector: everything
+}
+
+config::ResourceConfig Resource(int64_t slots, config::Selectors s = {}) {
+  config::ResourceConfig rc;
+  rc.resource_name = "hca";
+  rc.rdma_hca_max = slots;
+  rc.selectors = std::move(s);
+  return rc;
+}
+
+TEST(Snapshot, AdvertisesSlotsWithTopologyAndAllocateContent) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband"),
+                   Fn("0000:02:00.0", "15b3", "1017", "mlx5_core", "ib1", "infiniband")};
+  inv.functions[0].numa_node = 1;
+  inv.functions[1].numa_node = 0;
+  auto snap = PoolSnapshot::Build(Resource(3), inv);
+  ASSERT_EQ(snap->list_response().devices_size(), 3);
+  const auto& d2 = snap->list_response().devices(2);
+  EXPECT_EQ(d2.id(), "2");
+  EXPECT_EQ(d2.health(), "Healthy");
+  ASSERT_EQ(d2.topology().nodes_size(), 2);
+  EXPECT_EQ(d2.topology().nodes(0).id(), 0);
+  EXPECT_EQ(d2.topology().nodes(1).id(), 1);
+  std::vector<std::string> paths;
+  for (const auto& spec : snap->container_response().devices()) {
+    EXPECT_EQ(spec.container_path(), spec.host_path());
+    EXPECT_EQ(spec.permissions(), "rwm");
+    paths.push_back(spec.host_path());
+  }
+  EXPECT_THAT(paths, ElementsAre("/dev/infiniband/umad01", "/dev/infiniband/uverbs01",
+                                 "/dev/infiniband/umad02", "/dev/infiniband/uverbs02",
+                                 "/dev/infiniband/rdma_cm"));
+}
+
+TEST(Snapshot, EmptyPoolAdvertisesNothingAndNonRdmaIsExcluded) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "8086", "1521", "igb", "eno1", "ether")};
+  inv.functions[0].rdma_capable = false;
+  auto snap = PoolSnapshot::Build(Resource(1000), inv);
+  EXPECT_EQ(snap->list_response().devices_size(), 0);
+  EXPECT_EQ(snap->container_response().devices_size(), 0);
+  EXPECT_FALSE(snap->HasDeviceId("0"));
+}
+
+TEST(Snapshot, HealthFollowsPorts) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband"),
+                   Fn("0000:02:00.0", "15b3", "1017", "mlx5_core", "ib1", "infiniband")};
+  inv.functions[0].rdma_devices[0].ports[0].state = sysfs::PortState::kDown;
+  EXPECT_TRUE(PoolSnapshot::Build(Resource(2), inv)->advertised().healthy);  // one is enough
+  inv.functions[1].rdma_devices[0].ports[0].state = sysfs::PortState::kInit;
+  auto down = PoolSnapshot::Build(Resource(2), inv);
+  EXPECT_FALSE(down->advertised().healthy);
+  EXPECT_EQ(down->list_response().devices(1).health(), "Unhealthy");
+  inv.functions[1].rdma_devices[0].ports.clear();  // no ports reported counts as usable
+  EXPECT_TRUE(PoolSnapshot::Build(Resource(2), inv)->advertised().healthy);
+}
+
+TEST(Snapshot, DeviceIdsAreExactDecimals) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband")};
+  auto snap = PoolSnapshot::Build(Resource(10), inv);
+  EXPECT_TRUE(snap->HasDeviceId("0"));
+  EXPECT_TRUE(snap->HasDeviceId("9"));
+  EXPECT_FALSE(snap->HasDeviceId("10"));
+  EXPECT_FALSE(snap->HasDeviceId("-1"));
+  EXPECT_FALSE(snap->HasDeviceId("01"));
+  EXPECT_FALSE(snap->HasDeviceId("x"));
+  EXPECT_FALSE(snap->HasDeviceId(""));
+}
+
+TEST(Snapshot, AdvertisedComparisonIgnoresInvisibleDetails) {
+  sysfs::NodeInventory a;
+  a.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband")};
+  sysfs::NodeInventory b = a;
+  b.functions[0].driver = "mlx5_core_renamed";  // not visible to the kubelet or containers
+  EXPECT_EQ(PoolSnapshot::Build(Resource(4), a)->advertised(),
+            PoolSnapshot::Build(Resource(4), b)->advertised());
+  b.functions[0].char_devices.push_back("issm01");
+  EXPECT_NE(PoolSnapshot::Build(Resource(4), a)->advertised(),
+            PoolSnapshot::Build(Resource(4), b)->advertised());
+}
+
+TEST(Snapshot, LargestPoolStaysUnderTheKubeletLimit) {
+  sysfs::NodeInventory inv;
+  for (int i = 0; i < 4; ++i) {
+    inv.functions.push_back(
+        Fn("0000:0" + std::to_string(i) + ":00.0", "15b3", "1017", "mlx5_core", "ib0", "ether"));
+    inv.functions.back().numa_node = i;
+  }
+  auto snap = PoolSnapshot::Build(Resource(config::kMaxRdmaHcaMax), inv);
+  EXPECT_FALSE(snap->topology_dropped());
+  EXPECT_LT(snap->list_response().ByteSizeLong(), kKubeletMaxMessageBytes);
+  for (int i = 4; i < 16; ++i) {  // a 16-NUMA-node pool would not fit: topology goes
+    inv.functions.push_back(inv.functions[0]);
+    inv.functions.back().numa_node = i;
+  }
+  auto big = PoolSnapshot::Build(Resource(config::kMaxRdmaHcaMax), inv);
+  EXPECT_TRUE(big->topology_dropped());
+  EXPECT_LT(big->list_response().ByteSizeLong(), kKubeletMaxMessageBytes);
+}
+
+}  // namespace
+}  // namespace rdmadp::pool

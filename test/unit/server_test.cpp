@@ -1,2 +1,263 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <future>
+
+#include "pkg/api/pluginregistration.grpc.pb.h"
+#include "pkg/server/registrar.h"
+#include "pkg/server/resource_server.h"
+#include "pkg/server/socket_path.h"
+#include "test/support/kubelet_sim.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::server {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+
+pool::SnapshotPtr Snapshot(int64_t slots, bool healthy = true, int hcas = 1) {
+  sysfs::NodeInventory inv;
+  for (int i = 0; i < hcas; ++i) {
+    sysfs::PciFunction fn;
+    fn.address = "0000:1" + std::to_string(i) + ":00.0";
+    fn.rdma_capable = true;
+    fn.rdma_devices = {{"mlx5_" + std::to_string(i),
+                        {{1, healthy ? sysfs::PortState::kActive : sysfs::PortState::kDown}}}};
+    fn.char_devices = {"umad" + std::to_string(i), "uverbs" + std::to_string(i)};
+    inv.functions.push_back(fn);
+  }
+  config::ResourceConfig rc;
+  rc.resource_name = "hca";
+  rc.rdma_hca_max = slots;
+  return pool::PoolSnapshot::Build(rc, inv);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(pool::SnapshotPtr snap, bool watcher = false) {
+    ResourceServerOptions opts;
+    opts.socket_path = socket;
+    opts.serve_watcher_registration = watcher;
+    opts.on_stream_end = [this](uint64_t id, bool newest) {
+      std::lock_guard lock(mu);
+      ended.emplace_back(id, newest);
+      cv.notify_all();
+    };
+    auto started = ResourceServer::Start(std::move(opts), std::move(snap));
+    ASSERT_TRUE(started.ok()) << started.status();
+    server = std::move(*started);
+    channel = grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials());
+    stub = v1beta1::DevicePlugin::NewStub(channel);
+  }
+
+  testing::TempDir tmp;
+  std::string socket = tmp.path() + "/hca-test.sock";
+  std::unique_ptr<ResourceServer> server;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> stub;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<uint64_t, bool>> ended;
+};
+
+TEST_F(ServerTest, OptionsPreferredAndPreStart) {
+  StartServer(Snapshot(4));
+  grpc::ClientContext c1;
+  v1beta1::DevicePluginOptions options;
+  ASSERT_TRUE(stub->GetDevicePluginOptions(&c1, v1beta1::Empty(), &options).ok());
+  EXPECT_FALSE(options.pre_start_required());
+  EXPECT_FALSE(options.get_preferred_allocation_available());
+
+  grpc::ClientContext c2;
+  v1beta1::PreferredAllocationRequest preq;
+  auto* cr = preq.add_container_requests();
+  cr->add_available_deviceids("0");
+  cr->add_available_deviceids("1");
+  cr->add_must_include_deviceids("1");
+  cr->set_allocation_size(1);
+  v1beta1::PreferredAllocationResponse presp;
+  ASSERT_TRUE(stub->GetPreferredAllocation(&c2, preq, &presp).ok());
+  ASSERT_EQ(presp.container_responses_size(), 1);
+  EXPECT_THAT(presp.container_responses(0).deviceids(), ::testing::ElementsAre("1"));
+
+  grpc::ClientContext c3;
+  v1beta1::PreStartContainerResponse sresp;
+  EXPECT_TRUE(stub->PreStartContainer(&c3, v1beta1::PreStartContainerRequest(), &sresp).ok());
+}
+
+TEST_F(ServerTest, AllocateAnswersEveryContainerAndRejectsUnknownIds) {
+  StartServer(Snapshot(4, true, 2));
+  v1beta1::AllocateRequest req;
+  req.add_container_requests()->add_devices_ids("0");
+  req.add_container_requests()->add_devices_ids("3");
+  v1beta1::AllocateResponse resp;
+  grpc::ClientContext c1;
+  ASSERT_TRUE(stub->Allocate(&c1, req, &resp).ok());
+  ASSERT_EQ(resp.container_responses_size(), 2);
+  for (const auto& cresp : resp.container_responses()) {
+    ASSERT_EQ(cresp.devices_size(), 5);  // umad0 uverbs0 umad1 uverbs1 rdma_cm
+    EXPECT_EQ(cresp.devices(4).host_path(), "/dev/infiniband/rdma_cm");
+    EXPECT_EQ(cresp.envs_size(), 0);
+    EXPECT_EQ(cresp.mounts_size(), 0);
+  }
+  EXPECT_EQ(server->allocations(), 1u);
+
+  v1beta1::AllocateRequest bad;
+  bad.add_container_requests()->add_devices_ids("4");
+  grpc::ClientContext c2;
+  v1beta1::AllocateResponse bad_resp;
+  grpc::Status s = stub->Allocate(&c2, bad, &bad_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("unknown device ID \"4\" for rdma/hca"));
+
+  grpc::ClientContext c3;
+  v1beta1::AllocateResponse empty_resp;
+  EXPECT_TRUE(stub->Allocate(&c3, v1beta1::AllocateRequest(), &empty_resp).ok());
+  EXPECT_EQ(empty_resp.container_responses_size(), 0);
+}
+
+TEST_F(ServerTest, ListAndWatchSendsFullListThenOnlyChanges) {
+  StartServer(Snapshot(3));
+  grpc::ClientContext ctx;
+  auto reader = stub->ListAndWatch(&ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse msg;
+  ASSERT_TRUE(reader->Read(&msg));
+  ASSERT_EQ(msg.devices_size(), 3);
+  EXPECT_EQ(msg.devices(0).health(), "Healthy");
+
+  EXPECT_FALSE(server->Publish(Snapshot(3)));  // same content: nothing sent
+  EXPECT_TRUE(server->Publish(Snapshot(3, /*healthy=*/false)));
+  ASSERT_TRUE(reader->Read(&msg));  // the next message is the change, not a repeat
+  EXPECT_EQ(msg.devices(2).health(), "Unhealthy");
+  EXPECT_TRUE(server->Publish(Snapshot(3, true)));
+  ASSERT_TRUE(reader->Read(&msg));
+  EXPECT_EQ(msg.devices(2).health(), "Healthy");
+  EXPECT_EQ(server->open_streams(), 1u);
+
+  server.reset();  // stopping ends the stream cleanly and removes the socket
+  EXPECT_FALSE(reader->Read(&msg));
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_FALSE(Exists(socket));
+}
+
+TEST_F(ServerTest, EveryStreamGetsEveryChangeAndReportsWhetherItWasNewest) {
+  StartServer(Snapshot(2));
+  grpc::ClientContext old_ctx, new_ctx;
+  auto old_reader = stub->ListAndWatch(&old_ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse msg;
+  ASSERT_TRUE(old_reader->Read(&msg));
+  auto new_reader = stub->ListAndWatch(&new_ctx, v1beta1::Empty());
+  ASSERT_TRUE(new_reader->Read(&msg));
+  ASSERT_TRUE(server->Publish(Snapshot(5)));
+  ASSERT_TRUE(old_reader->Read(&msg));
+  EXPECT_EQ(msg.devices_size(), 5);
+  ASSERT_TRUE(new_reader->Read(&msg));
+  EXPECT_EQ(msg.devices_size(), 5);
+
+  old_ctx.TryCancel();
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, milliseconds(5000), [&] { return ended.size() == 1; }));
+  EXPECT_EQ(ended[0], std::make_pair(uint64_t{1}, false));
+  lock.unlock();
+  new_ctx.TryCancel();
+  lock.lock();
+  ASSERT_TRUE(cv.wait_for(lock, milliseconds(5000), [&] { return ended.size() == 2; }));
+  EXPECT_EQ(ended[1], std::make_pair(uint64_t{2}, true));
+}
+
+TEST_F(ServerTest, WatcherModeServesGetInfoOnTheSameSocket) {
+  StartServer(Snapshot(1), /*watcher=*/true);
+  auto reg = pluginregistration::Registration::NewStub(channel);
+  grpc::ClientContext ctx;
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(reg->GetInfo(&ctx, pluginregistration::InfoRequest(), &info).ok());
+  EXPECT_EQ(info.type(), "DevicePlugin");
+  EXPECT_EQ(info.name(), "rdma/hca");
+  EXPECT_EQ(info.endpoint(), socket);
+  EXPECT_THAT(info.supported_versions(), ::testing::Contains("v1beta1"));
+}
+
+TEST_F(ServerTest, MissingDirectoryIsAClearError) {
+  ResourceServerOptions opts;
+  opts.socket_path = tmp.path() + "/nope/x.sock";
+  auto r = ResourceServer::Start(opts, Snapshot(1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("--kubelet-root-dir"));
+}
+
+TEST(SocketPath, NamesAndLiveness) {
+  EXPECT_EQ(SocketFileName("hca_a", "0123abcd"), "hca_a-0123abcd.sock");
+  const std::string id = NewInstanceId();
+  EXPECT_EQ(id.size(), 8u);
+  testing::TempDir tmp;
+  EXPECT_FALSE(SocketHasListener(tmp.path() + "/none.sock"));
+}
+
+class RegistrarTest : public ServerTest {
+ protected:
+  absl::Status RegisterOnce(const std::string& name, const std::string& kubelet_sock) {
+    std::promise<absl::Status> result;
+    RegistrationRequest req;
+    req.own_socket = socket;
+    req.kubelet_socket = kubelet_sock;
+    req.resource_name = name;
+    KubeletRegistration reg(req, [&](absl::Status s) { result.set_value(s); });
+    auto future = result.get_future();
+    if (future.wait_for(std::chrono::seconds(15)) != std::future_status::ready) {
+      return absl::DeadlineExceededError("no result");
+    }
+    return future.get();
+  }
+  testing::KubeletSimulator kubelet{tmp.path() + "/kubelet"};
+};
+
+TEST_F(RegistrarTest, RegistersAndTheKubeletStreams) {
+  ASSERT_TRUE(kubelet.Start().ok());
+  socket = kubelet.device_plugin_dir() + "/hca-x.sock";
+  StartServer(Snapshot(7));
+  ASSERT_TRUE(RegisterOnce("rdma/hca", kubelet.kubelet_socket()).ok());
+  ASSERT_TRUE(kubelet.WaitFor(
+      [](const testing::SimState& s) {
+        auto it = s.resources.find("rdma/hca");
+        return it != s.resources.end() && it->second.capacity == 7;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(kubelet.State().resources.at("rdma/hca").endpoint, socket);
+}
+
+TEST_F(RegistrarTest, KubeletRejectionAndAbsenceAreErrors) {
+  ASSERT_TRUE(kubelet.Start().ok());
+  socket = kubelet.device_plugin_dir() + "/hca-x.sock";
+  StartServer(Snapshot(1));
+  absl::Status bad = RegisterOnce("RDMA/hca", kubelet.kubelet_socket());
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("the ResourceName \"RDMA/hca\" is invalid"));
+  absl::Status absent = RegisterOnce("rdma/hca", tmp.path() + "/no-kubelet.sock");
+  EXPECT_FALSE(absent.ok());
+  EXPECT_THAT(std::string(absent.message()), HasSubstr("Register with"));
+}
+
+TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
+  StartServer(Snapshot(1));
+  bool called = false;
+  {
+    RegistrationRequest req;
+    req.own_socket = tmp.path() + "/nobody-listens.sock";  // self-check waits for it
+    req.kubelet_socket = tmp.path() + "/kubelet.sock";
+    req.resource_name = "rdma/hca";
+    req.self_check_timeout = milliseconds(60000);
+    KubeletRegistration reg(req, [&](absl::Status) { called = true; });
+  }  // must not take 60 s
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace rdmadp::server

@@ -1,2 +1,162 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+
+#include <filesystem>
+
+#include "pkg/sysfs/scanner.h"
+#include "pkg/sysfs/sysfs_parse.h"
+#include "test/support/fake_node.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::sysfs {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using rdmadp::testing::FakeFunction;
+using rdmadp::testing::FakeNode;
+using rdmadp::testing::TempDir;
+
+TEST(SysfsParse, Files) {
+  EXPECT_EQ(ParsePciId("0x15b3\n"), "15b3");
+  EXPECT_EQ(ParsePciId("0x15B3"), "15b3");
+  EXPECT_EQ(ParsePciId("0x15b"), "");
+  EXPECT_EQ(ParsePciClass("0x020700\n"), 0x020700u);
+  EXPECT_EQ(ParsePciClass("junk"), std::nullopt);
+  EXPECT_EQ(ParseNumaNode("1\n"), 1);
+  EXPECT_EQ(ParseNumaNode("-1\n"), -1);
+  EXPECT_EQ(ParseNumaNode(""), -1);
+  EXPECT_EQ(ParsePortState("4: ACTIVE\n"), PortState::kActive);
+  EXPECT_EQ(ParsePortState("1: DOWN\n"), PortState::kDown);
+  EXPECT_EQ(ParsePortState("2: INIT"), PortState::kInit);
+  EXPECT_EQ(ParsePortState("garbage"), PortState::kUnknown);
+  EXPECT_EQ(ParseArphrd("32\n"), 32);
+  EXPECT_EQ(ClassifyCharDev("uverbs12"), CharDevKind::kUverbs);
+  EXPECT_EQ(ClassifyCharDev("umad0"), CharDevKind::kUmad);
+  EXPECT_EQ(ClassifyCharDev("issm3"), CharDevKind::kIssm);
+  EXPECT_EQ(ClassifyCharDev("abi_version"), CharDevKind::kNone);
+  EXPECT_EQ(ClassifyCharDev("umad"), CharDevKind::kNone);
+  EXPECT_TRUE(CharDevLess("umad2", "umad10"));
+  EXPECT_TRUE(CharDevLess("issm9", "umad0"));
+  EXPECT_TRUE(CharDevLess("umad9", "uverbs0"));
+}
+
+class ScannerTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  FakeNode node{tmp.path()};
+  Scanner scanner{node.sysfs_root(), node.dev_root()};
+};
+
+TEST_F(ScannerTest, EmptyNode) {
+  NodeInventory inv = scanner.Scan();
+  EXPECT_TRUE(inv.functions.empty());
+  EXPECT_TRUE(inv.rdma_cm_present);
+}
+
+TEST_F(ScannerTest, ReadsAConnectXThroughSymlinks) {
+  FakeFunction fn = FakeNode::ConnectX(0, 1, /*infiniband=*/true);
+  fn.ports = 2;  // XDR-style: one umad/issm pair per port
+  node.Add(fn);
+  ASSERT_TRUE(std::filesystem::is_symlink(node.sysfs_root() + "/bus/pci/devices/0000:10:00.0"));
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 1u);
+  const PciFunction& f = inv.functions[0];
+  EXPECT_EQ(f.address, "0000:10:00.0");
+  EXPECT_EQ(f.vendor, "15b3");
+  EXPECT_EQ(f.device, "1017");
+  EXPECT_EQ(f.class_code, 0x020000u);
+  EXPECT_EQ(f.numa_node, 1);
+  EXPECT_EQ(f.driver, "mlx5_core");
+  EXPECT_EQ(f.if_name, "ib0");
+  EXPECT_EQ(f.link_type, "infiniband");
+  ASSERT_EQ(f.rdma_devices.size(), 1u);
+  EXPECT_EQ(f.rdma_devices[0].name, "mlx5_0");
+  EXPECT_EQ(f.rdma_devices[0].ports.size(), 2u);
+  EXPECT_THAT(f.char_devices, ElementsAre("issm0", "issm1", "umad0", "umad1", "uverbs0"));
+  EXPECT_TRUE(f.rdma_capable) << f.not_rdma_reason;
+}
+
+TEST_F(ScannerTest, SkipsNonNetworkClassesAndExplainsNonRdma) {
+  FakeFunction nvme;
+  nvme.address = "0000:01:00.0";
+  nvme.class_code = 0x010802;
+  node.Add(nvme);
+  FakeFunction intel;
+  intel.address = "0000:02:00.0";
+  intel.vendor = "8086";
+  intel.driver = "igb";
+  intel.netdevs = {"eno1"};
+  node.Add(intel);
+  FakeFunction no_umad = FakeNode::ConnectX(1, -1, false);
+  no_umad.umad = false;
+  node.Add(no_umad);
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);  // the NVMe drive is not a network function
+  EXPECT_FALSE(inv.functions[0].rdma_capable);
+  EXPECT_THAT(inv.functions[0].not_rdma_reason, HasSubstr("no RDMA device"));
+  EXPECT_EQ(inv.functions[0].link_type, "ether");
+  EXPECT_FALSE(inv.functions[1].rdma_capable);
+  EXPECT_THAT(inv.functions[1].not_rdma_reason, HasSubstr("no umad"));
+}
+
+TEST_F(ScannerTest, RoceWithoutIssmIsRdmaCapable) {
+  node.Add(FakeNode::ConnectX(2, 0, /*infiniband=*/false));
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 1u);
+  EXPECT_TRUE(inv.functions[0].rdma_capable);
+  EXPECT_THAT(inv.functions[0].char_devices, ElementsAre("umad0", "uverbs0"));
+}
+
+TEST_F(ScannerTest, MissingRdmaCmMakesNothingCapable) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  node.SetRdmaCm(false);
+  NodeInventory inv = scanner.Scan();
+  EXPECT_FALSE(inv.rdma_cm_present);
+  EXPECT_FALSE(inv.functions[0].rdma_capable);
+  EXPECT_THAT(inv.functions[0].not_rdma_reason, HasSubstr("infiniband/rdma_cm is missing"));
+}
+
+TEST_F(ScannerTest, CharDevicesVanishAndReturn) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  node.Add(FakeNode::ConnectX(1, 0, true));
+  node.RemoveCharDevices("mlx5_0");
+  NodeInventory gone = scanner.Scan();
+  EXPECT_FALSE(gone.functions[0].rdma_capable);
+  EXPECT_TRUE(gone.functions[1].rdma_capable);
+  node.RestoreCharDevices("mlx5_0");
+  EXPECT_TRUE(scanner.Scan().functions[0].rdma_capable);
+}
+
+TEST_F(ScannerTest, PortStateAndUsablePorts) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  EXPECT_TRUE(HasUsablePort(scanner.Scan().functions[0]));
+  node.SetPortState("mlx5_0", 1, "1: DOWN");
+  const PciFunction down = scanner.Scan().functions[0];
+  EXPECT_EQ(down.rdma_devices[0].ports[0].state, PortState::kDown);
+  EXPECT_FALSE(HasUsablePort(down));
+}
+
+TEST_F(ScannerTest, ABrokenEntryDoesNotHideTheOthers) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  std::filesystem::create_directories(node.sysfs_root() + "/bus/pci/devices/0000:99:00.0");
+  NodeInventory inv = scanner.Scan();
+  EXPECT_EQ(inv.functions.size(), 1u);
+  ASSERT_EQ(inv.problems.size(), 1u);
+  EXPECT_THAT(inv.problems[0], HasSubstr("0000:99:00.0/class"));
+}
+
+TEST_F(ScannerTest, VfsAreFunctionsOfTheirOwn) {
+  node.Add(FakeNode::ConnectX(0, 0, false));
+  FakeFunction vf = FakeNode::ConnectX(5, 0, false);
+  vf.device = "101e";
+  vf.physfn = "0000:10:00.0";
+  node.Add(vf);
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);
+  EXPECT_EQ(inv.functions[1].device, "101e");
+  EXPECT_TRUE(inv.functions[1].rdma_capable);
+}
+
+}  // namespace
+}  // namespace rdmadp::sysfs
