@@ -1,1 +1,165 @@
+// Every invalid config makes the real binary exit 1 with a one-line message naming the
+// field, before any socket exists.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test/support/plugin_process.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct BadConfig {
+  const char* name;
+  const char* text;
+  const char* message;  // expected on one line of the output
+};
+
+// A valid entry to pad lists with.
+#define OK_ENTRY R"({"resourceName": "ok", "selectors": {"vendors": ["15b3"]}})"
+
+const BadConfig kBadConfigs[] = {
+    {"EmptyFile", "", "config: file is empty"},
+    {"NotJson", "{\"configList\": [", "not valid JSON"},
+    {"TopLevelArray", "[]", "config: top level: must be an object, got a list"},
+    {"TopLevelNull", "null", "config: configList: no resources configuration found"},
+    {"EmptyList", R"({"configList": []})", "config: configList: no resources configuration found"},
+    {"ListNotAList", R"({"configList": {"a": 1}})", "config: configList: must be a list"},
+    {"NegativeInterval", R"({"periodicUpdateInterval": -10, "configList": [)" OK_ENTRY "]}",
+     "config: periodicUpdateInterval: must be >= 0 seconds, got -10"},
+    {"HugeInterval", R"({"periodicUpdateInterval": 99999999999, "configList": [)" OK_ENTRY "]}",
+     "config: periodicUpdateInterval: must be <= 31536000"},
+    {"IntervalString", R"({"periodicUpdateInterval": "60", "configList": [)" OK_ENTRY "]}",
+     "config: periodicUpdateInterval: must be an integer, got the string \"60\""},
+    {"UnknownTopKey", R"({"configLists": [], "configList": [)" OK_ENTRY "]}",
+     "config: configLists: unknown key; did you mean \"configList\"?"},
+    {"MissingName", R"({"configList": [{"selectors": {"vendors": ["15b3"]}}]})",
+     "config: configList[0].resourceName: is missing or empty"},
+    {"InvalidNameChars", R"({"configList": [{"resourceName": "hca-a", "devices": ["ib0"]}]})",
+     "config: configList[0].resourceName: \"hca-a\" contains invalid characters"},
+    {"DuplicateName", R"({"configList": [)" OK_ENTRY "," OK_ENTRY "]}",
+     "config: configList[1].resourceName: \"ok\" already exists (configList[0])"},
+    {"NameRejectedByKubelet", R"({"configList": [{"resourceName": "_hca", "devices": ["ib0"]}]})",
+     "config: configList[0]: the kubelet would reject resource name \"rdma/_hca\""},
+    {"NameTooLong",
+     R"({"configList": [{"resourceName": "a234567890123456789012345678901234567890123456789012345678901234", "devices": ["ib0"]}]})",
+     "the name part is 64 characters, over 63"},
+    {"PrefixUppercase",
+     R"({"configList": [{"resourceName": "a", "resourcePrefix": "Nvidia.com", "devices": ["ib0"]}]})",
+     "config: configList[0].resourcePrefix: \"Nvidia.com\" is not a DNS subdomain"},
+    {"PrefixWithSlash",
+     R"({"configList": [{"resourceName": "a", "resourcePrefix": "rdma/x", "devices": ["ib0"]}]})",
+     "config: configList[0].resourcePrefix: \"rdma/x\" is not a DNS subdomain"},
+    {"PrefixReserved",
+     R"({"configList": [{"resourceName": "a", "resourcePrefix": "kubernetes.io", "devices": ["ib0"]}]})",
+     "the kubernetes.io domain is reserved"},
+    {"NegativeMax",
+     R"({"configList": [)" OK_ENTRY R"(, {"resourceName": "b", "rdmaHcaMax": -3, "devices": ["ib0"]}]})",
+     "config: configList[1].rdmaHcaMax: must be >= 0, got -3"},
+    {"MaxOverKubeletLimit",
+     R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 200000, "devices": ["ib0"]}]})",
+     "config: configList[0].rdmaHcaMax: must be <= 100000"},
+    {"MaxFloat", R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1.5, "devices": ["ib0"]}]})",
+     "config: configList[0].rdmaHcaMax: must be an integer, got the value 1.5"},
+    {"MaxString",
+     R"({"configList": [{"resourceName": "a", "rdmaHcaMax": "10", "devices": ["ib0"]}]})",
+     "config: configList[0].rdmaHcaMax: must be an integer, got the string \"10\""},
+    {"NeitherSelectorsNorDevices", R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1}]})",
+     "config: configList[0]: neither \"selectors\" nor \"devices\" is set"},
+    {"BothSelectorsAndDevices",
+     R"({"configList": [{"resourceName": "a", "devices": ["ib0"], "selectors": {"vendors": ["15b3"]}}]})",
+     "config: configList[0]: cannot specify both \"selectors\" and \"devices\""},
+    {"DevicesNotAList", R"({"configList": [{"resourceName": "a", "devices": "ib0"}]})",
+     "config: configList[0].devices: must be a list of strings"},
+    {"MisspelledSelectorKey",
+     R"({"configList": [{"resourceName": "a", "selectors": {"linkType": ["ether"]}}]})",
+     "config: configList[0].selectors.linkType: unknown key; did you mean \"linkTypes\"?"},
+    {"IfNameWithSlash",
+     R"({"configList": [{"resourceName": "a", "selectors": {"ifNames": ["ib0/1"]}}]})",
+     "config: configList[0].selectors.ifNames[0]: \"ib0/1\" contains '/'"},
+    {"IfNameTooLong",
+     R"({"configList": [{"resourceName": "a", "selectors": {"ifNames": ["enp129s0f0np0v12"]}}]})",
+     "config: configList[0].selectors.ifNames[0]: \"enp129s0f0np0v12\" is 16 characters"},
+    {"DeviceWithSpace", R"({"configList": [{"resourceName": "a", "devices": ["ib 0"]}]})",
+     "config: configList[0].devices[0]: \"ib 0\" contains ' '"},
+    {"VendorNotHex",
+     R"({"configList": [{"resourceName": "a", "selectors": {"vendors": ["mellanox"]}}]})",
+     "config: configList[0].selectors.vendors[0]: \"mellanox\" is not a 4-digit hex PCI ID"},
+    {"DeviceIdTooLong",
+     R"({"configList": [{"resourceName": "a", "selectors": {"deviceIDs": ["10171"]}}]})",
+     "config: configList[0].selectors.deviceIDs[0]: \"10171\" is not a 4-digit hex PCI ID"},
+    {"LinkTypeEthernet",
+     R"({"configList": [{"resourceName": "a", "selectors": {"linkTypes": ["ethernet"]}}]})",
+     "config: configList[0].selectors.linkTypes[0]: \"ethernet\" is not a link type"},
+    {"DriverWithSlash",
+     R"({"configList": [{"resourceName": "a", "selectors": {"drivers": ["mlx5/core"]}}]})",
+     "config: configList[0].selectors.drivers[0]: \"mlx5/core\" contains '/'"},
+    {"SelectorsNotObject", R"({"configList": [{"resourceName": "a", "selectors": ["15b3"]}]})",
+     "config: configList[0].selectors: must be an object, got a list"},
+    {"EntryNotObject", R"({"configList": ["hca"]})",
+     "config: configList[0]: must be an object, got the string \"hca\""},
+    {"DuplicateKey",
+     R"({"configList": [{"resourceName": "a", "resourceName": "b", "devices": ["ib0"]}]})",
+     "config: configList[0].resourceName: duplicate key"},
+    {"YamlBadIndent", "configList:\n  - resourceName: a\n   devices: [ib0]\n", "not valid YAML"},
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, ExitsOneWithAOneLineMessageAndNoSocket) {
+  const BadConfig& c = GetParam();
+  TempDir tmp;
+  const std::string config = tmp.path() + "/config.json";
+  std::ofstream(config) << c.text;
+  const std::string plugins = tmp.path() + "/kubelet/device-plugins";
+  std::filesystem::create_directories(plugins);
+  RunResult r = RunToExit({"--config-file=" + config, "--kubelet-root-dir=" + tmp.path() + "/kubelet",
+                           "--sysfs-root=" + tmp.path() + "/sys", "--no-link-up"},
+                          std::chrono::milliseconds(10000));
+  EXPECT_EQ(r.status, 1) << r.output;
+  // The expected text sits on a single line of the output.
+  bool on_one_line = false;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    on_one_line = on_one_line || line.find(c.message) != std::string::npos;
+  }
+  EXPECT_TRUE(on_one_line) << "expected: " << c.message << "\noutput:\n" << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nothing was started"));
+  EXPECT_TRUE(std::filesystem::is_empty(plugins)) << "a socket was created";
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadConfigTest, ::testing::ValuesIn(kBadConfigs),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(BadConfig, TableIsLargeEnough) { EXPECT_GE(std::size(kBadConfigs), 25u); }
+
+TEST(BadConfig, MissingFileNamesIt) {
+  RunResult r = RunToExit({"--config-file=/nonexistent/config.json"}, std::chrono::seconds(10));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.output, HasSubstr("config: cannot read /nonexistent/config.json"));
+}
+
+TEST(BadFlags, UnknownFlagPrintsUsageAndExitsTwo) {
+  RunResult r = RunToExit({"--no-such-flag"}, std::chrono::seconds(10));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.output, HasSubstr("flag provided but not defined: -no-such-flag"));
+  EXPECT_THAT(r.output, HasSubstr("Usage:"));
+}
+
+TEST(Flags, VersionAndHelpExitZero) {
+  RunResult v = RunToExit({"-v"}, std::chrono::seconds(10));
+  EXPECT_EQ(v.status, 0);
+  EXPECT_THAT(v.output, ::testing::MatchesRegex(
+                            "k8s-rdma-shared-dp version:[^,]+, commit:[^,]+, date:.+\n"));
+  RunResult h = RunToExit({"--help"}, std::chrono::seconds(10));
+  EXPECT_EQ(h.status, 0);
+  EXPECT_THAT(h.output, HasSubstr("--registration-mode kubelet|watcher|auto"));
+}
+
+}  // namespace
+}  // namespace rdmadp::testing

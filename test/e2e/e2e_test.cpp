@@ -1,1 +1,378 @@
+// The real binary against the kubelet simulator on fake nodes. Timing bounds are generous;
+// measured delays are printed so regressions are visible in the log.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "test/support/fs_wait.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kA[] = "rdma/hca_shared_devices_a";
+constexpr char kB[] = "rdma/hca_shared_devices_b";
+
+long MsSince(Clock::time_point t) {
+  return static_cast<long>(
+      std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
+}
+
+class E2E : public ::testing::Test {
+ protected:
+  void SetUp() override { h.AddDemoHcas(); }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- plugin log ----\n" << h.PluginLog();
+  }
+
+  // Waits until `resource` has been registered `registrations` times and has a snapshot
+  // after the latest registration.
+  bool WaitRegistered(const std::string& resource, int registrations = 1,
+                      milliseconds timeout = milliseconds(10000)) {
+    return h.kubelet().WaitFor(
+        [&](const SimState& s) {
+          auto it = s.resources.find(resource);
+          return it != s.resources.end() && it->second.registrations >= registrations &&
+                 it->second.stream_open && !it->second.snapshots.empty();
+        },
+        timeout);
+  }
+  bool WaitSnapshot(const std::string& resource,
+                    const std::function<bool(const v1beta1::ListAndWatchResponse&)>& pred,
+                    milliseconds timeout = milliseconds(10000)) {
+    return h.kubelet().WaitFor(
+        [&](const SimState& s) {
+          auto it = s.resources.find(resource);
+          return it != s.resources.end() && !it->second.snapshots.empty() &&
+                 pred(it->second.snapshots.back());
+        },
+        timeout);
+  }
+  SimResource Resource(const std::string& name) { return h.kubelet().State().resources[name]; }
+
+  void StartAll(const std::string& config = PluginHarness::DemoConfig(),
+                std::vector<std::string> extra = {}) {
+    h.WriteConfig(config);
+    ASSERT_TRUE(h.kubelet().Start().ok());
+    h.StartPlugin(extra);
+  }
+
+  static bool AllHealth(const v1beta1::ListAndWatchResponse& m, const std::string& health) {
+    if (m.devices_size() == 0) return false;
+    for (const auto& d : m.devices()) {
+      if (d.health() != health) return false;
+    }
+    return true;
+  }
+
+  PluginHarness h;
+};
+
+TEST_F(E2E, RegistersEveryResourceWithTheKubelet) {
+  const auto start = Clock::now();
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  std::cout << "[measured] exec -> both resources registered and listed: " << MsSince(start)
+            << " ms\n";
+  for (const char* name : {kA, kB}) {
+    SimResource r = Resource(name);
+    EXPECT_EQ(r.registrations, 1) << name;
+    EXPECT_EQ(std::filesystem::path(r.endpoint).parent_path(), h.kubelet().device_plugin_dir());
+    EXPECT_THAT(r.endpoint, HasSubstr(std::string(name).substr(5) + "-"));
+    EXPECT_TRUE(r.has_options);
+    EXPECT_FALSE(r.options.pre_start_required());
+    EXPECT_FALSE(r.options.get_preferred_allocation_available());
+  }
+  EXPECT_TRUE(h.kubelet().State().rejected.empty());
+}
+
+TEST_F(E2E, SnapshotsCarryIdsHealthAndTopology) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  SimResource a = Resource(kA);
+  EXPECT_EQ(a.capacity, 1000);
+  EXPECT_EQ(a.allocatable, 1000);
+  const auto& list = a.snapshots.front();
+  ASSERT_EQ(list.devices_size(), 1000);
+  for (int i = 0; i < list.devices_size(); ++i) {
+    ASSERT_EQ(list.devices(i).id(), std::to_string(i));
+    ASSERT_EQ(list.devices(i).health(), "Healthy");
+    ASSERT_EQ(list.devices(i).topology().nodes_size(), 1);
+    ASSERT_EQ(list.devices(i).topology().nodes(0).id(), 0);
+  }
+  SimResource b = Resource(kB);
+  EXPECT_EQ(b.capacity, 500);
+  EXPECT_EQ(b.snapshots.front().devices(0).topology().nodes(0).id(), 1);
+}
+
+TEST_F(E2E, AllocateHandsOutEveryCharDeviceOfThePool) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  auto a = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::vector<std::string> paths;
+  for (const auto& spec : a->container_responses(0).devices()) {
+    EXPECT_EQ(spec.container_path(), spec.host_path());
+    EXPECT_EQ(spec.permissions(), "rwm");
+    paths.push_back(spec.host_path());
+  }
+  EXPECT_THAT(paths, ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0",
+                                 "/dev/infiniband/uverbs0", "/dev/infiniband/issm1",
+                                 "/dev/infiniband/umad1", "/dev/infiniband/uverbs1",
+                                 "/dev/infiniband/rdma_cm"));
+  auto b = h.kubelet().Allocate(kB, {"499"});
+  ASSERT_TRUE(b.ok()) << b.status();
+  paths.clear();
+  for (const auto& spec : b->container_responses(0).devices()) paths.push_back(spec.host_path());
+  EXPECT_THAT(paths, ElementsAre("/dev/infiniband/umad2", "/dev/infiniband/uverbs2",
+                                 "/dev/infiniband/umad3", "/dev/infiniband/uverbs3",
+                                 "/dev/infiniband/rdma_cm"));
+  auto unknown = h.kubelet().Allocate(kB, {"500"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("unknown device ID \"500\""));
+}
+
+TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
+  StartAll(R"({"configList": [
+    {"resourceName": "by_ifname", "rdmaHcaMax": 3, "devices": ["ib1"]},
+    {"resourceName": "by_device_and_driver", "rdmaHcaMax": 3,
+     "selectors": {"deviceIDs": ["0x1017"], "drivers": ["mlx5_core"], "ifNames": ["enp19s0f0np0", "ib0"]}},
+    {"resourceName": "intel_nic_has_no_rdma", "rdmaHcaMax": 3, "selectors": {"vendors": ["8086"]}}
+  ]})");
+  for (const char* r : {"rdma/by_ifname", "rdma/by_device_and_driver", "rdma/intel_nic_has_no_rdma"}) {
+    ASSERT_TRUE(WaitRegistered(r)) << r;
+  }
+  auto paths = [&](const std::string& r) {
+    std::vector<std::string> out;
+    auto resp = h.kubelet().Allocate(r, {"0"});
+    if (resp.ok()) {
+      for (const auto& s : resp->container_responses(0).devices()) out.push_back(s.host_path());
+    }
+    return out;
+  };
+  EXPECT_THAT(paths("rdma/by_ifname"),
+              ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
+                          "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"));
+  EXPECT_THAT(paths("rdma/by_device_and_driver"),
+              ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0",
+                          "/dev/infiniband/uverbs0", "/dev/infiniband/umad3",
+                          "/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(Resource("rdma/intel_nic_has_no_rdma").capacity, 0);
+}
+
+TEST_F(E2E, EmptyPoolRegistersAndAdvertisesZero) {
+  StartAll(R"({"configList": [{"resourceName": "nothing", "rdmaHcaMax": 100,
+                               "selectors": {"vendors": ["abcd"]}}]})");
+  ASSERT_TRUE(WaitRegistered("rdma/nothing"));
+  SimResource r = Resource("rdma/nothing");
+  EXPECT_EQ(r.capacity, 0);
+  EXPECT_EQ(r.allocatable, 0);
+  EXPECT_THAT(h.PluginLog(), HasSubstr("no RDMA device matches its selectors"));
+}
+
+TEST_F(E2E, YamlConfigAndCustomPrefix) {
+  StartAll(
+      "periodicUpdateInterval: 0\n"
+      "configList:\n"
+      "  - resourceName: ib_pool\n"
+      "    resourcePrefix: example.com\n"
+      "    rdmaHcaMax: 63\n"
+      "    selectors:\n"
+      "      vendors: [15B3]\n"
+      "      linkTypes: [infiniband]\n");
+  ASSERT_TRUE(WaitRegistered("example.com/ib_pool"));
+  EXPECT_EQ(Resource("example.com/ib_pool").capacity, 63);
+  EXPECT_THAT(h.PluginLog(), HasSubstr("periodic rescans off"));
+}
+
+TEST_F(E2E, SigtermStopsWithinASecondAndRemovesOnlyOwnSockets) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  const std::string foreign = h.kubelet().device_plugin_dir() + "/other-plugin.sock";
+  std::ofstream(foreign) << "";
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGTERM);
+  auto status = h.plugin().WaitExit(milliseconds(1000));
+  ASSERT_TRUE(status.has_value()) << "still running 1 s after SIGTERM";
+  std::cout << "[measured] SIGTERM -> exit: " << MsSince(start) << " ms\n";
+  EXPECT_EQ(*status, 0);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
+    left.push_back(e.path().filename());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_THAT(left, ElementsAre("kubelet.sock", "other-plugin.sock"));
+}
+
+TEST_F(E2E, SigintAndSigquitAlsoExitZero) {
+  for (int sig : {SIGINT, SIGQUIT}) {
+    StartAll();
+    ASSERT_TRUE(WaitRegistered(kA));
+    h.plugin().Signal(sig);
+    EXPECT_EQ(h.plugin().WaitExit(milliseconds(1000)), 0) << strsignal(sig);
+    h.kubelet().Stop();
+  }
+}
+
+TEST_F(E2E, PeriodicRescanReportsPortHealthAndRecovers) {
+  StartAll(PluginHarness::DemoConfig(/*periodic_update_interval=*/1));
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  // One HCA still has an ACTIVE port: the pool stays healthy and nothing is pushed.
+  h.node().SetPortState("mlx5_1", 1, "1: DOWN");
+  const auto down_at = Clock::now();
+  ASSERT_TRUE(WaitSnapshot(kA, [](const auto& m) { return AllHealth(m, "Unhealthy"); },
+                           milliseconds(5000)));
+  std::cout << "[measured] port down -> Unhealthy at the kubelet (1 s interval): "
+            << MsSince(down_at) << " ms\n";
+  EXPECT_EQ(Resource(kA).allocatable, 0);
+  EXPECT_EQ(Resource(kA).capacity, 1000);
+  h.node().SetPortState("mlx5_1", 1, "4: ACTIVE");
+  ASSERT_TRUE(WaitSnapshot(kA, [](const auto& m) { return AllHealth(m, "Healthy"); },
+                           milliseconds(5000)));
+  EXPECT_EQ(Resource(kA).allocatable, 1000);
+  // Resource b never changed: exactly one message.
+  EXPECT_EQ(Resource(kB).snapshots.size(), 1u);
+}
+
+TEST_F(E2E, VanishedCharDevicesDropTheHcaUntilTheyReturn) {
+  StartAll(PluginHarness::DemoConfig(1));
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.node().RemoveCharDevices("mlx5_1");  // driver reload
+  auto count_paths = [&] {
+    auto r = h.kubelet().Allocate(kA, {"0"});
+    return r.ok() ? r->container_responses(0).devices_size() : -1;
+  };
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 2; },
+      milliseconds(5000)));
+  EXPECT_EQ(count_paths(), 4);  // issm0 umad0 uverbs0 rdma_cm
+  h.node().RestoreCharDevices("mlx5_1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 3; },
+      milliseconds(5000)));
+  EXPECT_EQ(count_paths(), 7);
+}
+
+TEST_F(E2E, KubeletRestartReRegistersWithinASecond) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  for (int round = 2; round <= 4; ++round) {
+    const auto start = Clock::now();
+    ASSERT_TRUE(h.kubelet().Restart().ok());
+    ASSERT_TRUE(WaitRegistered(kA, round, milliseconds(1000))) << "round " << round;
+    ASSERT_TRUE(WaitRegistered(kB, round, milliseconds(1000))) << "round " << round;
+    std::cout << "[measured] kubelet restart -> re-registered: " << MsSince(start) << " ms\n";
+  }
+  EXPECT_EQ(Resource(kA).capacity, 1000);
+  EXPECT_EQ(Resource(kA).allocatable, 1000);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"1"}).ok());
+}
+
+TEST_F(E2E, LostStreamReRegistersButAReplacedStreamDoesNotLoop) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  const auto start = Clock::now();
+  h.kubelet().CancelStream(kA);
+  ASSERT_TRUE(WaitRegistered(kA, 2, milliseconds(2000)));
+  std::cout << "[measured] stream lost -> re-registered: " << MsSince(start) << " ms\n";
+  // The re-registration replaced the stream; that must not trigger yet another one.
+  // Resource b's registration is the barrier: restart only b's stream and wait for it.
+  h.kubelet().CancelStream(kB);
+  ASSERT_TRUE(WaitRegistered(kB, 2, milliseconds(2000)));
+  EXPECT_EQ(Resource(kA).registrations, 2);
+}
+
+TEST_F(E2E, PluginStartedBeforeTheKubeletRegistersWhenItAppears) {
+  h.WriteConfig(PluginHarness::DemoConfig());
+  std::filesystem::create_directories(h.kubelet().device_plugin_dir());
+  h.StartPlugin();
+  // The plugin is waiting for kubelet.sock; its servers are already listening.
+  const std::string dir = h.kubelet().device_plugin_dir();
+  auto count_sockets = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_socket() ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(WaitForFiles(dir, [&] { return count_sockets() == 2; }, milliseconds(5000)));
+  const auto start = Clock::now();
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
+  ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(2000)));
+  std::cout << "[measured] kubelet.sock created -> registered: " << MsSince(start) << " ms\n";
+  EXPECT_THAT(h.PluginLog(), HasSubstr("does not exist yet; will register when the kubelet "
+                                       "creates it"));
+}
+
+TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_c", "rdmaHcaMax": 7, "selectors": {"linkTypes": ["ether"]}}
+  ]})");
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitRegistered("rdma/hca_shared_devices_c", 1, milliseconds(2000)));
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return !s.resources.at(kB).stream_open; }, milliseconds(2000)));
+  std::cout << "[measured] SIGHUP -> new resource registered: " << MsSince(start) << " ms\n";
+  SimResource a = Resource(kA);
+  EXPECT_EQ(a.registrations, 1);  // unchanged: same socket, same stream
+  EXPECT_TRUE(a.stream_open);
+  EXPECT_EQ(Resource("rdma/hca_shared_devices_c").capacity, 7);
+}
+
+TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServing) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.WriteConfig(R"({"configList": [{"resourceName": "x", "rdmaHcaMax": -1, "devices": ["ib0"]}]})");
+  h.plugin().Signal(SIGHUP);
+  // The error line is the barrier: a valid reload afterwards proves the loop kept running.
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("configList[0].rdmaHcaMax: must be >= 0, got -1") !=
+               std::string::npos;
+      },
+      milliseconds(3000)));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("the running config keeps serving"));
+  EXPECT_TRUE(Resource(kA).stream_open);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+}
+
+TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  const auto start = Clock::now();
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+  ]})");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
+  std::cout << "[measured] config file replaced -> new capacity at the kubelet: "
+            << MsSince(start) << " ms\n";
+  EXPECT_EQ(Resource(kA).registrations, 1);
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
