@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   mo.sysfs_root = opts.sysfs_root;
   mo.dev_root = opts.dev_root;
   mo.registration_mode = opts.registration_mode;
+  mo.auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds);
   mo.link_up = opts.link_up;
   manager::Manager manager(std::move(mo), std::move(loaded->config));
   return manager.Run();

@@ -1,5 +1,6 @@
 #include "pkg/cli/flags.h"
 
+#include <charconv>
 #include <functional>
 #include <optional>
 
@@ -71,6 +72,20 @@ const std::vector<FlagSpec>& Specs() {
            return absl::InvalidArgumentError(Cat(
                "invalid value \"", v, "\" for -registration-mode: use kubelet, watcher or auto"));
          }
+         return absl::OkStatus();
+       }},
+      {"auto-detect-timeout", "SECONDS",
+       "In auto mode, how long to wait for the kubelet's plugin watcher to call GetInfo "
+       "before falling back to kubelet.sock registration.",
+       [](const Options& o) { return std::to_string(o.auto_detect_timeout_seconds); },
+       [](Options& o, std::string_view v) {
+         int n = 0;
+         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || ptr != v.data() + v.size() || n < 1 || n > 600) {
+           return absl::InvalidArgumentError(Cat("invalid value \"", v,
+                                                 "\" for -auto-detect-timeout: use 1..600"));
+         }
+         o.auto_detect_timeout_seconds = n;
          return absl::OkStatus();
        }},
       {"sysfs-root", "DIR", "Root under which every sysfs path is resolved.",

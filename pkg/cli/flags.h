@@ -19,6 +19,7 @@ struct Options {
   std::string config_file = "/k8s-rdma-shared-dev-plugin/config.json";
   std::string kubelet_root_dir = "/var/lib/kubelet";
   RegistrationMode registration_mode = RegistrationMode::kKubelet;
+  int auto_detect_timeout_seconds = 5;
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
   bool use_cdi = false;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 
 #include "pkg/log/log.h"
 #include "pkg/netlink/link_up.h"
@@ -78,12 +79,18 @@ Manager::Manager(ManagerOptions options, config::Config config)
 
 Manager::~Manager() = default;
 
-bool Manager::WatcherMode() const {
-  return options_.registration_mode == cli::RegistrationMode::kWatcher;
+bool Manager::WatcherMode() const { return mode_ == cli::RegistrationMode::kWatcher; }
+
+std::string Manager::DevicePluginDir() const {
+  return Cat(options_.kubelet_root_dir, "/device-plugins");
+}
+
+std::string Manager::PluginsRegistryDir() const {
+  return Cat(options_.kubelet_root_dir, "/plugins_registry");
 }
 
 std::string Manager::SocketDir() const {
-  return Cat(options_.kubelet_root_dir, WatcherMode() ? "/plugins_registry" : "/device-plugins");
+  return WatcherMode() ? PluginsRegistryDir() : DevicePluginDir();
 }
 
 std::string Manager::KubeletSocket() const {
@@ -105,15 +112,9 @@ int Manager::Run() {
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify_fd_.Valid()) {
-    plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), SocketDir().c_str(),
-                                            IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
-    if (plugin_dir_watch_ < 0) {
-      log::Warn(Cat("cannot watch ", SocketDir(), ": ", std::strerror(errno),
-                    "; kubelet restarts will be noticed only through ended streams"));
-    }
+    loop_->Add(inotify_fd_.Get(), [this] { OnDevicePluginDirEvent(); });
     config_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
                                             IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
-    loop_->Add(inotify_fd_.Get(), [this] { OnDevicePluginDirEvent(); });
   }
   reload_debounce_ = std::make_unique<Timer>(*loop_, [this] { Reload("config file changed"); });
 
@@ -135,9 +136,29 @@ int Manager::Run() {
 }
 
 void Manager::InitialStart() {
+  mode_ = options_.registration_mode;
+  if (mode_ == cli::RegistrationMode::kAuto) {
+    // Decided by what the kubelet does, never by whether a directory exists: a missing
+    // plugins_registry only rules the watcher out.
+    if (PathExists(PluginsRegistryDir())) {
+      mode_ = cli::RegistrationMode::kWatcher;
+      auto_deciding_ = true;
+      auto_timer_ = std::make_unique<Timer>(*loop_, [this] {
+        DecideAutoMode(cli::RegistrationMode::kKubelet,
+                       Cat("the kubelet's plugin watcher did not call GetInfo within ",
+                           options_.auto_detect_timeout.count(), " ms"));
+      });
+      auto_timer_->ArmOnce(options_.auto_detect_timeout);
+    } else {
+      mode_ = cli::RegistrationMode::kKubelet;
+      log::Info(Cat("auto: ", PluginsRegistryDir(), " does not exist; using kubelet.sock"));
+    }
+  }
   log::Info(Cat("instance ", instance_id_, ": registration mode ",
-                cli::RegistrationModeName(options_.registration_mode), ", sockets in ",
-                SocketDir()));
+                cli::RegistrationModeName(options_.registration_mode),
+                auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
+  WatchSocketDirs();
+  CleanStaleSockets(SocketDir());
   const sysfs::NodeInventory inventory = scanner_.Scan();
   for (const auto& p : inventory.problems) {
     if (known_problems_.insert(p).second) log::Warn(p);
@@ -163,6 +184,69 @@ void Manager::BringLinksUp(const sysfs::NodeInventory& /*inventory*/) {
       log::Warn(Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
     }
   }
+}
+
+void Manager::WatchSocketDirs() {
+  if (!inotify_fd_.Valid()) return;
+  constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
+  if (plugin_dir_watch_ < 0) {
+    plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
+    if (plugin_dir_watch_ < 0 && !WatcherMode()) {
+      log::Warn(Cat("cannot watch ", DevicePluginDir(), ": ", std::strerror(errno),
+                    "; kubelet restarts will be noticed only through ended streams"));
+    }
+  }
+  if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_)) {
+    registry_dir_watch_ =
+        ::inotify_add_watch(inotify_fd_.Get(), PluginsRegistryDir().c_str(), kMask);
+  }
+}
+
+void Manager::CleanStaleSockets(const std::string& dir) {
+  // Only sockets named like ours (<resourceName>-<8 hex>.sock) for a configured resource,
+  // of another instance, and with nobody accepting on them: provably dead.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename();
+    if (!entry.is_socket(ec) || !file.ends_with(".sock") || file.size() < 14) continue;
+    const std::string stem = file.substr(0, file.size() - 5);
+    const auto dash = stem.rfind('-');
+    if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
+    const std::string id = stem.substr(dash + 1);
+    if (id == instance_id_ ||
+        id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      continue;
+    }
+    const std::string resource = stem.substr(0, dash);
+    const bool ours = std::any_of(config_.resources.begin(), config_.resources.end(),
+                                  [&](const auto& rc) { return rc.resource_name == resource; });
+    if (!ours || server::SocketHasListener(entry.path())) continue;
+    if (std::filesystem::remove(entry.path(), ec)) {
+      log::Info(Cat("removed stale socket ", entry.path().string(),
+                    " of a dead instance (nothing accepts on it)"));
+    }
+  }
+}
+
+void Manager::OnWatcherGetInfo() {
+  if (auto_deciding_) {
+    DecideAutoMode(cli::RegistrationMode::kWatcher,
+                   "the kubelet's plugin watcher called GetInfo");
+  }
+}
+
+void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
+  if (!auto_deciding_) return;
+  auto_deciding_ = false;
+  auto_timer_.reset();
+  log::Info(Cat("auto: ", why, "; using ",
+                mode == cli::RegistrationMode::kWatcher ? "watcher mode"
+                                                        : "kubelet.sock registration"));
+  if (mode == mode_) return;
+  mode_ = mode;
+  WatchSocketDirs();
+  CleanStaleSockets(SocketDir());
+  for (auto& [name, res] : resources_) Serve(*res);  // moves the socket and registers
 }
 
 void Manager::ApplyPeriodicInterval() {
@@ -207,6 +291,7 @@ void Manager::Serve(Resource& res) {
   opts.on_stream_end = [this, name, generation](uint64_t stream, bool newest) {
     loop_->Post([=, this] { OnStreamEnded(name, generation, stream, newest); });
   };
+  opts.watcher.on_get_info = [this] { loop_->Post([this] { OnWatcherGetInfo(); }); };
   opts.watcher.on_status = [this, name, generation](bool ok, std::string error) {
     loop_->Post([=, this] { OnWatcherStatus(name, generation, ok, error); });
   };
@@ -394,8 +479,9 @@ void Manager::OnDevicePluginDirEvent() {
           (name == "..data" || name == BaseOf(options_.config_file))) {
         config_touched = true;
       }
-      if (ev->wd != plugin_dir_watch_) continue;
-      if (name == kKubeletSocketName && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+      if (ev->wd != plugin_dir_watch_ && ev->wd != registry_dir_watch_) continue;
+      if (ev->wd == plugin_dir_watch_ && name == kKubeletSocketName &&
+          (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
         kubelet_started = true;
       }
       if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) lost.push_back(name);

@@ -25,6 +25,7 @@ struct ManagerOptions {
   std::string sysfs_root;
   std::string dev_root;
   cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
+  std::chrono::milliseconds auto_detect_timeout{5000};
   bool link_up = true;
 };
 
@@ -48,6 +49,10 @@ class Manager {
   void Register(Resource& res);
   void OnRegisterDone(const std::string& name, uint64_t attempt, const absl::Status& status);
   void OnStreamEnded(const std::string& name, uint64_t generation, uint64_t stream, bool newest);
+  void OnWatcherGetInfo();
+  void DecideAutoMode(cli::RegistrationMode mode, std::string_view why);
+  void CleanStaleSockets(const std::string& dir);
+  void WatchSocketDirs();
   void OnWatcherStatus(const std::string& name, uint64_t generation, bool ok,
                        const std::string& error);
   void RetryLater(Resource& res, const std::string& why);
@@ -56,6 +61,8 @@ class Manager {
   void ApplyPeriodicInterval();
   void BringLinksUp(const sysfs::NodeInventory& inventory);
 
+  std::string DevicePluginDir() const;
+  std::string PluginsRegistryDir() const;
   std::string SocketDir() const;
   std::string KubeletSocket() const;
   bool WatcherMode() const;
@@ -67,7 +74,12 @@ class Manager {
   std::unique_ptr<EventLoop> loop_;
   UniqueFd signal_fd_;
   UniqueFd inotify_fd_;
+  // Effective mode: kKubelet or kWatcher (auto starts as watcher until decided).
+  cli::RegistrationMode mode_ = cli::RegistrationMode::kKubelet;
+  bool auto_deciding_ = false;
+  std::unique_ptr<Timer> auto_timer_;
   int plugin_dir_watch_ = -1;
+  int registry_dir_watch_ = -1;
   int config_dir_watch_ = -1;
   std::unique_ptr<Timer> periodic_timer_;
   std::unique_ptr<Timer> reload_debounce_;

@@ -3,7 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -372,6 +377,117 @@ TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   std::cout << "[measured] config file replaced -> new capacity at the kubelet: "
             << MsSince(start) << " ms\n";
   EXPECT_EQ(Resource(kA).registrations, 1);
+}
+
+
+TEST_F(E2E, WatcherModeRegistersThroughPluginsRegistry) {
+  h.kubelet().EnableWatcher();
+  StartAll(PluginHarness::DemoConfig(), {"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  SimResource a = Resource(kA);
+  EXPECT_EQ(std::filesystem::path(a.endpoint).parent_path(), h.kubelet().plugins_registry_dir());
+  EXPECT_EQ(a.capacity, 1000);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"3"}).ok());
+  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
+    return h.PluginLog().find("registered by the kubelet's plugin watcher") != std::string::npos;
+  }, milliseconds(2000)));
+  // Nothing registered through kubelet.sock.
+  for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
+    EXPECT_EQ(e.path().filename(), "kubelet.sock");
+  }
+}
+
+TEST_F(E2E, WatcherNegativeNotificationRecreatesTheSocket) {
+  h.kubelet().EnableWatcher();
+  h.kubelet().RejectNextWatcherRegistrations(1);
+  const auto start = Clock::now();
+  StartAll(PluginHarness::DemoConfig(), {"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(5000)));
+  ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(5000)));
+  std::cout << "[measured] watcher rejection -> socket re-created and registered: "
+            << MsSince(start) << " ms\n";
+  ASSERT_EQ(h.kubelet().State().rejected.size(), 1u);
+  EXPECT_THAT(h.PluginLog(), HasSubstr("the kubelet rejected the registration"));
+}
+
+TEST_F(E2E, AutoModeUsesTheWatcherWhenTheKubeletCallsGetInfo) {
+  h.kubelet().EnableWatcher();
+  StartAll(PluginHarness::DemoConfig(), {"--registration-mode=auto"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(std::filesystem::path(Resource(kA).endpoint).parent_path(),
+            h.kubelet().plugins_registry_dir());
+  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
+    return h.PluginLog().find("auto: the kubelet's plugin watcher called GetInfo; using watcher "
+                              "mode") != std::string::npos;
+  }, milliseconds(2000)));
+}
+
+TEST_F(E2E, AutoModeFallsBackToKubeletSockWhenNobodyCallsGetInfo) {
+  // The directory exists (a hostPath mount creates it) but no watcher serves it.
+  std::filesystem::create_directories(h.kubelet().plugins_registry_dir());
+  const auto start = Clock::now();
+  StartAll(PluginHarness::DemoConfig(), {"--registration-mode=auto", "--auto-detect-timeout=1"});
+  ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(5000)));
+  ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(5000)));
+  const long ms = MsSince(start);
+  std::cout << "[measured] auto fallback to kubelet.sock: " << ms << " ms (timeout 1000 ms)\n";
+  EXPECT_GE(ms, 1000);
+  EXPECT_EQ(std::filesystem::path(Resource(kA).endpoint).parent_path(),
+            h.kubelet().device_plugin_dir());
+  EXPECT_THAT(h.PluginLog(), HasSubstr("did not call GetInfo within 1000 ms"));
+  EXPECT_TRUE(std::filesystem::is_empty(h.kubelet().plugins_registry_dir()));
+}
+
+// A unix socket file at `path`: listening (alive) or bound and closed (dead).
+int MakeSocketFile(const std::string& path, bool listening) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  if (listening) {
+    ::listen(fd, 1);
+    return fd;
+  }
+  ::close(fd);
+  return -1;
+}
+
+TEST_F(E2E, StaleSocketsOfDeadInstancesAreRemovedAndNothingElse) {
+  const std::string dir = h.kubelet().device_plugin_dir();
+  std::filesystem::create_directories(dir);
+  MakeSocketFile(dir + "/hca_shared_devices_a-deadbeef.sock", false);
+  const int live = MakeSocketFile(dir + "/hca_shared_devices_b-0badf00d.sock", true);
+  MakeSocketFile(dir + "/someone-else-dead.sock", false);
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/hca_shared_devices_a-deadbeef.sock"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/hca_shared_devices_b-0badf00d.sock"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/someone-else-dead.sock"));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("removed stale socket"));
+  ::close(live);
+}
+
+TEST_F(E2E, TwoInstancesServeSideBySideDuringARollingUpdate) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  const std::string old_endpoint = Resource(kA).endpoint;
+  PluginProcess second(PluginBinary(), h.PluginArgs(), h.root() + "/second.log");
+  ASSERT_TRUE(WaitRegistered(kA, 2));
+  const std::string new_endpoint = Resource(kA).endpoint;
+  EXPECT_NE(old_endpoint, new_endpoint);
+  h.plugin().Signal(SIGTERM);  // the old pod goes away
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(2000)), 0);
+  EXPECT_FALSE(std::filesystem::exists(old_endpoint));
+  EXPECT_TRUE(std::filesystem::exists(new_endpoint));
+  SimResource a = Resource(kA);
+  EXPECT_TRUE(a.stream_open);
+  EXPECT_EQ(a.allocatable, 1000);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.WaitExit(milliseconds(2000)), 0);
 }
 
 }  // namespace

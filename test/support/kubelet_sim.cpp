@@ -1,11 +1,17 @@
 #include "test/support/kubelet_sim.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
 #include "absl/status/status.h"
+#include "pkg/api/pluginregistration.grpc.pb.h"
 #include "pkg/config/k8s_names.h"
+#include "pkg/fd/unique_fd.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::testing {
@@ -45,12 +51,27 @@ absl::Status KubeletSimulator::Start() {
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || bound == 0) return absl::UnavailableError("kubelet sim: cannot listen");
+  if (watcher_enabled_) {
+    fs::create_directories(plugins_registry_dir());
+    watcher_stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+    watcher_ = std::thread([this] { WatchRegistry(); });
+  }
   std::lock_guard lock(mu_);
   Note("kubelet started");
   return absl::OkStatus();
 }
 
 void KubeletSimulator::Stop() {
+  if (watcher_.joinable()) {
+    const uint64_t one = 1;
+    ssize_t ignored = ::write(watcher_stop_fd_, &one, sizeof(one));
+    (void)ignored;
+    watcher_.join();
+    ::close(watcher_stop_fd_);
+    watcher_stop_fd_ = -1;
+    std::lock_guard lock(mu_);
+    watched_.clear();
+  }
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_.reset();
@@ -101,16 +122,22 @@ grpc::Status KubeletSimulator::HandleRegister(const v1beta1::RegisterRequest& re
   if (!config::ExtendedResourceNameProblem(name).empty()) {
     return reject(Cat("the ResourceName \"", name, "\" is invalid"));
   }
+  const std::string error = Connect(name, Cat(device_plugin_dir(), "/", request.endpoint()));
+  if (!error.empty()) return reject(error);
+  return grpc::Status::OK;
+}
+
+std::string KubeletSimulator::Connect(const std::string& name, const std::string& endpoint) {
   auto client = std::make_shared<Client>();
-  client->endpoint = Cat(device_plugin_dir(), "/", request.endpoint());
+  client->endpoint = endpoint;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(4 * 1024 * 1024);  // grpc-go's default, as the kubelet
   client->channel = grpc::CreateCustomChannel("unix://" + client->endpoint,
                                               grpc::InsecureChannelCredentials(), args);
   if (!client->channel->WaitForConnected(std::chrono::system_clock::now() +
                                          std::chrono::seconds(10))) {
-    return reject(Cat("failed to dial device plugin: context deadline exceeded (",
-                      client->endpoint, ")"));
+    return Cat("failed to dial device plugin: context deadline exceeded (", client->endpoint,
+               ")");
   }
   client->stub = v1beta1::DevicePlugin::NewStub(client->channel);
   v1beta1::DevicePluginOptions options;
@@ -118,7 +145,7 @@ grpc::Status KubeletSimulator::HandleRegister(const v1beta1::RegisterRequest& re
     grpc::ClientContext ctx;
     v1beta1::Empty empty;
     grpc::Status s = client->stub->GetDevicePluginOptions(&ctx, empty, &options);
-    if (!s.ok()) return reject("failed to get device plugin options: " + s.error_message());
+    if (!s.ok()) return "failed to get device plugin options: " + s.error_message();
   }
   std::lock_guard lock(mu_);
   if (auto old = clients_.find(name); old != clients_.end()) {
@@ -133,7 +160,111 @@ grpc::Status KubeletSimulator::HandleRegister(const v1beta1::RegisterRequest& re
   // The stream starts before Register is answered, as in kubelets since ~1.26.
   consumers_.emplace_back([this, client, name] { Consume(client, name); });
   Note("registered " + name + " at " + client->endpoint);
-  return grpc::Status::OK;
+  return "";
+}
+
+void KubeletSimulator::RejectNextWatcherRegistrations(int n) {
+  std::lock_guard lock(mu_);
+  reject_watcher_ = n;
+}
+
+void KubeletSimulator::RegisterWatched(const std::string& socket_path) {
+  auto channel = grpc::CreateChannel("unix://" + socket_path, grpc::InsecureChannelCredentials());
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    return;
+  }
+  auto reg = pluginregistration::Registration::NewStub(channel);
+  pluginregistration::PluginInfo info;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    if (!reg->GetInfo(&ctx, pluginregistration::InfoRequest(), &info).ok()) return;
+  }
+  auto notify = [&](bool ok, const std::string& error) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    pluginregistration::RegistrationStatus status;
+    status.set_plugin_registered(ok);
+    status.set_error(error);
+    pluginregistration::RegistrationStatusResponse resp;
+    reg->NotifyRegistrationStatus(&ctx, status, &resp);
+    std::lock_guard lock(mu_);
+    if (!ok) state_.rejected.push_back(error);
+    Note(Cat("watcher notified ", info.name(), ": ", ok ? "registered" : error));
+  };
+  if (info.type() != "DevicePlugin") {
+    return notify(false, "RegisterPlugin error -- no handler registered for plugin type: " +
+                             info.type());
+  }
+  bool has_version = false;
+  for (const auto& v : info.supported_versions()) has_version = has_version || v == "v1beta1";
+  if (!has_version) {
+    return notify(false, "plugin validation failed: manager version, v1beta1, is not among "
+                         "plugin supported versions");
+  }
+  if (!config::ExtendedResourceNameProblem(info.name()).empty()) {
+    return notify(false, Cat("plugin validation failed: invalid name of device plugin socket: "
+                             "the ResourceName \"", info.name(), "\" is invalid"));
+  }
+  bool reject = false;
+  {
+    std::lock_guard lock(mu_);
+    watched_[socket_path] = info.name();
+    if (reject_watcher_ > 0) {
+      --reject_watcher_;
+      reject = true;
+    }
+  }
+  if (reject) {
+    return notify(false, "RegisterPlugin error -- plugin registration failed (forced by test)");
+  }
+  const std::string endpoint = info.endpoint().empty() ? socket_path : info.endpoint();
+  const std::string error = Connect(info.name(), endpoint);
+  notify(error.empty(), error.empty() ? "" : "RegisterPlugin error -- " + error);
+}
+
+void KubeletSimulator::WatchRegistry() {
+  UniqueFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  ::inotify_add_watch(in.Get(), plugins_registry_dir().c_str(),
+                      IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
+  auto consider = [&](const std::string& name) {
+    if (name.empty() || name[0] == '.') return;
+    const std::string path = plugins_registry_dir() + "/" + name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+    RegisterWatched(path);
+  };
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(plugins_registry_dir(), ec)) {
+    consider(e.path().filename());
+  }
+  while (true) {
+    pollfd fds[2] = {{in.Get(), POLLIN, 0}, {watcher_stop_fd_, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if (fds[1].revents != 0) return;
+    alignas(inotify_event) char buf[4096];
+    ssize_t n;
+    while ((n = ::read(in.Get(), buf, sizeof(buf))) > 0) {
+      for (char* p = buf; p < buf + n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(p);
+        p += sizeof(inotify_event) + ev->len;
+        const std::string name = ev->len > 0 ? ev->name : "";
+        if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
+          consider(name);
+        } else {
+          // Deleted: deregister, which ends the plugin's stream like the kubelet does.
+          std::lock_guard lock(mu_);
+          auto it = watched_.find(plugins_registry_dir() + "/" + name);
+          if (it == watched_.end()) continue;
+          if (auto c = clients_.find(it->second); c != clients_.end()) {
+            if (c->second->endpoint == it->first) c->second->stream_ctx.TryCancel();
+          }
+          Note("deregistered " + it->second);
+          watched_.erase(it);
+        }
+      }
+    }
+  }
 }
 
 void KubeletSimulator::Consume(std::shared_ptr<Client> client, std::string resource) {

@@ -7,7 +7,12 @@
 //  - a newer registration for the same resource replaces (and cancels) the older stream;
 //  - each ListAndWatch message is a full snapshot: capacity = all, allocatable = "Healthy";
 //    a stream end marks every device unhealthy and is never re-dialled;
-//  - Restart(): stops, removes every socket in device-plugins, starts again.
+//  - Restart(): stops, removes every socket in device-plugins, starts again;
+//  - plugin watcher (EnableWatcher): inotify on <root>/plugins_registry plus a walk at start;
+//    for each new socket: dial, GetInfo (1 s), validate type, versions and name, dial the
+//    endpoint verbatim, GetDevicePluginOptions, start ListAndWatch, then
+//    NotifyRegistrationStatus(true). A failure is notified as (false, reason) and, like the
+//    real kubelet, not retried until the socket is re-created. Deleting a socket deregisters.
 // Thread-safe; waits use a condition variable, never sleeps.
 #pragma once
 
@@ -68,7 +73,13 @@ class KubeletSimulator {
   // Ends the resource's ListAndWatch stream from the kubelet side.
   void CancelStream(const std::string& resource);
 
+  // Serve the plugin-watcher path too (from the next Start()).
+  void EnableWatcher() { watcher_enabled_ = true; }
+  // The next `n` watcher registrations are answered NotifyRegistrationStatus(false).
+  void RejectNextWatcherRegistrations(int n);
+
   std::string device_plugin_dir() const { return root_ + "/device-plugins"; }
+  std::string plugins_registry_dir() const { return root_ + "/plugins_registry"; }
   std::string kubelet_socket() const { return device_plugin_dir() + "/kubelet.sock"; }
 
  private:
@@ -76,6 +87,10 @@ class KubeletSimulator {
   struct Client;
 
   grpc::Status HandleRegister(const v1beta1::RegisterRequest& request);
+  // Dial, options, stream; shared by both registration paths. Empty string on success.
+  std::string Connect(const std::string& resource, const std::string& endpoint);
+  void WatchRegistry();
+  void RegisterWatched(const std::string& socket_path);
   void Consume(std::shared_ptr<Client> client, std::string resource);
   void Note(const std::string& event);  // requires mu_
 
@@ -86,6 +101,11 @@ class KubeletSimulator {
   std::map<std::string, std::shared_ptr<Client>> clients_;  // by resource name
   std::vector<std::thread> consumers_;
   std::unique_ptr<RegistrationService> service_;
+  bool watcher_enabled_ = false;
+  int reject_watcher_ = 0;
+  std::map<std::string, std::string> watched_;  // socket path -> resource name
+  int watcher_stop_fd_ = -1;
+  std::thread watcher_;
   std::unique_ptr<grpc::Server> server_;
 };
 
