@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "pkg/log/log.h"
 #include "pkg/netlink/link_up.h"
@@ -24,6 +25,7 @@ using std::chrono::milliseconds;
 constexpr milliseconds kInitialBackoff{250};
 constexpr milliseconds kMaxBackoff{30000};
 constexpr milliseconds kReloadDebounce{100};
+constexpr milliseconds kEventDebounce{20};
 constexpr std::string_view kKubeletSocketName = "kubelet.sock";
 
 bool PathExists(const std::string& path) {
@@ -117,6 +119,11 @@ int Manager::Run() {
                                             IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
   }
   reload_debounce_ = std::make_unique<Timer>(*loop_, [this] { Reload("config file changed"); });
+  event_debounce_ = std::make_unique<Timer>(*loop_, [this] {
+    const std::string reason = std::exchange(pending_rescan_reason_, "");
+    Rescan(reason);
+  });
+  OpenKernelEventSources();
 
   InitialStart();
   loop_->Run();
@@ -129,8 +136,10 @@ int Manager::Run() {
     res->retry.reset();
   }
   resources_.clear();
+  verbs_.reset();
   periodic_timer_.reset();
   reload_debounce_.reset();
+  event_debounce_.reset();
   log::Info("all servers stopped, own sockets removed; exiting");
   return 0;
 }
@@ -170,6 +179,7 @@ void Manager::InitialStart() {
   for (const auto& rc : config_.resources) StartResource(rc, inventory);
   if (options_.link_up) BringLinksUp(inventory);
   ApplyPeriodicInterval();
+  TrackVerbsDevices();
 }
 
 void Manager::BringLinksUp(const sysfs::NodeInventory& /*inventory*/) {
@@ -184,6 +194,56 @@ void Manager::BringLinksUp(const sysfs::NodeInventory& /*inventory*/) {
       log::Warn(Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
     }
   }
+}
+
+void Manager::OpenKernelEventSources() {
+  if (auto links = netlink::LinkEventSocket::Open(); links.ok()) {
+    link_events_ = std::make_unique<netlink::LinkEventSocket>(std::move(*links));
+    loop_->Add(link_events_->fd(), [this] {
+      if (link_events_->Drain() > 0) RequestRescan("link event");
+    });
+  } else {
+    log::Warn(Cat(std::string(links.status().message()), "; link changes are seen only by "
+                                                         "periodic rescans"));
+  }
+  if (auto uevents = netlink::UeventSocket::Open(); uevents.ok()) {
+    uevents_ = std::make_unique<netlink::UeventSocket>(std::move(*uevents));
+    loop_->Add(uevents_->fd(), [this] {
+      for (const auto& ev : uevents_->Drain()) {
+        if (netlink::UeventTriggersRescan(ev)) {
+          RequestRescan(Cat("uevent ", ev.action, " ", ev.subsystem, " ", ev.devpath));
+        }
+      }
+    });
+  } else {
+    log::Warn(Cat(std::string(uevents.status().message()), "; hot-plug is seen only by "
+                                                            "periodic rescans"));
+  }
+  // Verbs events come from the real devices: only meaningful on the real sysfs.
+  if (options_.sysfs_root == "/sys") {
+    verbs_ = std::make_unique<rdma::VerbsEvents>(
+        [this](int fd, std::function<void()> fn) { loop_->Add(fd, std::move(fn)); },
+        [this](int fd) { loop_->Remove(fd); },
+        [this](std::string what) { RequestRescan(Cat("verbs event ", what)); });
+  }
+}
+
+void Manager::TrackVerbsDevices() {
+  if (!verbs_) return;
+  std::set<std::string> ibdevs;
+  for (const auto& [name, res] : resources_) {
+    for (const auto& fn : res->snapshot->hcas()) {
+      for (const auto& dev : fn.rdma_devices) ibdevs.insert(dev.name);
+    }
+  }
+  verbs_->Track(ibdevs);
+}
+
+void Manager::RequestRescan(std::string reason) {
+  log::Debug(Cat("rescan requested: ", reason));
+  if (!pending_rescan_reason_.empty() || stopping_) return;
+  pending_rescan_reason_ = std::move(reason);
+  event_debounce_->ArmOnce(kEventDebounce);
 }
 
 void Manager::WatchSocketDirs() {
@@ -408,6 +468,7 @@ void Manager::Rescan(std::string_view reason) {
       log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
     }
   }
+  TrackVerbsDevices();
 }
 
 void Manager::Reload(std::string_view reason) {

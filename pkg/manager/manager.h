@@ -13,6 +13,8 @@
 #include "pkg/config/config.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/manager/event_loop.h"
+#include "pkg/netlink/kernel_events.h"
+#include "pkg/rdma/verbs_events.h"
 #include "pkg/server/registrar.h"
 #include "pkg/server/resource_server.h"
 #include "pkg/sysfs/scanner.h"
@@ -59,6 +61,10 @@ class Manager {
   void OnSignal();
   void OnDevicePluginDirEvent();
   void ApplyPeriodicInterval();
+  // Coalesces bursts of kernel events into one rescan shortly after the first.
+  void RequestRescan(std::string reason);
+  void OpenKernelEventSources();
+  void TrackVerbsDevices();
   void BringLinksUp(const sysfs::NodeInventory& inventory);
 
   std::string DevicePluginDir() const;
@@ -83,6 +89,11 @@ class Manager {
   int config_dir_watch_ = -1;
   std::unique_ptr<Timer> periodic_timer_;
   std::unique_ptr<Timer> reload_debounce_;
+  std::unique_ptr<Timer> event_debounce_;
+  std::string pending_rescan_reason_;  // non-empty while a debounced rescan is armed
+  std::unique_ptr<netlink::LinkEventSocket> link_events_;
+  std::unique_ptr<netlink::UeventSocket> uevents_;
+  std::unique_ptr<rdma::VerbsEvents> verbs_;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
   std::set<std::string> known_problems_;
   bool stopping_ = false;

@@ -4,11 +4,13 @@
 #include <net/if.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
+#include <poll.h>
 #include <sched.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "pkg/netlink/kernel_events.h"
 #include "pkg/netlink/link_up.h"
 #include "pkg/netlink/nl_socket.h"
 #include "pkg/netlink/rdma_netns.h"
@@ -91,6 +93,49 @@ TEST(RdmaNetnsCodec, RejectsMalformedReplies) {
   EXPECT_FALSE(DecodeSysGetReply(lying_length).ok());
 }
 
+std::vector<char> Datagram(std::initializer_list<std::string_view> parts) {
+  std::vector<char> out;
+  for (auto p : parts) {
+    out.insert(out.end(), p.begin(), p.end());
+    out.push_back('\0');
+  }
+  return out;
+}
+
+TEST(Uevent, ParsesKernelDatagrams) {
+  auto ev = ParseUevent(Datagram({"add@/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0",
+                                  "ACTION=add",
+                                  "DEVPATH=/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0",
+                                  "SUBSYSTEM=infiniband", "NAME=mlx5_0", "SEQNUM=4242"}));
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->action, "add");
+  EXPECT_EQ(ev->subsystem, "infiniband");
+  EXPECT_EQ(ev->devpath, "/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0");
+  EXPECT_TRUE(UeventTriggersRescan(*ev));
+}
+
+TEST(Uevent, IgnoresUdevRebroadcastsAndJunk) {
+  EXPECT_FALSE(ParseUevent(Datagram({"libudev", "ACTION=add", "SUBSYSTEM=pci"})).has_value());
+  EXPECT_FALSE(ParseUevent(Datagram({"hello"})).has_value());
+  EXPECT_FALSE(ParseUevent(Datagram({"add@/x", "ACTION=add"})).has_value());  // no subsystem
+  EXPECT_FALSE(ParseUevent({}).has_value());
+}
+
+TEST(Uevent, OnlyDeviceChangesThatMatterTriggerRescans) {
+  auto ev = [](std::string action, std::string subsystem) {
+    return Uevent{std::move(action), std::move(subsystem), "/devices/x"};
+  };
+  EXPECT_TRUE(UeventTriggersRescan(ev("remove", "pci")));
+  EXPECT_TRUE(UeventTriggersRescan(ev("bind", "pci")));
+  EXPECT_TRUE(UeventTriggersRescan(ev("add", "infiniband_verbs")));
+  EXPECT_TRUE(UeventTriggersRescan(ev("remove", "infiniband_mad")));
+  EXPECT_TRUE(UeventTriggersRescan(ev("change", "infiniband")));
+  EXPECT_TRUE(UeventTriggersRescan(ev("add", "net")));
+  EXPECT_FALSE(UeventTriggersRescan(ev("change", "net")));
+  EXPECT_FALSE(UeventTriggersRescan(ev("add", "block")));
+  EXPECT_FALSE(UeventTriggersRescan(ev("add", "usb")));
+}
+
 TEST(RdmaNetnsQuery, AnswersOnThisKernel) {
   const NetnsQuery q = QueryRdmaNetnsMode();
   // Machines without ib_core have no NETLINK_RDMA; with it, the mode must be reported.
@@ -124,6 +169,16 @@ TEST_F(LinkUpTest, SetsAVethUp) {
   EXPECT_EQ(*IsLinkUp("rdmadp0"), true);
   EXPECT_EQ(*IsLinkUp("rdmadp1"), false);
   EXPECT_TRUE(SetLinkUp("rdmadp0").ok());  // already up: still fine
+}
+
+TEST_F(LinkUpTest, LinkEventSocketSeesAStateChange) {
+  auto events = LinkEventSocket::Open();
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(events->Drain(), 0);
+  ASSERT_TRUE(SetLinkUp("rdmadp1").ok());
+  pollfd p{events->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 2000), 1) << "no RTM_NEWLINK within 2 s";
+  EXPECT_GE(events->Drain(), 1);
 }
 
 TEST_F(LinkUpTest, MissingLinkIsANamedError) {
