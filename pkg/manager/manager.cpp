@@ -26,6 +26,7 @@ constexpr milliseconds kInitialBackoff{250};
 constexpr milliseconds kMaxBackoff{30000};
 constexpr milliseconds kReloadDebounce{100};
 constexpr milliseconds kEventDebounce{20};
+constexpr milliseconds kRegisterTimeout{5000};
 constexpr std::string_view kKubeletSocketName = "kubelet.sock";
 
 bool PathExists(const std::string& path) {
@@ -67,6 +68,7 @@ struct Manager::Resource {
   std::unique_ptr<server::ResourceServer> server;
   std::unique_ptr<server::KubeletRegistration> registration;
   std::unique_ptr<Timer> retry;
+  std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
   uint64_t attempt = 0;     // registration attempts; stale results are dropped
   uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
   milliseconds backoff = kInitialBackoff;
@@ -136,6 +138,7 @@ int Manager::Run() {
     res->retry.reset();
   }
   resources_.clear();
+  kubelet_channel_.reset();
   verbs_.reset();
   periodic_timer_.reset();
   reload_debounce_.reset();
@@ -306,7 +309,10 @@ void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
   mode_ = mode;
   WatchSocketDirs();
   CleanStaleSockets(SocketDir());
-  for (auto& [name, res] : resources_) Serve(*res);  // moves the socket and registers
+  for (auto& [name, res] : resources_) {
+    res->own_channel.reset();  // the socket moves to the other directory
+    Serve(*res);               // and registers
+  }
 }
 
 void Manager::ApplyPeriodicInterval() {
@@ -380,6 +386,11 @@ void Manager::Register(Resource& res) {
   server::RegistrationRequest req;
   req.own_socket = res.server->socket_path();
   req.kubelet_socket = KubeletSocket();
+  if (!kubelet_channel_) kubelet_channel_ = server::UnixChannel(KubeletSocket());
+  if (!res.own_channel) res.own_channel = server::UnixChannel(req.own_socket);
+  req.own_channel = res.own_channel;
+  req.kubelet_channel = kubelet_channel_;
+  req.register_timeout = kRegisterTimeout;
   req.resource_name = res.config.FullName();
   res.registration = std::make_unique<server::KubeletRegistration>(
       std::move(req), [this, name, attempt](absl::Status status) {

@@ -16,6 +16,15 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
+  grpc::ChannelArguments args;
+  // The peer is local: after a kubelet or server restart, retry within 100 ms, not 1 s+.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel("unix://" + path, grpc::InsecureChannelCredentials(), args);
+}
+
 KubeletRegistration::KubeletRegistration(RegistrationRequest request,
                                          std::function<void(absl::Status)> done)
     : request_(std::move(request)), done_(std::move(done)), thread_([this] { Run(); }) {}
@@ -47,11 +56,10 @@ grpc::Status KubeletRegistration::Call(
 }
 
 void KubeletRegistration::Run() {
-  const auto creds = grpc::InsecureChannelCredentials();
   // 1. Our own socket answers: the kubelet dials it back before answering Register.
   {
-    auto stub = v1beta1::DevicePlugin::NewStub(
-        grpc::CreateChannel("unix://" + request_.own_socket, creds));
+    grpc::experimental::ChannelResetConnectionBackoff(request_.own_channel.get());
+    auto stub = v1beta1::DevicePlugin::NewStub(request_.own_channel);
     v1beta1::Empty empty;
     v1beta1::DevicePluginOptions options;
     grpc::Status s = Call(request_.self_check_timeout, /*wait_for_ready=*/true,
@@ -67,8 +75,8 @@ void KubeletRegistration::Run() {
     }
   }
   // 2. Register. The kubelet answers only after dialing us and fetching options.
-  auto stub = v1beta1::Registration::NewStub(
-      grpc::CreateChannel("unix://" + request_.kubelet_socket, creds));
+  grpc::experimental::ChannelResetConnectionBackoff(request_.kubelet_channel.get());
+  auto stub = v1beta1::Registration::NewStub(request_.kubelet_channel);
   v1beta1::RegisterRequest req;
   req.set_version("v1beta1");
   req.set_endpoint(BaseName(request_.own_socket));  // relative to the device-plugins dir
@@ -76,7 +84,8 @@ void KubeletRegistration::Run() {
   req.mutable_options()->set_pre_start_required(false);
   req.mutable_options()->set_get_preferred_allocation_available(false);
   v1beta1::Empty reply;
-  grpc::Status s = Call(request_.register_timeout, /*wait_for_ready=*/false,
+  // wait_for_ready: a kubelet that just re-created kubelet.sock may still be reconnecting.
+  grpc::Status s = Call(request_.register_timeout, /*wait_for_ready=*/true,
                         [&](grpc::ClientContext* ctx) { return stub->Register(ctx, req, &reply); });
   if (s.error_code() == grpc::StatusCode::CANCELLED) return;
   if (s.ok()) {

@@ -4,23 +4,34 @@
 // Register is called with a deadline. The outcome is reported once through `done`, on the
 // attempt's thread. Destroying the object cancels the RPC in flight and joins the thread;
 // `done` is not called after destruction begins.
+//
+// The channels are long-lived and passed in (see UnixChannel): gRPC 1.51 leaks the socket
+// of a connection attempt cancelled together with its channel, and a kubelet restart
+// cancels attempts routinely. Reused channels also skip a connection setup per attempt.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 
 #include "absl/status/status.h"
 
 namespace rdmadp::server {
 
+// A channel to a unix socket that reconnects quickly after its peer restarts.
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path);
+
 struct RegistrationRequest {
   std::string own_socket;      // absolute path of our socket
   std::string kubelet_socket;  // absolute path of kubelet.sock
+  std::shared_ptr<grpc::Channel> own_channel;      // UnixChannel(own_socket)
+  std::shared_ptr<grpc::Channel> kubelet_channel;  // UnixChannel(kubelet_socket)
   std::string resource_name;   // <prefix>/<name>
   std::chrono::milliseconds self_check_timeout{2000};
   std::chrono::milliseconds register_timeout{10000};

@@ -209,6 +209,9 @@ class RegistrarTest : public ServerTest {
     RegistrationRequest req;
     req.own_socket = socket;
     req.kubelet_socket = kubelet_sock;
+    req.own_channel = UnixChannel(socket);
+    req.kubelet_channel = UnixChannel(kubelet_sock);
+    req.register_timeout = milliseconds(2000);
     req.resource_name = name;
     KubeletRegistration reg(req, [&](absl::Status s) { result.set_value(s); });
     auto future = result.get_future();
@@ -252,6 +255,8 @@ TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
     RegistrationRequest req;
     req.own_socket = tmp.path() + "/nobody-listens.sock";  // self-check waits for it
     req.kubelet_socket = tmp.path() + "/kubelet.sock";
+    req.own_channel = UnixChannel(req.own_socket);
+    req.kubelet_channel = UnixChannel(req.kubelet_socket);
     req.resource_name = "rdma/hca";
     req.self_check_timeout = milliseconds(60000);
     KubeletRegistration reg(req, [&](absl::Status) { called = true; });

@@ -1,0 +1,90 @@
+// 200 kubelet restarts against one plugin process: fds, threads and RSS must not grow.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct ProcessStats {
+  size_t fds = 0;
+  long threads = 0;
+  long rss_kib = 0;
+};
+
+ProcessStats Stats(pid_t pid) {
+  ProcessStats st;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(proc + "/fd")) ++st.fds;
+  std::ifstream status(proc + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Threads:", 0) == 0) st.threads = std::stol(line.substr(8));
+    if (line.rfind("VmRSS:", 0) == 0) st.rss_kib = std::stol(line.substr(6));
+  }
+  return st;
+}
+
+// What each fd points at, for a failure message.
+std::string FdTable(pid_t pid) {
+  std::string out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::error_code ec;
+    out += e.path().filename().string() + " -> " +
+           std::filesystem::read_symlink(e.path(), ec).string() + "\n";
+  }
+  return out;
+}
+
+TEST(Soak, TwoHundredKubeletRestartsLeakNothing) {
+  PluginHarness h;
+  h.AddDemoHcas();
+  h.WriteConfig(PluginHarness::DemoConfig(0));
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  h.StartPlugin();
+  auto registered = [&](int n) {
+    return h.kubelet().WaitFor(
+        [&](const SimState& s) {
+          for (const char* r : {"rdma/hca_shared_devices_a", "rdma/hca_shared_devices_b"}) {
+            auto it = s.resources.find(r);
+            if (it == s.resources.end() || it->second.registrations < n ||
+                !it->second.stream_open) {
+              return false;
+            }
+          }
+          return true;
+        },
+        milliseconds(5000));
+  };
+  ASSERT_TRUE(registered(1));
+  ProcessStats warm;
+  long worst_ms = 0;
+  for (int round = 2; round <= 201; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(h.kubelet().Restart().ok());
+    ASSERT_TRUE(registered(round)) << "round " << round << "\n" << h.PluginLog();
+    worst_ms = std::max<long>(worst_ms, std::chrono::duration_cast<milliseconds>(
+                                            std::chrono::steady_clock::now() - start)
+                                            .count());
+    if (round == 21) warm = Stats(h.plugin().pid());  // after gRPC's pools warmed up
+  }
+  const ProcessStats end = Stats(h.plugin().pid());
+  std::cout << "[measured] 200 kubelet restarts: worst re-registration " << worst_ms
+            << " ms; after 20: " << warm.fds << " fds, " << warm.threads << " threads, "
+            << warm.rss_kib << " KiB RSS; after 200: " << end.fds << " fds, " << end.threads
+            << " threads, " << end.rss_kib << " KiB RSS\n";
+  EXPECT_LE(end.fds, warm.fds + 2) << FdTable(h.plugin().pid());
+  EXPECT_LE(end.threads, warm.threads + 2);
+  EXPECT_LE(end.rss_kib - warm.rss_kib, 2048);
+  EXPECT_LE(worst_ms, 1000);
+  EXPECT_TRUE(h.kubelet().Allocate("rdma/hca_shared_devices_a", {"0"}).ok());
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
