@@ -252,12 +252,12 @@ void Manager::RequestRescan(std::string reason) {
 void Manager::WatchSocketDirs() {
   if (!inotify_fd_.Valid()) return;
   constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
+  if (root_dir_watch_ < 0) {
+    root_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), options_.kubelet_root_dir.c_str(),
+                                          IN_CREATE | IN_MOVED_TO);
+  }
   if (plugin_dir_watch_ < 0) {
     plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
-    if (plugin_dir_watch_ < 0 && !WatcherMode()) {
-      log::Warn(Cat("cannot watch ", DevicePluginDir(), ": ", std::strerror(errno),
-                    "; kubelet restarts will be noticed only through ended streams"));
-    }
   }
   if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_)) {
     registry_dir_watch_ =
@@ -348,6 +348,12 @@ void Manager::Serve(Resource& res) {
   res.registration.reset();
   res.server.reset();
   res.registered = false;
+  if (!PathExists(SocketDir()) && root_dir_watch_ >= 0) {
+    // No polling: the watch on the kubelet root calls Serve again when it appears.
+    log::Warn(Cat(res.config.FullName(), ": ", SocketDir(), " does not exist yet; will serve "
+                  "when the kubelet creates it (is --kubelet-root-dir right?)"));
+    return;
+  }
   const uint64_t generation = ++res.generation;
   const std::string name = res.config.resource_name;
 
@@ -540,6 +546,7 @@ void Manager::OnDevicePluginDirEvent() {
   alignas(inotify_event) char buf[8192];
   bool kubelet_started = false;
   bool config_touched = false;
+  bool dirs_appeared = false;
   std::vector<std::string> lost;
   ssize_t n;
   while ((n = ::read(inotify_fd_.Get(), buf, sizeof(buf))) > 0) {
@@ -551,6 +558,15 @@ void Manager::OnDevicePluginDirEvent() {
           (name == "..data" || name == BaseOf(options_.config_file))) {
         config_touched = true;
       }
+      if (ev->wd == root_dir_watch_ && (name == "device-plugins" || name == "plugins_registry")) {
+        dirs_appeared = true;
+      }
+      if (ev->mask & IN_IGNORED) {  // the directory itself went away; re-watch when it returns
+        if (ev->wd == plugin_dir_watch_) plugin_dir_watch_ = -1;
+        if (ev->wd == registry_dir_watch_) registry_dir_watch_ = -1;
+        if (ev->wd == root_dir_watch_) root_dir_watch_ = -1;
+        continue;
+      }
       if (ev->wd != plugin_dir_watch_ && ev->wd != registry_dir_watch_) continue;
       if (ev->wd == plugin_dir_watch_ && name == kKubeletSocketName &&
           (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
@@ -561,6 +577,12 @@ void Manager::OnDevicePluginDirEvent() {
   }
   if (config_touched) reload_debounce_->ArmOnce(kReloadDebounce);
   if (stopping_) return;
+  if (dirs_appeared) {
+    WatchSocketDirs();
+    for (auto& [rname, res] : resources_) {
+      if (!res->server && PathExists(SocketDir())) Serve(*res);
+    }
+  }
   for (const auto& file : lost) {
     for (auto& [rname, res] : resources_) {
       if (!res->server || BaseOf(res->server->socket_path()) != file) continue;

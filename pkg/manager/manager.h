@@ -86,6 +86,7 @@ class Manager {
   std::unique_ptr<Timer> auto_timer_;
   int plugin_dir_watch_ = -1;
   int registry_dir_watch_ = -1;
+  int root_dir_watch_ = -1;  // the kubelet root, to see the socket directories appear
   int config_dir_watch_ = -1;
   std::unique_ptr<Timer> periodic_timer_;
   std::unique_ptr<Timer> reload_debounce_;

@@ -61,6 +61,11 @@ class E2E : public ::testing::Test {
         },
         timeout);
   }
+  // Waits for a log line (lines written after an event the test saw can lag behind it).
+  bool LogShows(const std::string& text, milliseconds timeout = milliseconds(2000)) {
+    return WaitForFiles(
+        h.root(), [&] { return h.PluginLog().find(text) != std::string::npos; }, timeout);
+  }
   SimResource Resource(const std::string& name) { return h.kubelet().State().resources[name]; }
 
   void StartAll(const std::string& config = PluginHarness::DemoConfig(),
@@ -199,7 +204,7 @@ TEST_F(E2E, YamlConfigAndCustomPrefix) {
       "      linkTypes: [infiniband]\n");
   ASSERT_TRUE(WaitRegistered("example.com/ib_pool"));
   EXPECT_EQ(Resource("example.com/ib_pool").capacity, 63);
-  EXPECT_THAT(h.PluginLog(), HasSubstr("periodic rescans off"));
+  EXPECT_TRUE(LogShows("periodic rescans off"));
 }
 
 TEST_F(E2E, SigtermStopsWithinASecondAndRemovesOnlyOwnSockets) {
@@ -488,6 +493,70 @@ TEST_F(E2E, TwoInstancesServeSideBySideDuringARollingUpdate) {
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
   second.Signal(SIGTERM);
   EXPECT_EQ(second.WaitExit(milliseconds(2000)), 0);
+}
+
+
+TEST_F(E2E, NoSocketDirectoryYetServesWhenTheKubeletCreatesIt) {
+  h.WriteConfig(PluginHarness::DemoConfig());
+  std::filesystem::create_directories(h.kubelet_root());  // root exists, device-plugins not
+  h.StartPlugin();
+  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
+    return h.PluginLog().find("does not exist yet; will serve when the kubelet creates it") !=
+           std::string::npos;
+  }, milliseconds(5000)));
+  const auto start = Clock::now();
+  ASSERT_TRUE(h.kubelet().Start().ok());  // creates device-plugins/ and kubelet.sock
+  ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
+  ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(2000)));
+  std::cout << "[measured] device-plugins/ created -> registered: " << MsSince(start) << " ms\n";
+  EXPECT_THAT(h.PluginLog(), ::testing::Not(HasSubstr("retrying")));
+}
+
+TEST_F(E2E, ConfigMapDataSymlinkSwapReloads) {
+  // The kubelet's atomic writer: config.json -> ..data/config.json, ..data -> ..<timestamp>.
+  namespace fs = std::filesystem;
+  const fs::path dir = h.root() + "/configmap";
+  auto publish = [&](const std::string& version, const std::string& text) {
+    fs::create_directories(dir / version);
+    std::ofstream(dir / version / "config.json") << text;
+    fs::create_directory_symlink(version, dir / "..data_tmp");
+    fs::rename(dir / "..data_tmp", dir / "..data");  // atomic swap: IN_MOVED_TO ..data
+  };
+  publish("..2026_11_21_10_00_00.1", PluginHarness::DemoConfig());
+  fs::create_symlink("..data/config.json", dir / "config.json");
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  h.StartPlugin({"--config-file=" + (dir / "config.json").string()});
+  ASSERT_TRUE(WaitRegistered(kB));
+  const auto start = Clock::now();
+  std::string next = PluginHarness::DemoConfig();
+  next.replace(next.find("500"), 3, "321");
+  publish("..2026_11_21_10_05_00.2", next);
+  fs::remove_all(dir / "..2026_11_21_10_00_00.1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 321; }, milliseconds(3000)));
+  std::cout << "[measured] ConfigMap ..data swap -> new capacity at the kubelet: "
+            << MsSince(start) << " ms\n";
+  EXPECT_EQ(Resource(kA).registrations, 1);  // unchanged resource kept its stream
+  EXPECT_TRUE(Resource(kA).stream_open);
+}
+
+TEST_F(E2E, SigtermWhileRegisterHangsStillExitsWithinASecond) {
+  h.kubelet().SetRegisterDelay(milliseconds(30000));
+  StartAll();
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        return std::any_of(s.events.begin(), s.events.end(), [](const std::string& e) {
+          return e.rfind("register received", 0) == 0;
+        });
+      },
+      milliseconds(5000)));
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGTERM);
+  auto status = h.plugin().WaitExit(milliseconds(1000));
+  ASSERT_TRUE(status.has_value()) << "still running 1 s after SIGTERM";
+  std::cout << "[measured] SIGTERM during a hung Register -> exit: " << MsSince(start)
+            << " ms\n";
+  EXPECT_EQ(*status, 0);
 }
 
 }  // namespace

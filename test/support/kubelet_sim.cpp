@@ -62,6 +62,11 @@ absl::Status KubeletSimulator::Start() {
 }
 
 void KubeletSimulator::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
   if (watcher_.joinable()) {
     const uint64_t one = 1;
     ssize_t ignored = ::write(watcher_stop_fd_, &one, sizeof(one));
@@ -86,6 +91,8 @@ void KubeletSimulator::Stop() {
   for (auto& t : consumers) t.join();
   std::error_code ec;
   fs::remove(kubelet_socket(), ec);
+  std::lock_guard lock(mu_);
+  stopping_ = false;
 }
 
 absl::Status KubeletSimulator::Restart() {
@@ -107,8 +114,21 @@ void KubeletSimulator::Note(const std::string& event) {
   cv_.notify_all();
 }
 
+void KubeletSimulator::SetRegisterDelay(std::chrono::milliseconds delay) {
+  std::lock_guard lock(mu_);
+  register_delay_ = delay;
+}
+
 grpc::Status KubeletSimulator::HandleRegister(const v1beta1::RegisterRequest& request) {
   const std::string& name = request.resource_name();
+  {
+    std::unique_lock lock(mu_);
+    Note("register received " + name);
+    if (register_delay_.count() > 0) {
+      cv_.wait_for(lock, register_delay_, [this] { return stopping_; });
+      if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "kubelet stopping");
+    }
+  }
   auto reject = [&](const std::string& message) {
     std::lock_guard lock(mu_);
     state_.rejected.push_back(message);
@@ -132,6 +152,9 @@ std::string KubeletSimulator::Connect(const std::string& name, const std::string
   client->endpoint = endpoint;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(4 * 1024 * 1024);  // grpc-go's default, as the kubelet
+  // grpc-go dials a fresh connection per registration; gRPC C++ would otherwise share a
+  // process-wide subchannel, with the reconnect back-off of an earlier, broken connection.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   client->channel = grpc::CreateCustomChannel("unix://" + client->endpoint,
                                               grpc::InsecureChannelCredentials(), args);
   if (!client->channel->WaitForConnected(std::chrono::system_clock::now() +

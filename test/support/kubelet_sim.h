@@ -73,6 +73,9 @@ class KubeletSimulator {
   // Ends the resource's ListAndWatch stream from the kubelet side.
   void CancelStream(const std::string& resource);
 
+  // Register calls block this long before being handled (a hung kubelet).
+  void SetRegisterDelay(std::chrono::milliseconds delay);
+
   // Serve the plugin-watcher path too (from the next Start()).
   void EnableWatcher() { watcher_enabled_ = true; }
   // The next `n` watcher registrations are answered NotifyRegistrationStatus(false).
@@ -102,6 +105,8 @@ class KubeletSimulator {
   std::vector<std::thread> consumers_;
   std::unique_ptr<RegistrationService> service_;
   bool watcher_enabled_ = false;
+  std::chrono::milliseconds register_delay_{0};
+  bool stopping_ = false;
   int reject_watcher_ = 0;
   std::map<std::string, std::string> watched_;  // socket path -> resource name
   int watcher_stop_fd_ = -1;
