@@ -42,8 +42,8 @@ bool CheckRdmaNetnsMode() {
       log::Info("kernel too old to report the RDMA netns mode (before 5.2: always shared)");
       return true;
     case Outcome::kNoRdmaNetlink:
-      log::Warn(Cat("cannot check the RDMA netns mode: ", q.detail,
-                    " (is ib_core loaded? continuing)"));
+      log::Warn(
+          Cat("cannot check the RDMA netns mode: ", q.detail, " (is ib_core loaded? continuing)"));
       return true;
     case Outcome::kError:
       break;
@@ -83,8 +83,7 @@ int main(int argc, char** argv) {
   }
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
-  log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT,
-                ")"));
+  log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));
   for (const auto& arg : opts.positional) {
     log::Warn(Cat("ignoring positional argument \"", arg, "\""));
   }

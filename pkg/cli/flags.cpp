@@ -82,8 +82,8 @@ const std::vector<FlagSpec>& Specs() {
          int n = 0;
          auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
          if (ec != std::errc() || ptr != v.data() + v.size() || n < 1 || n > 600) {
-           return absl::InvalidArgumentError(Cat("invalid value \"", v,
-                                                 "\" for -auto-detect-timeout: use 1..600"));
+           return absl::InvalidArgumentError(
+               Cat("invalid value \"", v, "\" for -auto-detect-timeout: use 1..600"));
          }
          o.auto_detect_timeout_seconds = n;
          return absl::OkStatus();
@@ -118,8 +118,8 @@ const std::vector<FlagSpec>& Specs() {
        ShowString(&Options::log_level),
        [](Options& o, std::string_view v) {
          if (v != "debug" && v != "info" && v != "warning" && v != "error") {
-           return absl::InvalidArgumentError(Cat(
-               "invalid value \"", v, "\" for -log-level: use debug, info, warning or error"));
+           return absl::InvalidArgumentError(
+               Cat("invalid value \"", v, "\" for -log-level: use debug, info, warning or error"));
          }
          o.log_level = std::string(v);
          return absl::OkStatus();
@@ -220,11 +220,11 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
 }
 
 std::string Usage(std::string_view program) {
-  std::string out = Cat(
-      "Usage: ", program, " [flags]\n\n",
-      "Kubernetes device plugin that shares the node's RDMA HCAs among pods: one resource\n"
-      "per config entry, each advertising rdmaHcaMax share slots. Flags take one or two\n"
-      "dashes and -flag=value or -flag value.\n\nFlags:\n");
+  std::string out =
+      Cat("Usage: ", program, " [flags]\n\n",
+          "Kubernetes device plugin that shares the node's RDMA HCAs among pods: one resource\n"
+          "per config entry, each advertising rdmaHcaMax share slots. Flags take one or two\n"
+          "dashes and -flag=value or -flag value.\n\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {
     Append(out, "  --", spec.name);
@@ -236,9 +236,9 @@ std::string Usage(std::string_view program) {
     Append(out, "\n");
   }
   Append(out,
-                  "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
-                  "stop the servers,\nremove the plugin's sockets and exit 0.\n"
-                  "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n");
+         "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
+         "stop the servers,\nremove the plugin's sockets and exit 0.\n"
+         "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n");
   return out;
 }
 

@@ -41,7 +41,7 @@ std::string DnsSubdomainProblem(std::string_view s) {
     for (char c : label) {
       if (!IsLowerAlnum(c) && c != '-') {
         return Cat("it contains '", std::string(1, c),
-                            "' (only lowercase letters, digits, '-' and '.')");
+                   "' (only lowercase letters, digits, '-' and '.')");
       }
     }
   }

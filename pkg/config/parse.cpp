@@ -4,17 +4,17 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "pkg/text/cat.h"
 #include "pkg/config/config.h"
 #include "pkg/config/raw_config.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::config {
 namespace {
@@ -83,8 +83,8 @@ void ForEachKnownKey(const YAML::Node& map, const std::string& path,
         if (EqualsIgnoreCase(k, key)) canonical = k;
       }
       if (!canonical.empty()) {
-        r.findings.Warn(key_path, Cat("key matched \"", canonical,
-                                               "\" ignoring case; write \"", canonical, "\""));
+        r.findings.Warn(key_path, Cat("key matched \"", canonical, "\" ignoring case; write \"",
+                                      canonical, "\""));
       }
     }
     if (canonical.empty()) {
@@ -92,8 +92,8 @@ void ForEachKnownKey(const YAML::Node& map, const std::string& path,
       for (auto k : known) {
         if (EditDistance(k, key) <= 3) hint = Cat("; did you mean \"", k, "\"?");
       }
-      r.findings.Error(key_path, Cat("unknown key", hint, " (known keys: ",
-                                              Join(known, ", "), ")"));
+      r.findings.Error(key_path,
+                       Cat("unknown key", hint, " (known keys: ", Join(known, ", "), ")"));
       continue;
     }
     if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
@@ -101,8 +101,7 @@ void ForEachKnownKey(const YAML::Node& map, const std::string& path,
       continue;
     }
     seen.push_back(canonical);
-    fn(canonical, entry.second,
-       path.empty() ? std::string(canonical) : Cat(path, ".", canonical));
+    fn(canonical, entry.second, path.empty() ? std::string(canonical) : Cat(path, ".", canonical));
   }
 }
 
@@ -123,8 +122,7 @@ std::optional<int64_t> ReadInt(const YAML::Node& node, const std::string& path, 
   return std::nullopt;
 }
 
-std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path,
-                                      Reader& r) {
+std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path, Reader& r) {
   if (node.IsScalar() && (node.Tag() == "!" || !r.json)) return node.Scalar();
   r.findings.Error(path, Cat("must be a string, got ", Describe(node)));
   return std::nullopt;
@@ -170,15 +168,15 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
     r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
     return res;
   }
-  ForEachKnownKey(
-      node, path, {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices"}, r,
-      [&](std::string_view key, const YAML::Node& v, const std::string& p) {
-        if (key == "resourceName") res.resource_name = ReadString(v, p, r);
-        if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
-        if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
-        if (key == "selectors") res.selectors = ReadSelectors(v, p, r);
-        if (key == "devices") res.devices = ReadStringList(v, p, r);
-      });
+  ForEachKnownKey(node, path,
+                  {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices"}, r,
+                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+                    if (key == "resourceName") res.resource_name = ReadString(v, p, r);
+                    if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
+                    if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
+                    if (key == "selectors") res.selectors = ReadSelectors(v, p, r);
+                    if (key == "devices") res.devices = ReadStringList(v, p, r);
+                  });
   return res;
 }
 
@@ -201,8 +199,7 @@ RawConfig ReadTop(const YAML::Node& root, Reader& r) {
                       return;
                     }
                     for (size_t i = 0; i < v.size(); ++i) {
-                      raw.resources.push_back(
-                          ReadResource(v[i], Cat("configList[", i, "]"), r));
+                      raw.resources.push_back(ReadResource(v[i], Cat("configList[", i, "]"), r));
                     }
                   });
   return raw;
@@ -222,8 +219,8 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(Cat("config: line ", e.mark.line + 1, " column ",
-                                                   e.mark.column + 1, ": not valid ",
-                                                   reader.json ? "JSON" : "YAML", ": ", e.msg));
+                                          e.mark.column + 1, ": not valid ",
+                                          reader.json ? "JSON" : "YAML", ": ", e.msg));
   }
   const RawConfig raw = ReadTop(root, reader);
   LoadedConfig loaded;
@@ -238,9 +235,8 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(Cat("config: cannot read ", path, ": ",
-                                            std::strerror(errno),
-                                            " (set --config-file to the mounted ConfigMap file)"));
+    return absl::NotFoundError(Cat("config: cannot read ", path, ": ", std::strerror(errno),
+                                   " (set --config-file to the mounted ConfigMap file)"));
   }
   std::stringstream buffer;
   buffer << in.rdbuf();

@@ -5,10 +5,10 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
-#include "pkg/text/cat.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/config/link_types.h"
 #include "pkg/config/raw_config.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::config {
 namespace {
@@ -55,8 +55,7 @@ std::string DriverProblem(std::string_view v) {
   return "";
 }
 
-void ValidateSelectors(const Selectors& in, const std::string& path, Selectors& out,
-                       Findings& f) {
+void ValidateSelectors(const Selectors& in, const std::string& path, Selectors& out, Findings& f) {
   auto pci = [&](const std::vector<std::string>& values, std::string_view key,
                  std::vector<std::string>& dst) {
     for (size_t i = 0; i < values.size(); ++i) {
@@ -105,7 +104,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
       f.Error("periodicUpdateInterval", Cat("must be >= 0 seconds, got ", v));
     } else if (v > kMaxPeriodicUpdateIntervalSeconds) {
       f.Error("periodicUpdateInterval", Cat("must be <= ", kMaxPeriodicUpdateIntervalSeconds,
-                                                     " seconds (one year), got ", v));
+                                            " seconds (one year), got ", v));
     } else {
       config.periodic_update_interval_seconds = v;
     }
@@ -122,11 +121,10 @@ Config Validate(const RawConfig& raw, Findings& f) {
       f.Error(r.path + ".resourceName",
               name.empty() ? std::string("is missing or empty")
                            : Cat("\"", name,
-                                          "\" contains invalid characters (allowed: letters, "
-                                          "digits and '_')"));
+                                 "\" contains invalid characters (allowed: letters, "
+                                 "digits and '_')"));
     } else if (auto [it, inserted] = seen.emplace(name, r.path); !inserted) {
-      f.Error(r.path + ".resourceName",
-              Cat("\"", name, "\" already exists (", it->second, ")"));
+      f.Error(r.path + ".resourceName", Cat("\"", name, "\" already exists (", it->second, ")"));
     }
     rc.resource_name = name;
     if (r.resource_prefix && !r.resource_prefix->empty()) {
@@ -138,8 +136,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
     }
     if (f.errors.size() == errors_before) {
       if (auto p = ExtendedResourceNameProblem(rc.FullName()); !p.empty()) {
-        f.Error(r.path, Cat("the kubelet would reject resource name \"", rc.FullName(),
-                                     "\": ", p));
+        f.Error(r.path, Cat("the kubelet would reject resource name \"", rc.FullName(), "\": ", p));
       }
     }
     rc.rdma_hca_max = r.rdma_hca_max.value_or(0);
@@ -148,21 +145,21 @@ Config Validate(const RawConfig& raw, Findings& f) {
     } else if (rc.rdma_hca_max > kMaxRdmaHcaMax) {
       f.Error(r.path + ".rdmaHcaMax",
               Cat("must be <= ", kMaxRdmaHcaMax,
-                           " (a larger ListAndWatch message exceeds the kubelet's 4 MiB limit), "
-                           "got ",
-                           rc.rdma_hca_max));
+                  " (a larger ListAndWatch message exceeds the kubelet's 4 MiB limit), "
+                  "got ",
+                  rc.rdma_hca_max));
     }
     if (r.selectors.Empty() && r.devices.empty()) {
       f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");
     } else if (!r.selectors.Empty() && !r.devices.empty()) {
-      f.Error(r.path, "cannot specify both \"selectors\" and \"devices\"; move \"devices\" "
-                      "into selectors.ifNames");
+      f.Error(r.path,
+              "cannot specify both \"selectors\" and \"devices\"; move \"devices\" "
+              "into selectors.ifNames");
     } else if (!r.devices.empty()) {
       f.Warn(r.path + ".devices", "deprecated; use selectors.ifNames instead");
       for (size_t i = 0; i < r.devices.size(); ++i) {
         if (auto p = IfNameProblem(r.devices[i]); !p.empty()) {
-          f.Error(Cat(r.path, ".devices[", i, "]"),
-                  Cat("\"", r.devices[i], "\" ", p));
+          f.Error(Cat(r.path, ".devices[", i, "]"), Cat("\"", r.devices[i], "\" ", p));
         }
       }
       rc.selectors.if_names = r.devices;

@@ -69,7 +69,7 @@ struct Manager::Resource {
   std::unique_ptr<server::KubeletRegistration> registration;
   std::unique_ptr<Timer> retry;
   std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
-  uint64_t attempt = 0;     // registration attempts; stale results are dropped
+  uint64_t attempt = 0;                        // registration attempts; stale results are dropped
   uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
   milliseconds backoff = kInitialBackoff;
   bool registered = false;
@@ -206,8 +206,9 @@ void Manager::OpenKernelEventSources() {
       if (link_events_->Drain() > 0) RequestRescan("link event");
     });
   } else {
-    log::Warn(Cat(std::string(links.status().message()), "; link changes are seen only by "
-                                                         "periodic rescans"));
+    log::Warn(Cat(std::string(links.status().message()),
+                  "; link changes are seen only by "
+                  "periodic rescans"));
   }
   if (auto uevents = netlink::UeventSocket::Open(); uevents.ok()) {
     uevents_ = std::make_unique<netlink::UeventSocket>(std::move(*uevents));
@@ -219,8 +220,9 @@ void Manager::OpenKernelEventSources() {
       }
     });
   } else {
-    log::Warn(Cat(std::string(uevents.status().message()), "; hot-plug is seen only by "
-                                                            "periodic rescans"));
+    log::Warn(Cat(std::string(uevents.status().message()),
+                  "; hot-plug is seen only by "
+                  "periodic rescans"));
   }
   // Verbs events come from the real devices: only meaningful on the real sysfs.
   if (options_.sysfs_root == "/sys") {
@@ -276,8 +278,7 @@ void Manager::CleanStaleSockets(const std::string& dir) {
     const auto dash = stem.rfind('-');
     if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
     const std::string id = stem.substr(dash + 1);
-    if (id == instance_id_ ||
-        id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (id == instance_id_ || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
       continue;
     }
     const std::string resource = stem.substr(0, dash);
@@ -293,8 +294,7 @@ void Manager::CleanStaleSockets(const std::string& dir) {
 
 void Manager::OnWatcherGetInfo() {
   if (auto_deciding_) {
-    DecideAutoMode(cli::RegistrationMode::kWatcher,
-                   "the kubelet's plugin watcher called GetInfo");
+    DecideAutoMode(cli::RegistrationMode::kWatcher, "the kubelet's plugin watcher called GetInfo");
   }
 }
 
@@ -302,9 +302,9 @@ void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
   if (!auto_deciding_) return;
   auto_deciding_ = false;
   auto_timer_.reset();
-  log::Info(Cat("auto: ", why, "; using ",
-                mode == cli::RegistrationMode::kWatcher ? "watcher mode"
-                                                        : "kubelet.sock registration"));
+  log::Info(
+      Cat("auto: ", why, "; using ",
+          mode == cli::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
   if (mode == mode_) return;
   mode_ = mode;
   WatchSocketDirs();
@@ -336,8 +336,9 @@ void Manager::StartResource(const config::ResourceConfig& rc,
   res->snapshot = pool::PoolSnapshot::Build(rc, inventory);
   log::Info(Describe(*res->snapshot));
   if (res->snapshot->hcas().empty()) {
-    log::Warn(Cat(rc.FullName(), ": no RDMA device matches its selectors; registering with 0 "
-                                 "devices (run with --log-level=debug to see what was found)"));
+    log::Warn(Cat(rc.FullName(),
+                  ": no RDMA device matches its selectors; registering with 0 "
+                  "devices (run with --log-level=debug to see what was found)"));
   }
   Resource& ref = *res;
   resources_[rc.resource_name] = std::move(res);
@@ -350,7 +351,8 @@ void Manager::Serve(Resource& res) {
   res.registered = false;
   if (!PathExists(SocketDir()) && root_dir_watch_ >= 0) {
     // No polling: the watch on the kubelet root calls Serve again when it appears.
-    log::Warn(Cat(res.config.FullName(), ": ", SocketDir(), " does not exist yet; will serve "
+    log::Warn(Cat(res.config.FullName(), ": ", SocketDir(),
+                  " does not exist yet; will serve "
                   "when the kubelet creates it (is --kubelet-root-dir right?)"));
     return;
   }
@@ -446,8 +448,9 @@ void Manager::OnStreamEnded(const std::string& name, uint64_t generation, uint64
     log::Debug(Cat(res.config.FullName(), ": older ListAndWatch stream ", stream, " ended"));
     return;
   }
-  log::Warn(Cat(res.config.FullName(), ": the kubelet's ListAndWatch stream ended; "
-                                       "registering again"));
+  log::Warn(Cat(res.config.FullName(),
+                ": the kubelet's ListAndWatch stream ended; "
+                "registering again"));
   if (WatcherMode()) {
     Serve(res);
   } else {

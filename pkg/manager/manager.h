@@ -96,7 +96,7 @@ class Manager {
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
-  std::shared_ptr<grpc::Channel> kubelet_channel_;  // long-lived, see registrar.h
+  std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;
   bool stopping_ = false;
 };

@@ -3,8 +3,8 @@
 #include <net/if.h>
 #include <netlink/route/link.h>
 
-#include "pkg/text/cat.h"
 #include "pkg/netlink/nl_socket.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::netlink {
 namespace {

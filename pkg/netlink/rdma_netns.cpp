@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "pkg/text/cat.h"
 #include "pkg/netlink/nl_socket.h"
+#include "pkg/text/cat.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
@@ -40,8 +40,8 @@ NetnsQuery QueryRdmaNetnsMode() {
   unsigned char* buf = nullptr;
   const int n = nl_recv(sock.get(), &peer, &buf, nullptr);
   if (n <= 0) {
-    q.detail = Cat("no answer to the netns-mode query: ",
-                            n == 0 ? "connection closed" : nl_geterror(n));
+    q.detail =
+        Cat("no answer to the netns-mode query: ", n == 0 ? "connection closed" : nl_geterror(n));
     return q;
   }
   auto decoded = DecodeSysGetReply({buf, static_cast<size_t>(n)});

@@ -10,10 +10,10 @@ namespace rdmadp::netlink {
 
 struct NetnsQuery {
   enum class Outcome {
-    kMode,         // `mode` is valid
+    kMode,           // `mode` is valid
     kNoRdmaNetlink,  // kernel without NETLINK_RDMA (ib_core not loaded, or no RDMA at all)
-    kOldKernel,    // kernel answers EINVAL: RDMA netlink without SYS_GET (< 5.2)
-    kError,        // anything else; `detail` says what
+    kOldKernel,      // kernel answers EINVAL: RDMA netlink without SYS_GET (< 5.2)
+    kError,          // anything else; `detail` says what
   };
   Outcome outcome = Outcome::kError;
   NetnsMode mode = NetnsMode::kUnknown;

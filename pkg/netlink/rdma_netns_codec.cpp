@@ -59,8 +59,8 @@ absl::StatusOr<NetnsMode> DecodeSysGetReply(std::span<const uint8_t> bytes) {
   std::memcpy(aligned.data(), bytes.data(), bytes.size());
   auto* hdr = reinterpret_cast<nlmsghdr*>(aligned.data());
   if (hdr->nlmsg_len < sizeof(nlmsghdr) || hdr->nlmsg_len > bytes.size()) {
-    return absl::DataLossError(Cat("netlink reply length ", hdr->nlmsg_len,
-                                            " does not fit the ", bytes.size(), " bytes received"));
+    return absl::DataLossError(Cat("netlink reply length ", hdr->nlmsg_len, " does not fit the ",
+                                   bytes.size(), " bytes received"));
   }
   if (hdr->nlmsg_type == NLMSG_ERROR) {
     if (hdr->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) {

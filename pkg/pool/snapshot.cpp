@@ -4,8 +4,8 @@
 #include <charconv>
 #include <set>
 
-#include "pkg/text/cat.h"
 #include "pkg/pool/selector.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::pool {
 namespace {
@@ -56,8 +56,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(const config::ResourceCo
     spec->set_host_path(path);
     spec->set_permissions("rwm");
   }
-  FillDevices(snap->list_response_, snap->advertised_.slots, healthy,
-              snap->advertised_.numa_nodes);
+  FillDevices(snap->list_response_, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);
   if (snap->list_response_.ByteSizeLong() > kKubeletMaxMessageBytes) {
     // Only reachable with many NUMA nodes near the rdmaHcaMax bound: losing alignment
     // hints beats a message the kubelet refuses.

@@ -62,9 +62,8 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
   allocations_.fetch_add(1, std::memory_order_relaxed);
   if (log::Enabled(log::Level::kDebug)) {
     log::Debug(Cat("Allocate ", snap->resource().FullName(), ": ",
-                   request->container_requests_size(), " container(s), ",
-                   snap->hcas().size(), " HCA(s), ",
-                   snap->container_response().devices_size(), " device node(s) each"));
+                   request->container_requests_size(), " container(s), ", snap->hcas().size(),
+                   " HCA(s), ", snap->container_response().devices_size(), " device node(s) each"));
   }
   return Done(ctx, grpc::Status::OK);
 }

@@ -43,7 +43,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
 class WatcherRegistrationService final : public pluginregistration::Registration::CallbackService {
  public:
   struct Hooks {
-    std::function<void()> on_get_info;                              // gRPC thread
+    std::function<void()> on_get_info;                                  // gRPC thread
     std::function<void(bool registered, std::string error)> on_status;  // gRPC thread
   };
   WatcherRegistrationService(std::string resource_name, std::string endpoint, Hooks hooks)

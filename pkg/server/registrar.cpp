@@ -62,14 +62,14 @@ void KubeletRegistration::Run() {
     auto stub = v1beta1::DevicePlugin::NewStub(request_.own_channel);
     v1beta1::Empty empty;
     v1beta1::DevicePluginOptions options;
-    grpc::Status s = Call(request_.self_check_timeout, /*wait_for_ready=*/true,
-                          [&](grpc::ClientContext* ctx) {
-                            return stub->GetDevicePluginOptions(ctx, empty, &options);
-                          });
+    grpc::Status s =
+        Call(request_.self_check_timeout, /*wait_for_ready=*/true, [&](grpc::ClientContext* ctx) {
+          return stub->GetDevicePluginOptions(ctx, empty, &options);
+        });
     if (!s.ok()) {
       if (s.error_code() != grpc::StatusCode::CANCELLED) {
-        done_(absl::UnavailableError(Cat("own socket ", request_.own_socket,
-                                         " does not answer: ", s.error_message())));
+        done_(absl::UnavailableError(
+            Cat("own socket ", request_.own_socket, " does not answer: ", s.error_message())));
       }
       return;
     }

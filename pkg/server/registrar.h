@@ -10,15 +10,15 @@
 // cancels attempts routinely. Reused channels also skip a connection setup per attempt.
 #pragma once
 
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <grpcpp/channel.h>
-#include <grpcpp/client_context.h>
 
 #include "absl/status/status.h"
 
@@ -28,11 +28,11 @@ namespace rdmadp::server {
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path);
 
 struct RegistrationRequest {
-  std::string own_socket;      // absolute path of our socket
-  std::string kubelet_socket;  // absolute path of kubelet.sock
+  std::string own_socket;                          // absolute path of our socket
+  std::string kubelet_socket;                      // absolute path of kubelet.sock
   std::shared_ptr<grpc::Channel> own_channel;      // UnixChannel(own_socket)
   std::shared_ptr<grpc::Channel> kubelet_channel;  // UnixChannel(kubelet_socket)
-  std::string resource_name;   // <prefix>/<name>
+  std::string resource_name;                       // <prefix>/<name>
   std::chrono::milliseconds self_check_timeout{2000};
   std::chrono::milliseconds register_timeout{10000};
 };

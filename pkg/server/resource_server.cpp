@@ -1,14 +1,13 @@
 #include "pkg/server/resource_server.h"
 
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server_builder.h>
 
 #include "absl/status/status.h"
 #include "pkg/text/cat.h"
@@ -28,14 +27,14 @@ ResourceServer::ResourceServer(ResourceServerOptions options, pool::SnapshotPtr 
       hub_(std::move(initial), options_.on_stream_end),
       plugin_(&hub_) {}
 
-absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(
-    ResourceServerOptions options, pool::SnapshotPtr initial) {
+absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceServerOptions options,
+                                                                      pool::SnapshotPtr initial) {
   const std::string dir = DirName(options.socket_path);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        Cat("socket directory ", dir, " does not exist (is the kubelet running, and is "
-            "--kubelet-root-dir right?)"));
+    return absl::FailedPreconditionError(Cat("socket directory ", dir,
+                                             " does not exist (is the kubelet running, and is "
+                                             "--kubelet-root-dir right?)"));
   }
   // Our socket names are unique per instance, so a file at this path is ours from before.
   if (::unlink(options.socket_path.c_str()) != 0 && errno != ENOENT) {
@@ -55,8 +54,8 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(
   }
   rs->server_ = builder.BuildAndStart();
   if (!rs->server_ || bound == 0) {
-    return absl::UnavailableError(Cat("cannot listen on ", rs->options_.socket_path,
-                                      ": check that ", dir, " is writable"));
+    return absl::UnavailableError(
+        Cat("cannot listen on ", rs->options_.socket_path, ": check that ", dir, " is writable"));
   }
   return rs;
 }

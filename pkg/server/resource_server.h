@@ -3,11 +3,11 @@
 // Created and destroyed on the event-loop thread; Publish() is called there too.
 #pragma once
 
+#include <grpcpp/server.h>
+
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <grpcpp/server.h>
 
 #include "absl/status/statusor.h"
 #include "pkg/pool/snapshot.h"
@@ -20,7 +20,7 @@ struct ResourceServerOptions {
   std::string socket_path;  // absolute
   // Also serve pluginregistration.Registration (watcher and auto modes).
   bool serve_watcher_registration = false;
-  StreamHub::StreamEndFn on_stream_end;      // gRPC thread
+  StreamHub::StreamEndFn on_stream_end;       // gRPC thread
   WatcherRegistrationService::Hooks watcher;  // gRPC thread
 };
 

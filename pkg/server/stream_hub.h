@@ -4,13 +4,13 @@
 // The lock guards only pointer swaps and the stream list, never I/O.
 #pragma once
 
+#include <grpcpp/support/server_callback.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
-
-#include <grpcpp/support/server_callback.h>
 
 #include "pkg/pool/snapshot.h"
 

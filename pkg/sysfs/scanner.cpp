@@ -9,10 +9,10 @@
 #include <map>
 #include <optional>
 
-#include "pkg/text/cat.h"
 #include "pkg/config/link_types.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/sysfs/sysfs_parse.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::sysfs {
 namespace {
@@ -145,8 +145,7 @@ NodeInventory Scanner::Scan() const {
     } else if (!has(CharDevKind::kUmad)) {
       fn.not_rdma_reason = "no umad char device (is ib_umad loaded?)";
     } else if (!inv.rdma_cm_present) {
-      fn.not_rdma_reason = Cat(rdma_cm_path,
-                                        " is missing (load rdma_ucm; mount the host's /dev)");
+      fn.not_rdma_reason = Cat(rdma_cm_path, " is missing (load rdma_ucm; mount the host's /dev)");
     } else {
       fn.rdma_capable = true;
     }

@@ -13,8 +13,7 @@ namespace detail {
 inline void AppendOne(std::string& out, std::string_view s) { out.append(s); }
 inline void AppendOne(std::string& out, char c) { out.push_back(c); }
 template <std::integral T>
-  requires(!std::same_as<T, char> && !std::same_as<T, bool>)
-void AppendOne(std::string& out, T v) {
+requires(!std::same_as<T, char> && !std::same_as<T, bool>) void AppendOne(std::string& out, T v) {
   out.append(std::to_string(v));
 }
 }  // namespace detail

@@ -29,7 +29,8 @@ int main() {
     std::fprintf(stderr, "demo: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  Say("fake node at " + h.root() + "/node: 4 ConnectX HCAs (2 InfiniBand on NUMA 0, 2 RoCE on "
+  Say("fake node at " + h.root() +
+      "/node: 4 ConnectX HCAs (2 InfiniBand on NUMA 0, 2 RoCE on "
       "NUMA 1) and one Intel NIC without RDMA");
   Say("config:\n" + PluginHarness::DemoConfig());
   Say("starting the plugin: " + PluginBinary() + " " + Join(h.PluginArgs(), " "));
@@ -46,8 +47,8 @@ int main() {
         return true;
       },
       milliseconds(10000));
-  const auto ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
-                                                           start).count();
+  const auto ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count();
   if (!ready) {
     Say("the plugin did not register both resources within 10 s");
     return 1;
@@ -74,8 +75,8 @@ int main() {
     return 1;
   }
   for (const auto& spec : alloc->container_responses(0).devices()) {
-    Say(Cat("  device ", spec.host_path(), " -> ", spec.container_path(), " (",
-            spec.permissions(), ")"));
+    Say(Cat("  device ", spec.host_path(), " -> ", spec.container_path(), " (", spec.permissions(),
+            ")"));
   }
 
   Say("sending SIGTERM to the plugin");
@@ -85,7 +86,6 @@ int main() {
   for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
     if (e.path().filename() != "kubelet.sock") ++leftover;
   }
-  Say(Cat("plugin exited with status ", status.value_or(-1), "; plugin sockets left: ",
-          leftover));
+  Say(Cat("plugin exited with status ", status.value_or(-1), "; plugin sockets left: ", leftover));
   return status == 0 && leftover == 0 ? 0 : 1;
 }

@@ -59,12 +59,14 @@ const BadConfig kBadConfigs[] = {
      R"({"configList": [{"resourceName": "a", "resourcePrefix": "kubernetes.io", "devices": ["ib0"]}]})",
      "the kubernetes.io domain is reserved"},
     {"NegativeMax",
-     R"({"configList": [)" OK_ENTRY R"(, {"resourceName": "b", "rdmaHcaMax": -3, "devices": ["ib0"]}]})",
+     R"({"configList": [)" OK_ENTRY
+     R"(, {"resourceName": "b", "rdmaHcaMax": -3, "devices": ["ib0"]}]})",
      "config: configList[1].rdmaHcaMax: must be >= 0, got -3"},
     {"MaxOverKubeletLimit",
      R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 200000, "devices": ["ib0"]}]})",
      "config: configList[0].rdmaHcaMax: must be <= 100000"},
-    {"MaxFloat", R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1.5, "devices": ["ib0"]}]})",
+    {"MaxFloat",
+     R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1.5, "devices": ["ib0"]}]})",
      "config: configList[0].rdmaHcaMax: must be an integer, got the value 1.5"},
     {"MaxString",
      R"({"configList": [{"resourceName": "a", "rdmaHcaMax": "10", "devices": ["ib0"]}]})",
@@ -118,9 +120,10 @@ TEST_P(BadConfigTest, ExitsOneWithAOneLineMessageAndNoSocket) {
   std::ofstream(config) << c.text;
   const std::string plugins = tmp.path() + "/kubelet/device-plugins";
   std::filesystem::create_directories(plugins);
-  RunResult r = RunToExit({"--config-file=" + config, "--kubelet-root-dir=" + tmp.path() + "/kubelet",
-                           "--sysfs-root=" + tmp.path() + "/sys", "--no-link-up"},
-                          std::chrono::milliseconds(10000));
+  RunResult r =
+      RunToExit({"--config-file=" + config, "--kubelet-root-dir=" + tmp.path() + "/kubelet",
+                 "--sysfs-root=" + tmp.path() + "/sys", "--no-link-up"},
+                std::chrono::milliseconds(10000));
   EXPECT_EQ(r.status, 1) << r.output;
   // The expected text sits on a single line of the output.
   bool on_one_line = false;
@@ -154,8 +157,8 @@ TEST(BadFlags, UnknownFlagPrintsUsageAndExitsTwo) {
 TEST(Flags, VersionAndHelpExitZero) {
   RunResult v = RunToExit({"-v"}, std::chrono::seconds(10));
   EXPECT_EQ(v.status, 0);
-  EXPECT_THAT(v.output, ::testing::MatchesRegex(
-                            "k8s-rdma-shared-dp version:[^,]+, commit:[^,]+, date:.+\n"));
+  EXPECT_THAT(v.output,
+              ::testing::MatchesRegex("k8s-rdma-shared-dp version:[^,]+, commit:[^,]+, date:.+\n"));
   RunResult h = RunToExit({"--help"}, std::chrono::seconds(10));
   EXPECT_EQ(h.status, 0);
   EXPECT_THAT(h.output, HasSubstr("--registration-mode kubelet|watcher|auto"));

@@ -2,7 +2,6 @@
 // measured delays are printed so regressions are visible in the log.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -18,17 +17,16 @@
 namespace rdmadp::testing {
 namespace {
 
+using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kA[] = "rdma/hca_shared_devices_a";
 constexpr char kB[] = "rdma/hca_shared_devices_b";
 
 long MsSince(Clock::time_point t) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
 }
 
 class E2E : public ::testing::Test {
@@ -161,7 +159,8 @@ TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
      "selectors": {"deviceIDs": ["0x1017"], "drivers": ["mlx5_core"], "ifNames": ["enp19s0f0np0", "ib0"]}},
     {"resourceName": "intel_nic_has_no_rdma", "rdmaHcaMax": 3, "selectors": {"vendors": ["8086"]}}
   ]})");
-  for (const char* r : {"rdma/by_ifname", "rdma/by_device_and_driver", "rdma/intel_nic_has_no_rdma"}) {
+  for (const char* r :
+       {"rdma/by_ifname", "rdma/by_device_and_driver", "rdma/intel_nic_has_no_rdma"}) {
     ASSERT_TRUE(WaitRegistered(r)) << r;
   }
   auto paths = [&](const std::string& r) {
@@ -175,10 +174,10 @@ TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
   EXPECT_THAT(paths("rdma/by_ifname"),
               ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
                           "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"));
-  EXPECT_THAT(paths("rdma/by_device_and_driver"),
-              ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0",
-                          "/dev/infiniband/uverbs0", "/dev/infiniband/umad3",
-                          "/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
+  EXPECT_THAT(
+      paths("rdma/by_device_and_driver"),
+      ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0", "/dev/infiniband/uverbs0",
+                  "/dev/infiniband/umad3", "/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
   EXPECT_EQ(Resource("rdma/intel_nic_has_no_rdma").capacity, 0);
 }
 
@@ -244,15 +243,15 @@ TEST_F(E2E, PeriodicRescanReportsPortHealthAndRecovers) {
   // One HCA still has an ACTIVE port: the pool stays healthy and nothing is pushed.
   h.node().SetPortState("mlx5_1", 1, "1: DOWN");
   const auto down_at = Clock::now();
-  ASSERT_TRUE(WaitSnapshot(kA, [](const auto& m) { return AllHealth(m, "Unhealthy"); },
-                           milliseconds(5000)));
+  ASSERT_TRUE(WaitSnapshot(
+      kA, [](const auto& m) { return AllHealth(m, "Unhealthy"); }, milliseconds(5000)));
   std::cout << "[measured] port down -> Unhealthy at the kubelet (1 s interval): "
             << MsSince(down_at) << " ms\n";
   EXPECT_EQ(Resource(kA).allocatable, 0);
   EXPECT_EQ(Resource(kA).capacity, 1000);
   h.node().SetPortState("mlx5_1", 1, "4: ACTIVE");
-  ASSERT_TRUE(WaitSnapshot(kA, [](const auto& m) { return AllHealth(m, "Healthy"); },
-                           milliseconds(5000)));
+  ASSERT_TRUE(WaitSnapshot(
+      kA, [](const auto& m) { return AllHealth(m, "Healthy"); }, milliseconds(5000)));
   EXPECT_EQ(Resource(kA).allocatable, 1000);
   // Resource b never changed: exactly one message.
   EXPECT_EQ(Resource(kB).snapshots.size(), 1u);
@@ -318,7 +317,8 @@ TEST_F(E2E, PluginStartedBeforeTheKubeletRegistersWhenItAppears) {
     for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_socket() ? 1 : 0;
     return n;
   };
-  ASSERT_TRUE(WaitForFiles(dir, [&] { return count_sockets() == 2; }, milliseconds(5000)));
+  ASSERT_TRUE(WaitForFiles(
+      dir, [&] { return count_sockets() == 2; }, milliseconds(5000)));
   const auto start = Clock::now();
   ASSERT_TRUE(h.kubelet().Start().ok());
   ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
@@ -340,8 +340,8 @@ TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
   const auto start = Clock::now();
   h.plugin().Signal(SIGHUP);
   ASSERT_TRUE(WaitRegistered("rdma/hca_shared_devices_c", 1, milliseconds(2000)));
-  ASSERT_TRUE(h.kubelet().WaitFor(
-      [](const SimState& s) { return !s.resources.at(kB).stream_open; }, milliseconds(2000)));
+  ASSERT_TRUE(h.kubelet().WaitFor([](const SimState& s) { return !s.resources.at(kB).stream_open; },
+                                  milliseconds(2000)));
   std::cout << "[measured] SIGHUP -> new resource registered: " << MsSince(start) << " ms\n";
   SimResource a = Resource(kA);
   EXPECT_EQ(a.registrations, 1);  // unchanged: same socket, same stream
@@ -379,11 +379,10 @@ TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   ]})");
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
-  std::cout << "[measured] config file replaced -> new capacity at the kubelet: "
-            << MsSince(start) << " ms\n";
+  std::cout << "[measured] config file replaced -> new capacity at the kubelet: " << MsSince(start)
+            << " ms\n";
   EXPECT_EQ(Resource(kA).registrations, 1);
 }
-
 
 TEST_F(E2E, WatcherModeRegistersThroughPluginsRegistry) {
   h.kubelet().EnableWatcher();
@@ -394,9 +393,13 @@ TEST_F(E2E, WatcherModeRegistersThroughPluginsRegistry) {
   EXPECT_EQ(std::filesystem::path(a.endpoint).parent_path(), h.kubelet().plugins_registry_dir());
   EXPECT_EQ(a.capacity, 1000);
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"3"}).ok());
-  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
-    return h.PluginLog().find("registered by the kubelet's plugin watcher") != std::string::npos;
-  }, milliseconds(2000)));
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("registered by the kubelet's plugin watcher") !=
+               std::string::npos;
+      },
+      milliseconds(2000)));
   // Nothing registered through kubelet.sock.
   for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
     EXPECT_EQ(e.path().filename(), "kubelet.sock");
@@ -422,10 +425,14 @@ TEST_F(E2E, AutoModeUsesTheWatcherWhenTheKubeletCallsGetInfo) {
   ASSERT_TRUE(WaitRegistered(kA));
   EXPECT_EQ(std::filesystem::path(Resource(kA).endpoint).parent_path(),
             h.kubelet().plugins_registry_dir());
-  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
-    return h.PluginLog().find("auto: the kubelet's plugin watcher called GetInfo; using watcher "
-                              "mode") != std::string::npos;
-  }, milliseconds(2000)));
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find(
+                   "auto: the kubelet's plugin watcher called GetInfo; using watcher "
+                   "mode") != std::string::npos;
+      },
+      milliseconds(2000)));
 }
 
 TEST_F(E2E, AutoModeFallsBackToKubeletSockWhenNobodyCallsGetInfo) {
@@ -495,15 +502,17 @@ TEST_F(E2E, TwoInstancesServeSideBySideDuringARollingUpdate) {
   EXPECT_EQ(second.WaitExit(milliseconds(2000)), 0);
 }
 
-
 TEST_F(E2E, NoSocketDirectoryYetServesWhenTheKubeletCreatesIt) {
   h.WriteConfig(PluginHarness::DemoConfig());
   std::filesystem::create_directories(h.kubelet_root());  // root exists, device-plugins not
   h.StartPlugin();
-  ASSERT_TRUE(WaitForFiles(h.root(), [&] {
-    return h.PluginLog().find("does not exist yet; will serve when the kubelet creates it") !=
-           std::string::npos;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("does not exist yet; will serve when the kubelet creates it") !=
+               std::string::npos;
+      },
+      milliseconds(5000)));
   const auto start = Clock::now();
   ASSERT_TRUE(h.kubelet().Start().ok());  // creates device-plugins/ and kubelet.sock
   ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
@@ -534,8 +543,8 @@ TEST_F(E2E, ConfigMapDataSymlinkSwapReloads) {
   fs::remove_all(dir / "..2026_11_21_10_00_00.1");
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) { return s.resources.at(kB).capacity == 321; }, milliseconds(3000)));
-  std::cout << "[measured] ConfigMap ..data swap -> new capacity at the kubelet: "
-            << MsSince(start) << " ms\n";
+  std::cout << "[measured] ConfigMap ..data swap -> new capacity at the kubelet: " << MsSince(start)
+            << " ms\n";
   EXPECT_EQ(Resource(kA).registrations, 1);  // unchanged resource kept its stream
   EXPECT_TRUE(Resource(kA).stream_open);
 }
@@ -554,8 +563,7 @@ TEST_F(E2E, SigtermWhileRegisterHangsStillExitsWithinASecond) {
   h.plugin().Signal(SIGTERM);
   auto status = h.plugin().WaitExit(milliseconds(1000));
   ASSERT_TRUE(status.has_value()) << "still running 1 s after SIGTERM";
-  std::cout << "[measured] SIGTERM during a hung Register -> exit: " << MsSince(start)
-            << " ms\n";
+  std::cout << "[measured] SIGTERM during a hung Register -> exit: " << MsSince(start) << " ms\n";
   EXPECT_EQ(*status, 0);
 }
 

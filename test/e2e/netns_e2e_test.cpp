@@ -27,7 +27,7 @@ constexpr char kA[] = "rdma/hca_shared_devices_a";
 
 // Enters the namespaces once for the whole binary; returns "" or why it could not.
 const std::string& EnterPrivateNamespaces() {
-  static const std::string why = [] () -> std::string {
+  static const std::string why = []() -> std::string {
     if (::unshare(CLONE_NEWNET | CLONE_NEWNS) != 0) {
       return std::string("unshare(CLONE_NEWNET|CLONE_NEWNS): ") + std::strerror(errno);
     }

@@ -74,9 +74,9 @@ TEST(Soak, TwoHundredKubeletRestartsLeakNothing) {
     // From the moment the new kubelet listens: the simulator's own stop is not ours to time.
     const auto start = std::chrono::steady_clock::now();
     ASSERT_TRUE(registered(round)) << "round " << round << "\n" << h.PluginLog();
-    worst_ms = std::max<long>(worst_ms, std::chrono::duration_cast<milliseconds>(
-                                            std::chrono::steady_clock::now() - start)
-                                            .count());
+    worst_ms = std::max<long>(
+        worst_ms,
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count());
     if (round == 21) warm = Stats(h.plugin().pid());  // after gRPC's pools warmed up
     if (round > 21) {
       const ProcessStats now = Stats(h.plugin().pid());
@@ -89,9 +89,10 @@ TEST(Soak, TwoHundredKubeletRestartsLeakNothing) {
   std::cout << "[measured] 200 kubelet restarts: worst re-registration " << worst_ms
             << " ms; after 20: " << warm.fds << " fds, " << warm.threads << " threads, "
             << warm.rss_kib << " KiB RSS; after 200: " << end.fds << " fds, " << end.threads
-            << " threads, " << end.rss_kib << " KiB RSS; peaks (rounds 22-111 / 112-201): "
-            << first_half_peak.fds << "/" << second_half_peak.fds << " fds, "
-            << first_half_peak.threads << "/" << second_half_peak.threads << " threads\n";
+            << " threads, " << end.rss_kib
+            << " KiB RSS; peaks (rounds 22-111 / 112-201): " << first_half_peak.fds << "/"
+            << second_half_peak.fds << " fds, " << first_half_peak.threads << "/"
+            << second_half_peak.threads << " threads\n";
   EXPECT_LE(end.fds, warm.fds + 2) << FdTable(h.plugin().pid());
   EXPECT_LE(second_half_peak.fds, first_half_peak.fds + 2);
   EXPECT_LE(second_half_peak.threads, first_half_peak.threads + 3);

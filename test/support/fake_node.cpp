@@ -52,8 +52,8 @@ FakeFunction FakeNode::ConnectX(int index, int numa_node, bool infiniband) {
 
 void FakeNode::Add(const FakeFunction& fn) {
   const fs::path sys = sysfs_root();
-  const fs::path parent = fn.physfn.empty() ? sys / "devices/pci0000:00"
-                                            : sys / "devices/pci0000:00" / fn.physfn;
+  const fs::path parent =
+      fn.physfn.empty() ? sys / "devices/pci0000:00" : sys / "devices/pci0000:00" / fn.physfn;
   const fs::path dev = parent / fn.address;
   char cls[16];
   std::snprintf(cls, sizeof(cls), "0x%06x\n", fn.class_code);
@@ -90,8 +90,8 @@ void FakeNode::Add(const FakeFunction& fn) {
   }
 }
 
-void FakeNode::AddCharDev(const std::string& cls, const std::string& name,
-                          const std::string& ibdev, const std::string& device_dir) {
+void FakeNode::AddCharDev(const std::string& cls, const std::string& name, const std::string& ibdev,
+                          const std::string& device_dir) {
   char_devs_.push_back({name, cls, ibdev, device_dir});
   const fs::path entry = fs::path(device_dir) / cls / name;
   WriteFile(entry / "ibdev", ibdev + "\n");
@@ -101,8 +101,8 @@ void FakeNode::AddCharDev(const std::string& cls, const std::string& name,
 }
 
 void FakeNode::SetPortState(const std::string& ibdev, int port, std::string_view state) {
-  WriteFile(fs::path(sysfs_root()) / "class/infiniband" / ibdev / "ports" /
-                std::to_string(port) / "state",
+  WriteFile(fs::path(sysfs_root()) / "class/infiniband" / ibdev / "ports" / std::to_string(port) /
+                "state",
             Cat(state, "\n"));
 }
 

@@ -159,8 +159,7 @@ std::string KubeletSimulator::Connect(const std::string& name, const std::string
                                               grpc::InsecureChannelCredentials(), args);
   if (!client->channel->WaitForConnected(std::chrono::system_clock::now() +
                                          std::chrono::seconds(10))) {
-    return Cat("failed to dial device plugin: context deadline exceeded (", client->endpoint,
-               ")");
+    return Cat("failed to dial device plugin: context deadline exceeded (", client->endpoint, ")");
   }
   client->stub = v1beta1::DevicePlugin::NewStub(client->channel);
   v1beta1::DevicePluginOptions options;
@@ -216,18 +215,20 @@ void KubeletSimulator::RegisterWatched(const std::string& socket_path) {
     Note(Cat("watcher notified ", info.name(), ": ", ok ? "registered" : error));
   };
   if (info.type() != "DevicePlugin") {
-    return notify(false, "RegisterPlugin error -- no handler registered for plugin type: " +
-                             info.type());
+    return notify(false,
+                  "RegisterPlugin error -- no handler registered for plugin type: " + info.type());
   }
   bool has_version = false;
   for (const auto& v : info.supported_versions()) has_version = has_version || v == "v1beta1";
   if (!has_version) {
-    return notify(false, "plugin validation failed: manager version, v1beta1, is not among "
-                         "plugin supported versions");
+    return notify(false,
+                  "plugin validation failed: manager version, v1beta1, is not among "
+                  "plugin supported versions");
   }
   if (!config::ExtendedResourceNameProblem(info.name()).empty()) {
     return notify(false, Cat("plugin validation failed: invalid name of device plugin socket: "
-                             "the ResourceName \"", info.name(), "\" is invalid"));
+                             "the ResourceName \"",
+                             info.name(), "\" is invalid"));
   }
   bool reject = false;
   {
@@ -308,8 +309,8 @@ void KubeletSimulator::Consume(std::shared_ptr<Client> client, std::string resou
     res.capacity = msg.devices_size();
     res.allocatable = 0;
     for (const auto& d : msg.devices()) res.allocatable += d.health() == "Healthy" ? 1 : 0;
-    Note(Cat("snapshot ", resource, ": capacity ", res.capacity, ", allocatable ",
-             res.allocatable));
+    Note(
+        Cat("snapshot ", resource, ": capacity ", res.capacity, ", allocatable ", res.allocatable));
   }
   grpc::Status status = reader->Finish();
   std::lock_guard lock(mu_);

@@ -16,6 +16,8 @@
 // Thread-safe; waits use a condition variable, never sleeps.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -25,8 +27,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "pkg/api/deviceplugin.grpc.pb.h"
@@ -64,8 +64,7 @@ class KubeletSimulator {
   absl::Status Restart();
 
   // Blocks until `pred` holds or `timeout` passes; returns whether it held.
-  bool WaitFor(const std::function<bool(const SimState&)>& pred,
-               std::chrono::milliseconds timeout);
+  bool WaitFor(const std::function<bool(const SimState&)>& pred, std::chrono::milliseconds timeout);
   SimState State() const;
 
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource,

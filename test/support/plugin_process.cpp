@@ -29,8 +29,8 @@ PluginProcess::PluginProcess(const std::string& binary, const std::vector<std::s
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!stderr_path.empty()) {
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, 2, 1);
   }
   // The child starts with an empty signal mask, whatever the test process blocks.

@@ -1,9 +1,10 @@
+#include "pkg/config/config.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "pkg/config/config.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/config/link_types.h"
 #include "test/support/temp_dir.h"

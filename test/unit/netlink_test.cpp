@@ -103,10 +103,10 @@ std::vector<char> Datagram(std::initializer_list<std::string_view> parts) {
 }
 
 TEST(Uevent, ParsesKernelDatagrams) {
-  auto ev = ParseUevent(Datagram({"add@/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0",
-                                  "ACTION=add",
-                                  "DEVPATH=/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0",
-                                  "SUBSYSTEM=infiniband", "NAME=mlx5_0", "SEQNUM=4242"}));
+  auto ev =
+      ParseUevent(Datagram({"add@/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0", "ACTION=add",
+                            "DEVPATH=/devices/pci0000:00/0000:3b:00.0/infiniband/mlx5_0",
+                            "SUBSYSTEM=infiniband", "NAME=mlx5_0", "SEQNUM=4242"}));
   ASSERT_TRUE(ev.has_value());
   EXPECT_EQ(ev->action, "add");
   EXPECT_EQ(ev->subsystem, "infiniband");

@@ -1,6 +1,6 @@
 #include <gmock/gmock.h>
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <condition_variable>
@@ -16,8 +16,8 @@
 namespace rdmadp::server {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 pool::SnapshotPtr Snapshot(int64_t slots, bool healthy = true, int hcas = 1) {
   sysfs::NodeInventory inv;

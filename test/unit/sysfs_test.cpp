@@ -11,11 +11,11 @@
 namespace rdmadp::sysfs {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using rdmadp::testing::FakeFunction;
 using rdmadp::testing::FakeNode;
 using rdmadp::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 TEST(SysfsParse, Files) {
   EXPECT_EQ(ParsePciId("0x15b3\n"), "15b3");
