@@ -9,8 +9,11 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <utility>
 
+#include "pkg/cdi/cdi_spec.h"
+#include "pkg/cdi/spec_files.h"
 #include "pkg/log/log.h"
 #include "pkg/netlink/link_up.h"
 #include "pkg/pool/snapshot.h"
@@ -73,6 +76,8 @@ struct Manager::Resource {
   uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
   milliseconds backoff = kInitialBackoff;
   bool registered = false;
+  pool::CdiNaming cdi_naming;
+  std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
 };
 
 Manager::Manager(ManagerOptions options, config::Config config)
@@ -137,7 +142,7 @@ int Manager::Run() {
     res->registration.reset();
     res->retry.reset();
   }
-  resources_.clear();
+  while (!resources_.empty()) StopResource(resources_.begin());
   kubelet_channel_.reset();
   verbs_.reset();
   periodic_timer_.reset();
@@ -329,11 +334,69 @@ void Manager::ApplyPeriodicInterval() {
   log::Info(Cat("periodic rescan every ", secs, " s"));
 }
 
+pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
+                                         const sysfs::NodeInventory& inventory) {
+  return pool::PoolSnapshot::Build(res.config, inventory,
+                                   options_.use_cdi ? &res.cdi_naming : nullptr);
+}
+
+void Manager::SyncCdiSpec(Resource& res) {
+  if (!options_.use_cdi) return;
+  if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
+  const std::string file = cdi::SpecFileName(res.config);
+  if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
+      !s.ok()) {
+    // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.
+    log::Error(Cat(res.config.FullName(), ": ", std::string(s.message()),
+                   "; will retry at the next rescan"));
+    return;
+  }
+  res.cdi_written = res.snapshot->advertised();
+  log::Info(Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file,
+                " written (", res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind,
+                ")"));
+}
+
+bool Manager::AnotherInstanceServes(const std::string& resource_name) const {
+  std::error_code ec;
+  const std::string own = server::SocketFileName(resource_name, instance_id_);
+  for (const auto& entry : std::filesystem::directory_iterator(SocketDir(), ec)) {
+    const std::string file = entry.path().filename();
+    if (file == own || !file.starts_with(resource_name + "-") || !file.ends_with(".sock")) {
+      continue;
+    }
+    if (file.size() == own.size() && server::SocketHasListener(entry.path())) return true;
+  }
+  return false;
+}
+
+void Manager::RemoveCdiSpec(const Resource& res) {
+  if (!options_.use_cdi) return;
+  if (AnotherInstanceServes(res.config.resource_name)) {
+    log::Info(Cat(res.config.FullName(), ": another instance serves it; keeping its CDI spec"));
+    return;
+  }
+  if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, cdi::SpecFileName(res.config)); !s.ok()) {
+    log::Warn(std::string(s.message()));
+  }
+}
+
+void Manager::StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
+                           bool keep_spec) {
+  it->second->registration.reset();
+  it->second->retry.reset();
+  it->second->server.reset();  // our socket goes before we look for other instances
+  if (!keep_spec) RemoveCdiSpec(*it->second);
+  resources_.erase(it);
+}
+
 void Manager::StartResource(const config::ResourceConfig& rc,
                             const sysfs::NodeInventory& inventory) {
   auto res = std::make_unique<Resource>();
   res->config = rc;
-  res->snapshot = pool::PoolSnapshot::Build(rc, inventory);
+  res->cdi_naming = {cdi::Kind(rc), cdi::AnnotationKey(rc)};
+  res->snapshot = BuildSnapshot(*res, inventory);
+  SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
   log::Info(Describe(*res->snapshot));
   if (res->snapshot->hcas().empty()) {
     log::Warn(Cat(rc.FullName(),
@@ -483,7 +546,8 @@ void Manager::Rescan(std::string_view reason) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
   for (auto& [name, res] : resources_) {
-    res->snapshot = pool::PoolSnapshot::Build(res->config, inventory);
+    res->snapshot = BuildSnapshot(*res, inventory);
+    SyncCdiSpec(*res);  // before publishing, so Allocate never names a device the spec lacks
     if (res->server && res->server->Publish(res->snapshot)) {
       log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
     }
@@ -513,14 +577,14 @@ void Manager::Reload(std::string_view reason) {
     if (it != resources_.end() && it->second->config == rc) continue;  // keeps its streams
     if (it != resources_.end()) {
       log::Info(Cat(rc.FullName(), ": config changed; restarting its server"));
-      resources_.erase(it);
+      StopResource(it, cdi::SpecFileName(it->second->config) == cdi::SpecFileName(rc));
     }
     StartResource(rc, inventory);
   }
   for (auto it = resources_.begin(); it != resources_.end();) {
     if (wanted.count(it->first) == 0) {
       log::Info(Cat(it->second->config.FullName(), ": removed from the config; stopping"));
-      it = resources_.erase(it);
+      StopResource(it++);
     } else {
       ++it;
     }

@@ -29,6 +29,8 @@ struct ManagerOptions {
   cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
   std::chrono::milliseconds auto_detect_timeout{5000};
   bool link_up = true;
+  bool use_cdi = false;
+  std::string cdi_spec_dir = "/var/run/cdi";
 };
 
 class Manager {
@@ -47,6 +49,16 @@ class Manager {
   void Rescan(std::string_view reason);
   void Reload(std::string_view reason);
   void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
+  pool::SnapshotPtr BuildSnapshot(const Resource& res, const sysfs::NodeInventory& inventory);
+  // CDI mode: (re)writes the resource's spec if the pool changed since the last good write.
+  void SyncCdiSpec(Resource& res);
+  // Removes the resource's spec unless a live instance of ours still serves it.
+  void RemoveCdiSpec(const Resource& res);
+  bool AnotherInstanceServes(const std::string& resource_name) const;
+  // Stops the resource's server; removes its CDI spec unless `keep_spec` (a restart that
+  // rewrites the same file).
+  void StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
+                    bool keep_spec = false);
   void Serve(Resource& res);
   void Register(Resource& res);
   void OnRegisterDone(const std::string& name, uint64_t attempt, const absl::Status& status);

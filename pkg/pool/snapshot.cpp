@@ -27,7 +27,8 @@ void FillDevices(v1beta1::ListAndWatchResponse& out, int64_t slots, bool healthy
 }  // namespace
 
 std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(const config::ResourceConfig& resource,
-                                                        const sysfs::NodeInventory& inventory) {
+                                                        const sysfs::NodeInventory& inventory,
+                                                        const CdiNaming* cdi) {
   std::shared_ptr<PoolSnapshot> snap(new PoolSnapshot());
   snap->resource_ = resource;
   std::set<int64_t> numa;
@@ -50,11 +51,23 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(const config::ResourceCo
   snap->advertised_.healthy = healthy;
   snap->advertised_.numa_nodes.assign(numa.begin(), numa.end());
 
-  for (const auto& path : snap->advertised_.device_paths) {
-    v1beta1::DeviceSpec* spec = snap->container_response_.add_devices();
-    spec->set_container_path(path);
-    spec->set_host_path(path);
-    spec->set_permissions("rwm");
+  if (cdi != nullptr) {
+    std::string joined;
+    for (const auto& fn : snap->hcas_) {
+      const std::string name = Cat(cdi->kind, "=", fn.address);
+      snap->container_response_.add_cdi_devices()->set_name(name);
+      Append(joined, joined.empty() ? "" : ",", name);
+    }
+    // Runtimes without the DevicePluginCDIDevices gate read the annotation instead.
+    if (!joined.empty())
+      (*snap->container_response_.mutable_annotations())[cdi->annotation_key] = joined;
+  } else {
+    for (const auto& path : snap->advertised_.device_paths) {
+      v1beta1::DeviceSpec* spec = snap->container_response_.add_devices();
+      spec->set_container_path(path);
+      spec->set_host_path(path);
+      spec->set_permissions("rwm");
+    }
   }
   FillDevices(snap->list_response_, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);
   if (snap->list_response_.ByteSizeLong() > kKubeletMaxMessageBytes) {

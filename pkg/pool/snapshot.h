@@ -31,11 +31,20 @@ struct Advertised {
   bool operator==(const Advertised&) const = default;
 };
 
+// CDI mode: Allocate answers with CDI device names (`<kind>=<PCI address>`) in both the
+// cdi_devices field and the annotation, instead of DeviceSpecs.
+struct CdiNaming {
+  std::string kind;            // rdma/hca_a
+  std::string annotation_key;  // cdi.k8s.io/rdmadp_hca_a
+};
+
 class PoolSnapshot {
  public:
-  // Selects the RDMA-capable functions of `inventory` that match `resource`.
+  // Selects the RDMA-capable functions of `inventory` that match `resource`. With `cdi`,
+  // Allocate content is CDI names; without, DeviceSpecs.
   static std::shared_ptr<const PoolSnapshot> Build(const config::ResourceConfig& resource,
-                                                   const sysfs::NodeInventory& inventory);
+                                                   const sysfs::NodeInventory& inventory,
+                                                   const CdiNaming* cdi = nullptr);
 
   const config::ResourceConfig& resource() const { return resource_; }
   const std::vector<sysfs::PciFunction>& hcas() const { return hcas_; }

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <csignal>
 #include <cstring>
@@ -565,6 +566,61 @@ TEST_F(E2E, SigtermWhileRegisterHangsStillExitsWithinASecond) {
   ASSERT_TRUE(status.has_value()) << "still running 1 s after SIGTERM";
   std::cout << "[measured] SIGTERM during a hung Register -> exit: " << MsSince(start) << " ms\n";
   EXPECT_EQ(*status, 0);
+}
+
+// CDI mode: names in the spec file that a runtime would resolve.
+std::vector<std::string> SpecDeviceNames(const std::string& path) {
+  std::vector<std::string> names;
+  YAML::Node spec = YAML::LoadFile(path);
+  for (const auto& d : spec["devices"]) {
+    names.push_back(spec["kind"].Scalar() + "=" + d["name"].Scalar());
+  }
+  return names;
+}
+
+TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {
+  const std::string cdi = h.root() + "/cdi";
+  std::filesystem::create_directories(cdi);
+  std::ofstream(cdi + "/nvidia.com_gpu.yaml") << "foreign spec\n";
+  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  const std::string spec_a = cdi + "/k8s-rdma-shared-dp_rdma_hca_shared_devices_a.json";
+  ASSERT_TRUE(std::filesystem::exists(spec_a));
+  auto names_of = [&](const v1beta1::AllocateResponse& r) {
+    std::vector<std::string> out;
+    for (const auto& d : r.container_responses(0).cdi_devices()) out.push_back(d.name());
+    return out;
+  };
+  auto a = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->container_responses(0).devices_size(), 0);
+  EXPECT_THAT(names_of(*a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0",
+                                        "rdma/hca_shared_devices_a=0000:11:00.0"));
+  EXPECT_EQ(names_of(*a), SpecDeviceNames(spec_a));
+  EXPECT_EQ(a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_hca_shared_devices_a"),
+            "rdma/hca_shared_devices_a=0000:10:00.0,rdma/hca_shared_devices_a=0000:11:00.0");
+  auto b = h.kubelet().Allocate(kB, {"0"});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_hca_shared_devices_a"),
+            0u);  // one key per resource: two pools in one container do not collide
+
+  // The Go plugin's stale-spec bug: the spec must follow the pool.
+  h.node().RemoveCharDevices("mlx5_1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 2; },
+      milliseconds(5000)));
+  EXPECT_THAT(SpecDeviceNames(spec_a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0"));
+  auto shrunk = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(shrunk.ok());
+  EXPECT_EQ(names_of(*shrunk), SpecDeviceNames(spec_a));
+
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(1000)), 0);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(cdi))
+    left.push_back(e.path().filename());
+  EXPECT_THAT(left, ElementsAre("nvidia.com_gpu.yaml"));  // only our own files went
 }
 
 }  // namespace

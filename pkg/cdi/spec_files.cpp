@@ -1,0 +1,56 @@
+#include "pkg/cdi/spec_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "pkg/fd/unique_fd.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::cdi {
+
+absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name,
+                                 const std::string& content) {
+  ::mkdir(dir.c_str(), 0755);  // the runtime may not have created it yet
+  const std::string tmp = Cat(dir, "/.", name, ".tmp");
+  const std::string final_path = Cat(dir, "/", name);
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.Valid()) {
+      return absl::UnavailableError(Cat("CDI spec ", final_path, ": cannot create ", tmp, ": ",
+                                        std::strerror(errno),
+                                        " (is --cdi-spec-dir mounted writable?)"));
+    }
+    size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::write(fd.Get(), content.data() + done, content.size() - done);
+      if (n <= 0) {
+        ::unlink(tmp.c_str());
+        return absl::UnavailableError(
+            Cat("CDI spec ", final_path, ": write failed: ", std::strerror(errno)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::fsync(fd.Get());
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return absl::UnavailableError(
+        Cat("CDI spec ", final_path, ": rename failed: ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RemoveSpec(const std::string& dir, const std::string& name) {
+  const std::string path = Cat(dir, "/", name);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return absl::UnavailableError(Cat("cannot remove CDI spec ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rdmadp::cdi

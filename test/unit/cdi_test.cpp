@@ -1,0 +1,156 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "pkg/cdi/cdi_spec.h"
+#include "pkg/cdi/spec_files.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::cdi {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+config::ResourceConfig Resource(std::string prefix, std::string name) {
+  config::ResourceConfig rc;
+  rc.resource_prefix = std::move(prefix);
+  rc.resource_name = std::move(name);
+  rc.rdma_hca_max = 10;
+  return rc;
+}
+
+pool::SnapshotPtr Snapshot(const config::ResourceConfig& rc, int hcas, bool cdi = true) {
+  sysfs::NodeInventory inv;
+  for (int i = 0; i < hcas; ++i) {
+    sysfs::PciFunction fn;
+    fn.address = "0000:1" + std::to_string(i) + ":00.0";
+    fn.rdma_capable = true;
+    fn.char_devices = {"umad" + std::to_string(i), "uverbs" + std::to_string(i)};
+    inv.functions.push_back(fn);
+  }
+  pool::CdiNaming naming{Kind(rc), AnnotationKey(rc)};
+  return pool::PoolSnapshot::Build(rc, inv, cdi ? &naming : nullptr);
+}
+
+// Structural check equivalent to the published CDI JSON schema (schema.json + defs.json):
+// required cdiVersion/kind/devices, no other top-level keys, each device with a name and
+// containerEdits, each device node with a path; plus the name rules of CDI's parser.
+void ExpectValidCdiSpec(const std::string& text) {
+  YAML::Node spec = YAML::Load(text);  // JSON is YAML
+  ASSERT_TRUE(spec.IsMap());
+  for (const auto& kv : spec) {
+    const std::string key = kv.first.Scalar();
+    EXPECT_TRUE(key == "cdiVersion" || key == "kind" || key == "devices" || key == "annotations")
+        << "unexpected top-level key " << key;
+  }
+  ASSERT_TRUE(spec["cdiVersion"].IsScalar());
+  ASSERT_TRUE(spec["kind"].IsScalar());
+  const std::string kind = spec["kind"].Scalar();
+  const auto slash = kind.find('/');
+  ASSERT_NE(slash, std::string::npos);
+  EXPECT_EQ(VendorOrClassProblem(kind.substr(0, slash)), "");
+  EXPECT_EQ(VendorOrClassProblem(kind.substr(slash + 1)), "");
+  ASSERT_TRUE(spec["devices"].IsSequence());
+  for (const auto& dev : spec["devices"]) {
+    ASSERT_TRUE(dev["name"].IsScalar());
+    EXPECT_EQ(DeviceNameProblem(dev["name"].Scalar()), "");
+    ASSERT_TRUE(dev["containerEdits"].IsMap());
+    ASSERT_TRUE(dev["containerEdits"]["deviceNodes"].IsSequence());
+    for (const auto& node : dev["containerEdits"]["deviceNodes"]) {
+      ASSERT_TRUE(node["path"].IsScalar());
+      EXPECT_EQ(node["path"].Scalar().rfind("/dev/infiniband/", 0), 0u);
+    }
+  }
+}
+
+TEST(CdiNames, KindsAnnotationKeysAndFiles) {
+  EXPECT_EQ(Kind(Resource("rdma", "hca_shared_devices_a")), "rdma/hca_shared_devices_a");
+  EXPECT_EQ(Kind(Resource("example.com", "pool1")), "example.com/pool1");
+  EXPECT_EQ(Kind(Resource("1net.example", "9pool")), "r1net.example/r9pool");
+  EXPECT_EQ(AnnotationKey(Resource("rdma", "hca_a")), "cdi.k8s.io/rdmadp_hca_a");
+  const std::string long_key = AnnotationKey(Resource("rdma", std::string(63, 'a')));
+  EXPECT_EQ(long_key.size() - std::string("cdi.k8s.io/").size(), 63u);
+  EXPECT_NE(AnnotationKey(Resource("rdma", std::string(62, 'a') + "b")), long_key);
+  EXPECT_EQ(SpecFileName(Resource("rdma", "hca_a")), "k8s-rdma-shared-dp_rdma_hca_a.json");
+}
+
+TEST(CdiNames, ParserRules) {
+  EXPECT_EQ(VendorOrClassProblem("nvidia.com"), "");
+  EXPECT_NE(VendorOrClassProblem("-x"), "");
+  EXPECT_NE(VendorOrClassProblem("1x"), "");
+  EXPECT_NE(VendorOrClassProblem("x/"), "");
+  EXPECT_EQ(DeviceNameProblem("0000:3b:00.0"), "");
+  EXPECT_NE(DeviceNameProblem("a b"), "");
+  EXPECT_NE(DeviceNameProblem(""), "");
+}
+
+TEST(CdiSpec, ListsEveryHcaWithItsNodesAndRdmaCm) {
+  const auto rc = Resource("rdma", "hca_a");
+  const std::string text = SpecJson(*Snapshot(rc, 2));
+  ExpectValidCdiSpec(text);
+  YAML::Node spec = YAML::Load(text);
+  EXPECT_EQ(spec["cdiVersion"].Scalar(), "0.5.0");
+  EXPECT_EQ(spec["kind"].Scalar(), "rdma/hca_a");
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  EXPECT_EQ(spec["devices"][1]["name"].Scalar(), "0000:11:00.0");
+  std::vector<std::string> paths;
+  for (const auto& n : spec["devices"][1]["containerEdits"]["deviceNodes"]) {
+    paths.push_back(n["path"].Scalar());
+    EXPECT_EQ(n["hostPath"].Scalar(), n["path"].Scalar());
+    EXPECT_EQ(n["permissions"].Scalar(), "rwm");
+  }
+  EXPECT_THAT(paths, ElementsAre("/dev/infiniband/umad1", "/dev/infiniband/uverbs1",
+                                 "/dev/infiniband/rdma_cm"));
+  ExpectValidCdiSpec(SpecJson(*Snapshot(rc, 0)));  // empty pool: "devices": []
+}
+
+TEST(CdiSpec, AllocateNamesResolveInTheSpec) {
+  const auto rc = Resource("example.com", "pool1");
+  auto snap = Snapshot(rc, 3);
+  const auto& resp = snap->container_response();
+  EXPECT_EQ(resp.devices_size(), 0);  // no DeviceSpecs in CDI mode
+  ASSERT_EQ(resp.cdi_devices_size(), 3);
+  YAML::Node spec = YAML::Load(SpecJson(*snap));
+  std::vector<std::string> in_spec;
+  for (const auto& d : spec["devices"]) {
+    in_spec.push_back(spec["kind"].Scalar() + "=" + d["name"].Scalar());
+  }
+  std::vector<std::string> allocated;
+  for (const auto& d : resp.cdi_devices()) allocated.push_back(d.name());
+  EXPECT_EQ(allocated, in_spec);
+  EXPECT_EQ(allocated, QualifiedDeviceNames(*snap));
+  ASSERT_EQ(resp.annotations().count("cdi.k8s.io/rdmadp_pool1"), 1u);
+  EXPECT_EQ(resp.annotations().at("cdi.k8s.io/rdmadp_pool1"),
+            "example.com/pool1=0000:10:00.0,example.com/pool1=0000:11:00.0,"
+            "example.com/pool1=0000:12:00.0");
+}
+
+TEST(SpecFiles, AtomicWriteAndExactRemoval) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.path() + "/cdi";
+  ASSERT_TRUE(WriteSpecAtomically(dir, "mine.json", "{\"a\": 1}").ok());
+  std::ofstream(dir + "/nvidia.com_other.yaml") << "foreign";
+  ASSERT_TRUE(WriteSpecAtomically(dir, "mine.json", "{\"a\": 2}").ok());
+  std::ifstream in(dir + "/mine.json");
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "{\"a\": 2}");
+  ASSERT_TRUE(RemoveSpec(dir, "mine.json").ok());
+  ASSERT_TRUE(RemoveSpec(dir, "mine.json").ok());  // already gone is fine
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    left.push_back(e.path().filename());
+  EXPECT_THAT(left, ElementsAre("nvidia.com_other.yaml"));  // no temp file, foreign file kept
+}
+
+TEST(SpecFiles, UnwritableDirectoryIsAClearError) {
+  absl::Status s = WriteSpecAtomically("/proc/nope", "x.json", "{}");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--cdi-spec-dir"));
+}
+
+}  // namespace
+}  // namespace rdmadp::cdi
