@@ -9,6 +9,8 @@
 #include "pkg/log/log.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
+#include "pkg/report/discover_report.h"
+#include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
 
 namespace {
@@ -52,6 +54,44 @@ bool CheckRdmaNetnsMode() {
   return false;
 }
 
+// `validate`: the daemon's own config checks, nothing started.
+int RunValidate(const cli::Options& opts) {
+  auto loaded = config::LoadConfigFile(opts.config_file);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
+    return 1;
+  }
+  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const config::Config& c = loaded->config;
+  std::printf("%s: valid; %zu resource(s), periodic rescan %s\n", opts.config_file.c_str(),
+              c.resources.size(),
+              c.periodic_update_interval_seconds == 0
+                  ? "off"
+                  : Cat("every ", c.periodic_update_interval_seconds, " s").c_str());
+  for (const auto& rc : c.resources) {
+    std::printf("  %s: %lld slot(s)\n", rc.FullName().c_str(),
+                static_cast<long long>(rc.rdma_hca_max));
+  }
+  return 0;
+}
+
+// `discover`: what this node has and where it would land, without serving anything.
+int RunDiscover(const cli::Options& opts) {
+  config::Config config;
+  if (auto loaded = config::LoadConfigFile(opts.config_file); loaded.ok()) {
+    config = loaded->config;
+  } else {
+    std::fprintf(stderr, "%s\n(pools not shown: fix the config or pass --config-file)\n",
+                 std::string(loaded.status().message()).c_str());
+  }
+  const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
+  const std::string out = opts.output == "json" ? report::DiscoverJson(inventory, config)
+                                                : report::DiscoverTable(inventory, config);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,6 +121,8 @@ int main(int argc, char** argv) {
                 RDMADP_COMMIT, RDMADP_DATE);
     return 0;
   }
+  if (opts.command == cli::Command::kValidate) return RunValidate(opts);
+  if (opts.command == cli::Command::kDiscover) return RunDiscover(opts);
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));

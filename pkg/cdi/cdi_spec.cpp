@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/json.h"
 
 namespace rdmadp::cdi {
 namespace {
@@ -17,15 +18,6 @@ std::string Sanitize(std::string_view in) {
   if (out.empty() || !IsLetter(out.front())) out.insert(out.begin(), 'r');
   while (!out.empty() && !IsAlnum(out.back())) out.pop_back();
   return out;
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
 }
 
 uint32_t Fnv1a(std::string_view s) {

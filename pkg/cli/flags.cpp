@@ -133,6 +133,16 @@ const std::vector<FlagSpec>& Specs() {
          o.log_format = std::string(v);
          return absl::OkStatus();
        }},
+      {"output", "table|json", "Output format of the discover command.",
+       ShowString(&Options::output),
+       [](Options& o, std::string_view v) {
+         if (v != "table" && v != "json") {
+           return absl::InvalidArgumentError(
+               Cat("invalid value \"", v, "\" for -output: use table or json"));
+         }
+         o.output = std::string(v);
+         return absl::OkStatus();
+       }},
       {"version", "", "Print the version and exit (alias -v).",
        [](const Options&) { return std::string("false"); },
        [](Options& o, std::string_view v) {
@@ -216,6 +226,11 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
     }
   }
   options.command = requested;
+  if (requested == Command::kRun && !options.positional.empty()) {
+    if (options.positional.front() == "discover") options.command = Command::kDiscover;
+    if (options.positional.front() == "validate") options.command = Command::kValidate;
+    if (options.command != Command::kRun) options.positional.erase(options.positional.begin());
+  }
   return options;
 }
 
@@ -224,7 +239,13 @@ std::string Usage(std::string_view program) {
       Cat("Usage: ", program, " [flags]\n\n",
           "Kubernetes device plugin that shares the node's RDMA HCAs among pods: one resource\n"
           "per config entry, each advertising rdmaHcaMax share slots. Flags take one or two\n"
-          "dashes and -flag=value or -flag value.\n\nFlags:\n");
+          "dashes and -flag=value or -flag value.\n\n"
+          "Commands:\n"
+          "  (none)     run the device plugin\n"
+          "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
+          "             nodes, port states and the pools they land in (--output table|json)\n"
+          "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
+          "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {
     Append(out, "  --", spec.name);

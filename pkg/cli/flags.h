@@ -12,7 +12,7 @@
 namespace rdmadp::cli {
 
 enum class RegistrationMode { kKubelet, kWatcher, kAuto };
-enum class Command { kRun, kHelp, kVersion };
+enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate };
 
 struct Options {
   Command command = Command::kRun;
@@ -27,11 +27,13 @@ struct Options {
   bool link_up = true;
   std::string log_level = "info";
   std::string log_format = "text";
-  // Positional arguments; the Go plugin ignores them, so do we (main warns).
+  std::string output = "table";  // discover: table or json
+  // Positional arguments after the command; the Go plugin ignores them, so do we (main warns).
   std::vector<std::string> positional;
 };
 
-// Parses argv[1..]. Errors name the flag: `flag provided but not defined: -foo`.
+// Parses argv[1..]. A first positional `discover` or `validate` selects that command.
+// Errors name the flag: `flag provided but not defined: -foo`.
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);
 
 // Complete usage text, one block per flag with its default.

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <string>
 
+#include "pkg/text/json.h"
+
 namespace rdmadp::log {
 namespace {
 
@@ -41,30 +43,6 @@ std::string Timestamp() {
   return out;
 }
 
-void AppendJsonEscaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-}
-
 }  // namespace
 
 void SetLevel(Level level) { g_level.store(level); }
@@ -80,9 +58,9 @@ void Write(Level level, std::string_view message) {
     line += Timestamp();
     line += R"(","level":")";
     line += LevelName(level);
-    line += R"(","msg":")";
-    AppendJsonEscaped(line, message);
-    line += "\"}\n";
+    line += R"(","msg":)";
+    AppendJsonString(line, message);
+    line += "}\n";
   } else {
     line += Timestamp();
     line += ' ';

@@ -1,0 +1,138 @@
+#include "pkg/report/discover_report.h"
+
+#include <algorithm>
+
+#include "pkg/pool/snapshot.h"
+#include "pkg/sysfs/sysfs_parse.h"
+#include "pkg/text/cat.h"
+#include "pkg/text/json.h"
+
+namespace rdmadp::report {
+namespace {
+
+// Pools each function lands in, by function address.
+std::vector<std::vector<std::string>> PoolsPerFunction(const sysfs::NodeInventory& inv,
+                                                       const config::Config& config) {
+  std::vector<std::vector<std::string>> pools(inv.functions.size());
+  for (const auto& rc : config.resources) {
+    auto snap = pool::PoolSnapshot::Build(rc, inv);
+    for (size_t i = 0; i < inv.functions.size(); ++i) {
+      const auto& addrs = snap->advertised().hca_addresses;
+      if (std::find(addrs.begin(), addrs.end(), inv.functions[i].address) != addrs.end()) {
+        pools[i].push_back(rc.FullName());
+      }
+    }
+  }
+  return pools;
+}
+
+std::vector<std::string> PortStates(const sysfs::PciFunction& fn) {
+  std::vector<std::string> out;
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& p : dev.ports) {
+      out.push_back(Cat(dev.name, "/", p.number, ":", sysfs::PortStateName(p.state)));
+    }
+  }
+  return out;
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+}  // namespace
+
+std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config& config) {
+  const auto pools = PoolsPerFunction(inv, config);
+  std::vector<std::vector<std::string>> rows = {{"PCI ADDRESS", "ID", "DRIVER", "NETDEV", "LINK",
+                                                 "NUMA", "RDMA", "CHAR DEVICES", "PORTS", "POOLS"}};
+  for (size_t i = 0; i < inv.functions.size(); ++i) {
+    const auto& fn = inv.functions[i];
+    rows.push_back({fn.address, Cat(fn.vendor, ":", fn.device), OrDash(fn.driver),
+                    OrDash(fn.if_name), OrDash(fn.link_type),
+                    fn.numa_node < 0 ? "-" : std::to_string(fn.numa_node),
+                    fn.rdma_capable ? "yes" : "no", OrDash(Join(fn.char_devices, ",")),
+                    OrDash(Join(PortStates(fn), ",")), OrDash(Join(pools[i], ","))});
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      out += row[c];
+      if (c + 1 < row.size()) out += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out += '\n';
+  }
+  if (inv.functions.empty()) out += "(no PCI network functions found)\n";
+  bool first_reason = true;
+  for (const auto& fn : inv.functions) {
+    if (fn.rdma_capable) continue;
+    if (first_reason) out += "\nNot RDMA capable:\n";
+    first_reason = false;
+    Append(out, "  ", fn.address, ": ", fn.not_rdma_reason, "\n");
+  }
+  out += "\nPools:\n";
+  for (const auto& rc : config.resources) {
+    auto snap = pool::PoolSnapshot::Build(rc, inv);
+    const auto& adv = snap->advertised();
+    Append(out, "  ", rc.FullName(), ": ", adv.hca_addresses.size(), " HCA(s), ", adv.slots,
+           " slot(s), ",
+           adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
+           "\n");
+  }
+  for (const auto& p : inv.problems) Append(out, "problem: ", p, "\n");
+  return out;
+}
+
+std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& config) {
+  const auto pools = PoolsPerFunction(inv, config);
+  auto list = [](const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) out += ", ";
+      AppendJsonString(out, items[i]);
+    }
+    return out + "]";
+  };
+  std::string out = "{\n  \"functions\": [";
+  for (size_t i = 0; i < inv.functions.size(); ++i) {
+    const auto& fn = inv.functions[i];
+    out += i == 0 ? "\n" : ",\n";
+    std::string ports = "[";
+    bool first = true;
+    for (const auto& dev : fn.rdma_devices) {
+      for (const auto& p : dev.ports) {
+        Append(ports, first ? "" : ", ", "{\"rdmaDevice\": ", JsonString(dev.name),
+               ", \"port\": ", p.number, ", \"state\": ", JsonString(sysfs::PortStateName(p.state)),
+               "}");
+        first = false;
+      }
+    }
+    ports += "]";
+    Append(out, "    {\"address\": ", JsonString(fn.address),
+           ", \"vendor\": ", JsonString(fn.vendor), ", \"device\": ", JsonString(fn.device),
+           ", \"driver\": ", JsonString(fn.driver), ", \"netdevs\": ", list(fn.netdevs),
+           ", \"linkType\": ", JsonString(fn.link_type), ", \"numaNode\": ", fn.numa_node,
+           ", \"rdmaCapable\": ", fn.rdma_capable ? "true" : "false",
+           ", \"notRdmaReason\": ", JsonString(fn.not_rdma_reason),
+           ", \"charDevices\": ", list(fn.char_devices), ", \"ports\": ", ports,
+           ", \"pools\": ", list(pools[i]), "}");
+  }
+  out += inv.functions.empty() ? "],\n  \"pools\": [" : "\n  ],\n  \"pools\": [";
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    const auto& rc = config.resources[i];
+    auto snap = pool::PoolSnapshot::Build(rc, inv);
+    const auto& adv = snap->advertised();
+    Append(out, i == 0 ? "\n" : ",\n", "    {\"resource\": ", JsonString(rc.FullName()),
+           ", \"hcas\": ", list(adv.hca_addresses), ", \"slots\": ", adv.slots,
+           ", \"healthy\": ", adv.healthy ? "true" : "false",
+           ", \"deviceNodes\": ", list(adv.device_paths), "}");
+  }
+  out += config.resources.empty() ? "],\n" : "\n  ],\n";
+  Append(out, "  \"rdmaCmPresent\": ", inv.rdma_cm_present ? "true" : "false",
+         ",\n  \"problems\": ", list(inv.problems), "\n}\n");
+  return out;
+}
+
+}  // namespace rdmadp::report

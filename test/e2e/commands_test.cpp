@@ -1,0 +1,101 @@
+// The `discover` and `validate` commands of the real binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+class Commands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    h.node().SetPortState("mlx5_1", 1, "1: DOWN");
+    h.WriteConfig(PluginHarness::DemoConfig());
+  }
+  RunResult Run(std::vector<std::string> args) {
+    args.push_back("--config-file=" + h.config_path());
+    args.push_back("--sysfs-root=" + h.node().sysfs_root());
+    args.push_back("--dev-root=" + h.node().dev_root());
+    return RunToExit(args, milliseconds(10000));
+  }
+  PluginHarness h;
+};
+
+TEST_F(Commands, DiscoverTableShowsEveryFunctionAndItsPools) {
+  RunResult r = Run({"discover"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PCI ADDRESS"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "0000:10:00.0 +15b3:1017 +mlx5_core +ib0 +infiniband +0 +yes +"
+                            "issm0,umad0,uverbs0 +mlx5_0/1:ACTIVE +rdma/hca_shared_devices_a"));
+  EXPECT_THAT(r.output, HasSubstr("mlx5_1/1:DOWN"));
+  EXPECT_THAT(r.output,
+              ::testing::ContainsRegex("0000:05:00.0 +8086:1521 +igb +eno1 +ether +- +no"));
+  EXPECT_THAT(r.output, HasSubstr("0000:05:00.0: no RDMA device (no infiniband/ directory)"));
+  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 2 HCA(s), 1000 slot(s), Healthy"));
+  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_b: 2 HCA(s), 500 slot(s), Healthy"));
+}
+
+TEST_F(Commands, DiscoverJsonIsMachineReadable) {
+  RunResult r = Run({"discover", "--output=json"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  YAML::Node doc = YAML::Load(r.output);  // JSON is YAML
+  ASSERT_EQ(doc["functions"].size(), 5u);
+  YAML::Node intel;
+  for (const auto& fn : doc["functions"]) {
+    if (fn["address"].as<std::string>() == "0000:05:00.0") intel.reset(fn);
+  }
+  ASSERT_TRUE(intel.IsMap());
+  EXPECT_FALSE(intel["rdmaCapable"].as<bool>());
+  EXPECT_EQ(intel["pools"].size(), 0u);
+  EXPECT_EQ(doc["functions"][2]["address"].as<std::string>(), "0000:11:00.0");
+  EXPECT_EQ(doc["functions"][2]["ports"][0]["state"].as<std::string>(), "DOWN");
+  EXPECT_EQ(doc["functions"][2]["numaNode"].as<int>(), 0);
+  ASSERT_EQ(doc["pools"].size(), 2u);
+  EXPECT_EQ(doc["pools"][0]["resource"].as<std::string>(), "rdma/hca_shared_devices_a");
+  EXPECT_EQ(doc["pools"][0]["slots"].as<int>(), 1000);
+  EXPECT_EQ(doc["pools"][0]["deviceNodes"].size(), 7u);
+  EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
+}
+
+TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {
+  RunResult r =
+      RunToExit({"discover", "--config-file=/nonexistent.json",
+                 "--sysfs-root=" + h.node().sysfs_root(), "--dev-root=" + h.node().dev_root()},
+                milliseconds(10000));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.output, HasSubstr("pools not shown"));
+  EXPECT_THAT(r.output, HasSubstr("0000:13:00.0"));
+}
+
+TEST_F(Commands, ValidateAcceptsAGoodConfig) {
+  RunResult r = Run({"validate"});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("valid; 2 resource(s), periodic rescan every 60 s"));
+  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 1000 slot(s)"));
+}
+
+TEST_F(Commands, ValidatePrintsTheDaemonsMessages) {
+  h.WriteConfig(
+      R"({"configList": [{"resourceName": "a", "rdmaHcaMax": -3, "devices": ["ib/0"]}]})");
+  RunResult v = Run({"validate"});
+  EXPECT_EQ(v.status, 1);
+  RunResult daemon = Run({"--kubelet-root-dir=" + h.kubelet_root()});
+  EXPECT_EQ(daemon.status, 1);
+  for (const char* line : {"config: configList[0].rdmaHcaMax: must be >= 0, got -3",
+                           "config: configList[0].devices[0]: \"ib/0\" contains '/'"}) {
+    EXPECT_THAT(v.output, HasSubstr(line));
+    EXPECT_THAT(daemon.output, HasSubstr(line));
+  }
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
