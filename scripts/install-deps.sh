@@ -9,6 +9,7 @@ packages=(
   libnl-3-dev libnl-route-3-dev
   libibverbs-dev
   libyaml-cpp-dev
+  libcpp-httplib-dev
   libgtest-dev libgmock-dev
   iproute2 util-linux procps
 )

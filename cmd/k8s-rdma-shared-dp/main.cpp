@@ -148,6 +148,8 @@ int main(int argc, char** argv) {
   mo.auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds);
   mo.link_up = opts.link_up;
   mo.use_cdi = opts.use_cdi;
+  mo.metrics_address = opts.metrics_address;
+  mo.version = RDMADP_VERSION;
   mo.cdi_spec_dir = opts.cdi_spec_dir;
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
   manager::Manager manager(std::move(mo), std::move(loaded->config));

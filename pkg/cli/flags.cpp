@@ -114,6 +114,14 @@ const std::vector<FlagSpec>& Specs() {
          o.link_up = !*b;
          return absl::OkStatus();
        }},
+      {"metrics-address", "HOST:PORT",
+       "Serve Prometheus metrics on /metrics and probes on /healthz and /readyz "
+       "(e.g. :9109); off when empty.",
+       ShowString(&Options::metrics_address),
+       [](Options& o, std::string_view v) {
+         o.metrics_address = std::string(v);
+         return absl::OkStatus();
+       }},
       {"log-level", "debug|info|warning|error", "Minimum level of log lines on stderr.",
        ShowString(&Options::log_level),
        [](Options& o, std::string_view v) {

@@ -28,6 +28,7 @@ struct Options {
   std::string log_level = "info";
   std::string log_format = "text";
   std::string output = "table";  // discover: table or json
+  std::string metrics_address;   // "" = no HTTP endpoint
   // Positional arguments after the command; the Go plugin ignores them, so do we (main warns).
   std::vector<std::string> positional;
 };

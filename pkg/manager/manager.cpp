@@ -76,6 +76,8 @@ struct Manager::Resource {
   uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
   milliseconds backoff = kInitialBackoff;
   bool registered = false;
+  uint64_t registrations = 0;
+  uint64_t allocations_before = 0;  // answered by earlier servers of this resource
   pool::CdiNaming cdi_naming;
   std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
 };
@@ -132,8 +134,25 @@ int Manager::Run() {
   });
   OpenKernelEventSources();
 
+  if (!options_.metrics_address.empty()) {
+    auto http = metrics::HttpEndpoint::Start(options_.metrics_address,
+                                             [this] { return CollectFromLoop(); });
+    if (!http.ok()) {
+      log::Error(std::string(http.status().message()));
+      return 1;
+    }
+    http_ = std::move(*http);
+    log::Info(Cat("metrics on http://", http_->host(), ":", http_->port(),
+                  "/metrics, probes on /healthz and /readyz"));
+  }
   InitialStart();
   loop_->Run();
+  {
+    std::lock_guard lock(collect_gate_->mu);
+    collect_gate_->closed = true;
+    collect_gate_->cv.notify_all();
+  }
+  http_.reset();
 
   // Shutdown: cancel registrations first (they may be mid-RPC), then stop every server,
   // which ends streams and removes our own sockets and nothing else.
@@ -199,7 +218,8 @@ void Manager::BringLinksUp(const sysfs::NodeInventory& /*inventory*/) {
   }
   for (const auto& link : links) {
     if (auto status = netlink::SetLinkUp(link); !status.ok()) {
-      log::Warn(Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
+      ReportProblem(log::Level::kWarn,
+                    Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
     }
   }
 }
@@ -262,6 +282,20 @@ void Manager::WatchSocketDirs() {
   if (root_dir_watch_ < 0) {
     root_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), options_.kubelet_root_dir.c_str(),
                                           IN_CREATE | IN_MOVED_TO);
+    if (root_dir_watch_ >= 0 && ancestor_watch_ >= 0) {
+      ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
+      ancestor_watch_ = -1;
+    }
+  }
+  if (root_dir_watch_ < 0 && ancestor_watch_ < 0) {
+    // The kubelet root itself is missing: watch the nearest existing ancestor and follow
+    // the path down as directories appear.
+    std::filesystem::path dir = std::filesystem::path(options_.kubelet_root_dir).parent_path();
+    while (!dir.empty() && !PathExists(dir.string())) dir = dir.parent_path();
+    if (!dir.empty()) {
+      ancestor_watch_ =
+          ::inotify_add_watch(inotify_fd_.Get(), dir.c_str(), IN_CREATE | IN_MOVED_TO);
+    }
   }
   if (plugin_dir_watch_ < 0) {
     plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
@@ -340,6 +374,65 @@ pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
                                    options_.use_cdi ? &res.cdi_naming : nullptr);
 }
 
+void Manager::DropServer(Resource& res) {
+  if (res.server) res.allocations_before += res.server->allocations();
+  res.server.reset();
+}
+
+void Manager::ReportProblem(log::Level level, const std::string& message) {
+  log::Write(level, message);
+  ++errors_;
+  last_error_ = message;
+  last_error_time_ =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+metrics::View Manager::BuildView() const {
+  metrics::View v;
+  v.version = options_.version;
+  v.registration_mode =
+      auto_deciding_ ? "auto (deciding)" : std::string(cli::RegistrationModeName(mode_));
+  for (const auto& [name, res] : resources_) {
+    metrics::ResourceView r;
+    const auto& adv = res->snapshot->advertised();
+    r.resource = res->config.FullName();
+    r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
+    r.slots = adv.slots;
+    r.healthy_slots = adv.healthy ? adv.slots : 0;
+    r.registered = res->registered;
+    r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
+    r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
+    r.registrations = res->registrations;
+    v.resources.push_back(std::move(r));
+  }
+  v.kubelet_restarts = kubelet_restarts_;
+  v.reloads = reloads_;
+  v.rescans = rescans_;
+  v.rescan_seconds_sum = rescan_seconds_sum_;
+  v.last_rescan_seconds = last_rescan_seconds_;
+  v.errors = errors_;
+  v.last_error = last_error_;
+  v.last_error_unix_seconds = last_error_time_;
+  return v;
+}
+
+std::optional<metrics::View> Manager::CollectFromLoop() {
+  struct Box {
+    std::optional<metrics::View> view;
+  };
+  auto gate = collect_gate_;
+  auto box = std::make_shared<Box>();
+  loop_->Post([this, gate, box] {
+    metrics::View v = BuildView();
+    std::lock_guard lock(gate->mu);
+    box->view = std::move(v);
+    gate->cv.notify_all();
+  });
+  std::unique_lock lock(gate->mu);
+  gate->cv.wait_for(lock, std::chrono::seconds(1), [&] { return box->view || gate->closed; });
+  return box->view;
+}
+
 void Manager::SyncCdiSpec(Resource& res) {
   if (!options_.use_cdi) return;
   if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
@@ -347,8 +440,8 @@ void Manager::SyncCdiSpec(Resource& res) {
   if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
       !s.ok()) {
     // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.
-    log::Error(Cat(res.config.FullName(), ": ", std::string(s.message()),
-                   "; will retry at the next rescan"));
+    ReportProblem(log::Level::kError, Cat(res.config.FullName(), ": ", std::string(s.message()),
+                                          "; will retry at the next rescan"));
     return;
   }
   res.cdi_written = res.snapshot->advertised();
@@ -385,7 +478,7 @@ void Manager::StopResource(std::map<std::string, std::unique_ptr<Resource>>::ite
                            bool keep_spec) {
   it->second->registration.reset();
   it->second->retry.reset();
-  it->second->server.reset();  // our socket goes before we look for other instances
+  DropServer(*it->second);  // our socket goes before we look for other instances
   if (!keep_spec) RemoveCdiSpec(*it->second);
   resources_.erase(it);
 }
@@ -410,9 +503,9 @@ void Manager::StartResource(const config::ResourceConfig& rc,
 
 void Manager::Serve(Resource& res) {
   res.registration.reset();
-  res.server.reset();
+  DropServer(res);
   res.registered = false;
-  if (!PathExists(SocketDir()) && root_dir_watch_ >= 0) {
+  if (!PathExists(SocketDir()) && (root_dir_watch_ >= 0 || ancestor_watch_ >= 0)) {
     // No polling: the watch on the kubelet root calls Serve again when it appears.
     log::Warn(Cat(res.config.FullName(), ": ", SocketDir(),
                   " does not exist yet; will serve "
@@ -481,6 +574,7 @@ void Manager::OnRegisterDone(const std::string& name, uint64_t attempt,
     return;
   }
   res.registered = true;
+  ++res.registrations;
   res.backoff = kInitialBackoff;
   log::Info(Cat(res.config.FullName(), ": registered with the kubelet (",
                 res.snapshot->advertised().slots, " slot(s))"));
@@ -493,12 +587,13 @@ void Manager::OnWatcherStatus(const std::string& name, uint64_t generation, bool
   Resource& res = *it->second;
   if (ok) {
     res.registered = true;
+    ++res.registrations;
     res.backoff = kInitialBackoff;
     log::Info(Cat(res.config.FullName(), ": registered by the kubelet's plugin watcher"));
     return;
   }
   // The kubelet does not retry until the socket is re-created: re-create it, with back-off.
-  res.server.reset();
+  DropServer(res);
   RetryLater(res, Cat("the kubelet rejected the registration: ", error));
 }
 
@@ -522,7 +617,8 @@ void Manager::OnStreamEnded(const std::string& name, uint64_t generation, uint64
 }
 
 void Manager::RetryLater(Resource& res, const std::string& why) {
-  log::Warn(Cat(res.config.FullName(), ": ", why, "; retrying in ", res.backoff.count(), " ms"));
+  ReportProblem(log::Level::kWarn, Cat(res.config.FullName(), ": ", why, "; retrying in ",
+                                       res.backoff.count(), " ms"));
   if (!res.retry) {
     const std::string name = res.config.resource_name;
     res.retry = std::make_unique<Timer>(*loop_, [this, name] {
@@ -541,6 +637,7 @@ void Manager::RetryLater(Resource& res, const std::string& why) {
 }
 
 void Manager::Rescan(std::string_view reason) {
+  const auto started = std::chrono::steady_clock::now();
   const sysfs::NodeInventory inventory = scanner_.Scan();
   for (const auto& p : inventory.problems) {
     if (known_problems_.insert(p).second) log::Warn(p);
@@ -553,13 +650,17 @@ void Manager::Rescan(std::string_view reason) {
     }
   }
   TrackVerbsDevices();
+  last_rescan_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  rescan_seconds_sum_ += last_rescan_seconds_;
+  ++rescans_;
 }
 
 void Manager::Reload(std::string_view reason) {
   auto loaded = config::LoadConfigFile(options_.config_file);
   if (!loaded.ok()) {
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
-    log::Error(std::string(loaded.status().message()));
+    ReportProblem(log::Level::kError, std::string(loaded.status().message()));
     return;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
@@ -590,6 +691,7 @@ void Manager::Reload(std::string_view reason) {
     }
   }
   config_ = std::move(loaded->config);
+  ++reloads_;
   ApplyPeriodicInterval();
   Rescan(reason);
 }
@@ -625,13 +727,15 @@ void Manager::OnDevicePluginDirEvent() {
           (name == "..data" || name == BaseOf(options_.config_file))) {
         config_touched = true;
       }
-      if (ev->wd == root_dir_watch_ && (name == "device-plugins" || name == "plugins_registry")) {
+      if ((ev->wd == root_dir_watch_ && (name == "device-plugins" || name == "plugins_registry")) ||
+          ev->wd == ancestor_watch_) {
         dirs_appeared = true;
       }
       if (ev->mask & IN_IGNORED) {  // the directory itself went away; re-watch when it returns
         if (ev->wd == plugin_dir_watch_) plugin_dir_watch_ = -1;
         if (ev->wd == registry_dir_watch_) registry_dir_watch_ = -1;
         if (ev->wd == root_dir_watch_) root_dir_watch_ = -1;
+        if (ev->wd == ancestor_watch_) ancestor_watch_ = -1;
         continue;
       }
       if (ev->wd != plugin_dir_watch_ && ev->wd != registry_dir_watch_) continue;
@@ -645,6 +749,10 @@ void Manager::OnDevicePluginDirEvent() {
   if (config_touched) reload_debounce_->ArmOnce(kReloadDebounce);
   if (stopping_) return;
   if (dirs_appeared) {
+    if (ancestor_watch_ >= 0) {  // one level closer: re-aim the watch
+      ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
+      ancestor_watch_ = -1;
+    }
     WatchSocketDirs();
     for (auto& [rname, res] : resources_) {
       if (!res->server && PathExists(SocketDir())) Serve(*res);
@@ -661,6 +769,7 @@ void Manager::OnDevicePluginDirEvent() {
     }
   }
   if (kubelet_started && !WatcherMode()) {
+    ++kubelet_restarts_;
     log::Info(Cat(KubeletSocket(), " created (kubelet (re)started): registering every resource"));
     for (auto& [rname, res] : resources_) {
       if (!res->server) {

@@ -4,15 +4,20 @@
 // registration threads only Post() results back.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/fd/unique_fd.h"
+#include "pkg/log/log.h"
 #include "pkg/manager/event_loop.h"
+#include "pkg/metrics/http_endpoint.h"
 #include "pkg/netlink/kernel_events.h"
 #include "pkg/rdma/verbs_events.h"
 #include "pkg/server/registrar.h"
@@ -31,6 +36,8 @@ struct ManagerOptions {
   bool link_up = true;
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
+  std::string metrics_address;  // "" = off
+  std::string version;
 };
 
 class Manager {
@@ -55,6 +62,13 @@ class Manager {
   // Removes the resource's spec unless a live instance of ours still serves it.
   void RemoveCdiSpec(const Resource& res);
   bool AnotherInstanceServes(const std::string& resource_name) const;
+  // Destroys the resource's server, keeping its allocation count for the metrics.
+  void DropServer(Resource& res);
+  // Logs a problem an operator must see and records it for the metrics.
+  void ReportProblem(log::Level level, const std::string& message);
+  metrics::View BuildView() const;
+  // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
+  std::optional<metrics::View> CollectFromLoop();
   // Stops the resource's server; removes its CDI spec unless `keep_spec` (a restart that
   // rewrites the same file).
   void StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
@@ -99,6 +113,7 @@ class Manager {
   int plugin_dir_watch_ = -1;
   int registry_dir_watch_ = -1;
   int root_dir_watch_ = -1;  // the kubelet root, to see the socket directories appear
+  int ancestor_watch_ = -1;  // nearest existing ancestor while the kubelet root is missing
   int config_dir_watch_ = -1;
   std::unique_ptr<Timer> periodic_timer_;
   std::unique_ptr<Timer> reload_debounce_;
@@ -107,6 +122,23 @@ class Manager {
   std::unique_ptr<netlink::LinkEventSocket> link_events_;
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
+  // Metrics state (loop thread).
+  uint64_t kubelet_restarts_ = 0;
+  uint64_t reloads_ = 0;
+  uint64_t rescans_ = 0;
+  double rescan_seconds_sum_ = 0;
+  double last_rescan_seconds_ = 0;
+  uint64_t errors_ = 0;
+  std::string last_error_;
+  double last_error_time_ = 0;
+  // Hand-over between HTTP threads and the loop; `closed` releases waiters at shutdown.
+  struct CollectGate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool closed = false;
+  };
+  std::shared_ptr<CollectGate> collect_gate_ = std::make_shared<CollectGate>();
+  std::unique_ptr<metrics::HttpEndpoint> http_;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
   std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;

@@ -623,5 +623,18 @@ TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {
   EXPECT_THAT(left, ElementsAre("nvidia.com_gpu.yaml"));  // only our own files went
 }
 
+TEST_F(E2E, NoKubeletRootYetFollowsThePathDownWithoutPolling) {
+  h.WriteConfig(PluginHarness::DemoConfig());
+  ASSERT_FALSE(std::filesystem::exists(h.kubelet_root()));
+  h.StartPlugin();
+  ASSERT_TRUE(LogShows("does not exist yet; will serve when the kubelet creates it"));
+  const auto start = Clock::now();
+  ASSERT_TRUE(h.kubelet().Start().ok());  // creates <root>/kubelet/device-plugins/kubelet.sock
+  ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
+  ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(2000)));
+  std::cout << "[measured] kubelet root created -> registered: " << MsSince(start) << " ms\n";
+  EXPECT_THAT(h.PluginLog(), ::testing::Not(HasSubstr("retrying")));
+}
+
 }  // namespace
 }  // namespace rdmadp::testing

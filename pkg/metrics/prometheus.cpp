@@ -1,0 +1,105 @@
+#include "pkg/metrics/prometheus.h"
+
+#include <cstdio>
+
+#include "pkg/text/cat.h"
+
+namespace rdmadp::metrics {
+namespace {
+
+// Label values escape backslash, double quote and newline.
+std::string Label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  Append(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+template <typename Fn>
+void PerResource(std::string& out, const View& v, std::string_view name, std::string_view type,
+                 std::string_view help, Fn value) {
+  Family(out, name, type, help);
+  for (const auto& r : v.resources) {
+    Append(out, name, "{resource=\"", Label(r.resource), "\"} ", value(r), "\n");
+  }
+}
+
+}  // namespace
+
+std::string FormatPrometheus(const View& v) {
+  std::string out;
+  Family(out, "rdma_shared_dp_build_info", "gauge", "Version and registration mode.");
+  Append(out, "rdma_shared_dp_build_info{version=\"", Label(v.version), "\",mode=\"",
+         Label(v.registration_mode), "\"} 1\n");
+  PerResource(out, v, "rdma_shared_dp_hcas", "gauge", "RDMA HCAs in the resource's pool.",
+              [](const ResourceView& r) { return std::to_string(r.hcas); });
+  PerResource(out, v, "rdma_shared_dp_slots", "gauge", "Share slots advertised to the kubelet.",
+              [](const ResourceView& r) { return std::to_string(r.slots); });
+  PerResource(out, v, "rdma_shared_dp_healthy_slots", "gauge", "Advertised slots reported Healthy.",
+              [](const ResourceView& r) { return std::to_string(r.healthy_slots); });
+  PerResource(out, v, "rdma_shared_dp_registered", "gauge",
+              "1 when the kubelet has accepted the resource's registration.",
+              [](const ResourceView& r) { return std::string(r.registered ? "1" : "0"); });
+  PerResource(out, v, "rdma_shared_dp_open_streams", "gauge",
+              "Open ListAndWatch streams from the kubelet.",
+              [](const ResourceView& r) { return std::to_string(r.open_streams); });
+  PerResource(out, v, "rdma_shared_dp_allocations_total", "counter",
+              "Allocate calls answered successfully.",
+              [](const ResourceView& r) { return std::to_string(r.allocations); });
+  PerResource(out, v, "rdma_shared_dp_registrations_total", "counter",
+              "Successful registrations with the kubelet.",
+              [](const ResourceView& r) { return std::to_string(r.registrations); });
+  Family(out, "rdma_shared_dp_kubelet_restarts_total", "counter",
+         "Kubelet restarts detected (kubelet.sock re-created).");
+  Append(out, "rdma_shared_dp_kubelet_restarts_total ", v.kubelet_restarts, "\n");
+  Family(out, "rdma_shared_dp_reloads_total", "counter", "Config reloads applied.");
+  Append(out, "rdma_shared_dp_reloads_total ", v.reloads, "\n");
+  Family(out, "rdma_shared_dp_rescan_duration_seconds", "summary",
+         "Time to scan sysfs and rebuild every pool.");
+  Append(out, "rdma_shared_dp_rescan_duration_seconds_sum ", Number(v.rescan_seconds_sum), "\n",
+         "rdma_shared_dp_rescan_duration_seconds_count ", v.rescans, "\n");
+  Family(out, "rdma_shared_dp_last_rescan_duration_seconds", "gauge",
+         "Duration of the latest rescan.");
+  Append(out, "rdma_shared_dp_last_rescan_duration_seconds ", Number(v.last_rescan_seconds), "\n");
+  Family(out, "rdma_shared_dp_errors_total", "counter",
+         "Errors and warnings that need an operator's attention.");
+  Append(out, "rdma_shared_dp_errors_total ", v.errors, "\n");
+  Family(out, "rdma_shared_dp_last_error_timestamp_seconds", "gauge",
+         "When the last error happened (0: never); its text is in last_error_info.");
+  Append(out, "rdma_shared_dp_last_error_timestamp_seconds ", Number(v.last_error_unix_seconds),
+         "\n");
+  if (!v.last_error.empty()) {
+    Family(out, "rdma_shared_dp_last_error_info", "gauge", "The last error's message.");
+    Append(out, "rdma_shared_dp_last_error_info{message=\"", Label(v.last_error), "\"} 1\n");
+  }
+  return out;
+}
+
+std::string NotReadyReason(const View& v) {
+  for (const auto& r : v.resources) {
+    if (!r.registered) return Cat(r.resource, " is not registered with the kubelet");
+    if (r.open_streams == 0) return Cat(r.resource, " has no ListAndWatch stream open");
+  }
+  return "";
+}
+
+}  // namespace rdmadp::metrics

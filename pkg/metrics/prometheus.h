@@ -1,0 +1,41 @@
+// The plugin's state as Prometheus text exposition format (version 0.0.4). Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmadp::metrics {
+
+struct ResourceView {
+  std::string resource;  // rdma/hca_shared_devices_a
+  int64_t hcas = 0;
+  int64_t slots = 0;
+  int64_t healthy_slots = 0;
+  bool registered = false;
+  int64_t open_streams = 0;
+  uint64_t allocations = 0;
+  uint64_t registrations = 0;
+};
+
+struct View {
+  std::string version;
+  std::string registration_mode;
+  std::vector<ResourceView> resources;
+  uint64_t kubelet_restarts = 0;
+  uint64_t reloads = 0;
+  uint64_t rescans = 0;
+  double rescan_seconds_sum = 0;
+  double last_rescan_seconds = 0;
+  uint64_t errors = 0;
+  std::string last_error;  // "" when none
+  double last_error_unix_seconds = 0;
+};
+
+std::string FormatPrometheus(const View& view);
+
+// Why the plugin is not ready ("" when ready): every resource registered with the kubelet
+// and, in kubelet/watcher mode, holding an open ListAndWatch stream.
+std::string NotReadyReason(const View& view);
+
+}  // namespace rdmadp::metrics

@@ -1,0 +1,146 @@
+// The real binary's /metrics, /healthz and /readyz across its lifecycle.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <csignal>
+#include <regex>
+
+#include "test/support/fs_wait.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+constexpr char kA[] = "rdma/hca_shared_devices_a";
+
+class MetricsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    h.WriteConfig(PluginHarness::DemoConfig());
+    h.StartPlugin({"--metrics-address=127.0.0.1:0"});
+    std::smatch m;
+    const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
+    ASSERT_TRUE(WaitForFiles(
+        h.root(),
+        [&] {
+          log_ = h.PluginLog();
+          return std::regex_search(log_, m, re);
+        },
+        milliseconds(5000)));
+    port_ = std::stoi(m[1]);
+  }
+  httplib::Result Get(const std::string& path) {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(5, 0);
+    return client.Get(path.c_str());
+  }
+  // Value of one sample line in /metrics, or -1.
+  double Sample(const std::string& series) {
+    auto r = Get("/metrics");
+    if (!r) return -1;
+    const std::string line_start = "\n" + series + " ";  // a sample line, not a # HELP line
+    const auto pos = r->body.find(line_start);
+    if (pos == std::string::npos) return -1;
+    return std::stod(r->body.substr(pos + line_start.size()));
+  }
+  bool Registered(int n) {
+    return h.kubelet().WaitFor(
+        [&](const SimState& s) {
+          for (const char* r : {kA, "rdma/hca_shared_devices_b"}) {
+            auto it = s.resources.find(r);
+            if (it == s.resources.end() || it->second.registrations < n ||
+                !it->second.stream_open) {
+              return false;
+            }
+          }
+          return true;
+        },
+        milliseconds(5000));
+  }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- plugin log ----\n" << h.PluginLog();
+  }
+  PluginHarness h;
+  std::string log_;
+  int port_ = 0;
+};
+
+TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
+  // Serving, but no kubelet yet: alive, not ready.
+  auto health = Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto ready = Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_THAT(ready->body, HasSubstr("is not registered with the kubelet"));
+
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(Registered(1));
+  std::string last_readyz;
+  // Ready once both registrations are logged (the log file's writes wake this wait).
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        auto r = Get("/readyz");
+        if (r) last_readyz = r->body;
+        return r && r->status == 200;
+      },
+      milliseconds(3000)))
+      << last_readyz;
+  auto metrics = Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->get_header_value("Content-Type"), HasSubstr("version=0.0.4"));
+  EXPECT_EQ(Sample("rdma_shared_dp_slots{resource=\"rdma/hca_shared_devices_a\"}"), 1000);
+  EXPECT_EQ(Sample("rdma_shared_dp_hcas{resource=\"rdma/hca_shared_devices_a\"}"), 2);
+  EXPECT_EQ(Sample("rdma_shared_dp_registered{resource=\"rdma/hca_shared_devices_a\"}"), 1);
+  EXPECT_EQ(Sample("rdma_shared_dp_open_streams{resource=\"rdma/hca_shared_devices_a\"}"), 1);
+
+  ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+  ASSERT_TRUE(h.kubelet().Allocate(kA, {"1"}).ok());
+  EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
+
+  ASSERT_TRUE(h.kubelet().Restart().ok());
+  ASSERT_TRUE(Registered(2));
+  // Allocations survive the server's re-creation in the counter.
+  EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
+  EXPECT_GE(Sample("rdma_shared_dp_kubelet_restarts_total"), 1);
+  // The kubelet side counts a registration when it dials back; the plugin when Register
+  // returns, and it logs that: wait for the log, not for time.
+  EXPECT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return Sample(
+                   "rdma_shared_dp_registrations_total{resource=\"rdma/hca_shared_devices_a\"}") >=
+               2;
+      },
+      milliseconds(3000)));
+
+  const auto start = std::chrono::steady_clock::now();
+  h.plugin().Signal(SIGTERM);
+  EXPECT_EQ(h.plugin().WaitExit(milliseconds(1000)), 0);
+  std::cout
+      << "[measured] SIGTERM with the metrics endpoint -> exit: "
+      << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count()
+      << " ms\n";
+  EXPECT_FALSE(Get("/healthz"));  // the endpoint is gone with the process
+}
+
+TEST(MetricsFlag, BusyAddressIsAClearStartupError) {
+  httplib::Server blocker;
+  const int port = blocker.bind_to_any_port("127.0.0.1");
+  PluginHarness h;
+  h.AddDemoHcas();
+  h.WriteConfig(PluginHarness::DemoConfig());
+  h.StartPlugin({"--metrics-address=127.0.0.1:" + std::to_string(port)});
+  EXPECT_EQ(h.plugin().WaitExit(milliseconds(5000)), 1);
+  EXPECT_THAT(h.PluginLog(), HasSubstr("for metrics (in use? pick another --metrics-address)"));
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
