@@ -14,19 +14,29 @@ packages=(
   iproute2 util-linux procps
 )
 
+# The manifest tests run on Node.js (kubernetes-models validates against the API schema).
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+  echo "install-deps: all ${#packages[@]} Debian packages already installed"
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Node modules for test/manifests, exactly as locked.
+manifests="$(dirname "$0")/../test/manifests"
+if [ ! -f "$manifests/node_modules/.package-lock.json" ] ||
+   [ "$manifests/package-lock.json" -nt "$manifests/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm ci in test/manifests"
+  (cd "$manifests" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -1,0 +1,92 @@
+// Static checks of Dockerfile.ubi (no Docker engine needed): stages, pinned base images,
+// no `latest`, every copied file exists, a lean runtime stage with labels and ENTRYPOINT.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const text = fs.readFileSync(path.join(root, "Dockerfile.ubi"), "utf8");
+// Instructions with continuation lines joined, comments dropped.
+const instructions = text
+  .replace(/\\\n/g, " ")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith("#"))
+  .map((l) => {
+    const [op, ...rest] = l.split(/\s+/);
+    return { op: op.toUpperCase(), args: rest.join(" ") };
+  });
+
+// Split into stages.
+const stages = [];
+for (const ins of instructions) {
+  if (ins.op === "FROM") {
+    const m = ins.args.match(/^(\S+)(?:\s+AS\s+(\S+))?$/i);
+    stages.push({ image: m[1], name: m[2], body: [] });
+  } else if (stages.length) {
+    stages[stages.length - 1].body.push(ins);
+  }
+}
+let failures = 0;
+function check(name, fn) {
+  try {
+    fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failures++;
+    console.log(`FAIL ${name}\n     ${e.message}`);
+  }
+}
+const final = stages[stages.length - 1];
+
+check("multi-stage", () => assert.ok(stages.length >= 2, `${stages.length} stage(s)`));
+check("base images pinned by tag, never latest", () => {
+  for (const s of stages) {
+    assert.match(s.image, /^[^:]+:[0-9][\w.-]*$/, `${s.image} is not pinned to a version tag`);
+  }
+  assert.ok(!/:latest\b/.test(text), "mentions :latest");
+});
+check("runtime stage is UBI minimal", () => assert.match(final.image, /ubi9\/ubi-minimal:/));
+check("every COPY source exists (or names an earlier stage)", () => {
+  const names = new Set(stages.filter((s) => s.name).map((s) => s.name));
+  for (const s of stages) {
+    for (const ins of s.body.filter((i) => i.op === "COPY")) {
+      const parts = ins.args.split(/\s+/);
+      const from = parts.find((p) => p.startsWith("--from="));
+      const srcs = parts.filter((p) => !p.startsWith("--")).slice(0, -1);
+      if (from) {
+        assert.ok(names.has(from.slice(7)), `COPY ${from}: no such stage`);
+        continue;
+      }
+      for (const src of srcs) {
+        assert.ok(fs.existsSync(path.join(root, src)), `COPY ${src}: not in the repository`);
+        assert.notEqual(src, ".", "copies the whole tree");
+      }
+    }
+  }
+});
+check("runtime stage: no compilers, no package installs, no source", () => {
+  const body = final.body.map((i) => `${i.op} ${i.args}`).join("\n");
+  assert.ok(!/\b(dnf|microdnf|yum)\b.*install/.test(body), "installs packages at runtime");
+  assert.ok(!/\b(gcc|g\+\+|cmake|-devel)\b/.test(body), "mentions a compiler or -devel package");
+  assert.ok(!final.body.some((i) => i.op === "COPY" && !i.args.includes("--from=")), "copies from the build context");
+});
+check("labels and exec-form ENTRYPOINT", () => {
+  const labels = final.body.filter((i) => i.op === "LABEL").map((i) => i.args).join(" ");
+  for (const l of ["name=", "version=", "summary=", "io.k8s.display-name="]) {
+    assert.ok(labels.includes(l), `missing label ${l}`);
+  }
+  const ep = final.body.find((i) => i.op === "ENTRYPOINT");
+  assert.ok(ep, "no ENTRYPOINT");
+  assert.match(ep.args, /^\["\/usr\/bin\/k8s-rdma-shared-dp"\]$/);
+});
+check("non-root-capable: a USER is set", () => {
+  assert.ok(final.body.some((i) => i.op === "USER"), "no USER");
+});
+check(".dockerignore keeps build output and .git out", () => {
+  const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8");
+  for (const e of [".git", "build"]) assert.ok(ignore.split("\n").includes(e), `${e} not ignored`);
+});
+console.log(failures === 0 ? "all Dockerfile checks passed" : `${failures} Dockerfile check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);

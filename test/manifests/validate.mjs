@@ -1,0 +1,121 @@
+// Validates every manifest in images/ against the Kubernetes API schema (kubernetes-models,
+// offline), checks what the deployment promises, and runs the ConfigMap's config through
+// the plugin's own `validate` command. Usage: node validate.mjs <plugin-binary>
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import YAML from "yaml";
+import * as core from "kubernetes-models/v1";
+import * as apps from "kubernetes-models/apps/v1";
+import { render } from "./render.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const images = path.resolve(here, "../../images");
+const plugin = process.argv[2];
+let failures = 0;
+
+function check(name, fn) {
+  try {
+    fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failures++;
+    console.log(`FAIL ${name}\n     ${e.message.split("\n").join("\n     ")}`);
+  }
+}
+
+const models = { "v1/ConfigMap": core.ConfigMap, "v1/Pod": core.Pod, "apps/v1/DaemonSet": apps.DaemonSet };
+function validateObject(obj) {
+  const Model = models[`${obj.apiVersion}/${obj.kind}`];
+  assert.ok(Model, `no schema for ${obj.apiVersion} ${obj.kind}`);
+  new Model(obj).validate(); // throws with the JSON path of the first violation
+}
+
+const base = render(path.join(images, "base"));
+const cdi = render(path.join(images, "overlays/cdi"));
+const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
+const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
+const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
+const container = ds.spec.template.spec.containers[0];
+
+for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["example-pod", [pod]]]) {
+  for (const o of objs) check(`schema: ${label} ${o.kind}/${o.metadata.name}`, () => validateObject(o));
+}
+
+check("schema validation rejects a broken DaemonSet (the check can fail)", () => {
+  const broken = structuredClone(ds);
+  broken.spec.template.spec.containers[0].ports[0].containerPort = "metrics";
+  assert.throws(() => validateObject(broken), /containerPort/);
+});
+
+check("daemonset: node-critical, tolerations, probes, resources, rollout", () => {
+  const spec = ds.spec.template.spec;
+  assert.equal(spec.priorityClassName, "system-node-critical");
+  assert.ok(spec.tolerations.some((t) => t.operator === "Exists" && t.effect === "NoSchedule"));
+  assert.equal(container.livenessProbe.httpGet.path, "/healthz");
+  assert.equal(container.readinessProbe.httpGet.path, "/readyz");
+  assert.ok(container.args.includes("--metrics-address=:9109"));
+  assert.ok(container.resources.requests.memory && container.resources.limits.memory);
+  assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxUnavailable: 1, maxSurge: 0 });
+  assert.match(container.image, /:[0-9][^:]*$/, "image tag must be pinned");
+});
+
+check("kubelet root dir is one parameter", () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-kustomize-"));
+  fs.cpSync(path.join(images, "base"), tmp, { recursive: true });
+  const settings = path.join(tmp, "settings.yaml");
+  fs.writeFileSync(settings, fs.readFileSync(settings, "utf8").replace("/var/lib/kubelet", "/data/kubelet"));
+  const moved = find(render(tmp), "DaemonSet", "rdma-shared-dp-ds");
+  const c = moved.spec.template.spec.containers[0];
+  assert.ok(c.args.includes("--kubelet-root-dir=/data/kubelet"));
+  assert.equal(c.volumeMounts.find((m) => m.name === "kubelet-root").mountPath, "/data/kubelet");
+  assert.equal(moved.spec.template.spec.volumes.find((v) => v.name === "kubelet-root").hostPath.path, "/data/kubelet");
+  assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
+  fs.rmSync(tmp, { recursive: true });
+});
+
+check("cdi overlay really turns CDI on and mounts /var/run/cdi", () => {
+  const c = find(cdi, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec;
+  assert.ok(c.containers[0].args.includes("--use-cdi"));
+  assert.ok(c.containers[0].args.includes("--cdi-spec-dir=/var/run/cdi"));
+  const mount = c.containers[0].volumeMounts.find((m) => m.mountPath === "/var/run/cdi");
+  assert.ok(mount, "no /var/run/cdi mount");
+  assert.equal(c.volumes.find((v) => v.name === mount.name).hostPath.path, "/var/run/cdi");
+});
+
+check("example pod asks for one share with IPC_LOCK", () => {
+  const c = pod.spec.containers[0];
+  assert.equal(String(c.resources.limits["rdma/hca_shared_devices_a"]), "1");
+  assert.ok(c.securityContext.capabilities.add.includes("IPC_LOCK"));
+});
+
+check("the ConfigMap's config.json passes the plugin's validate command", () => {
+  const cm = find(base, "ConfigMap", "rdma-devices");
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-cm-")), "config.json");
+  fs.writeFileSync(file, cm.data["config.json"]);
+  const mount = container.volumeMounts.find((m) => m.name === "config").mountPath;
+  assert.ok(container.args.includes(`--config-file=${mount}/config.json`), "args point elsewhere");
+  const r = spawnSync(plugin, ["validate", `--config-file=${file}`], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
+if (kubectl.status === 0) {
+  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi]]) {
+    check(`renderer matches kubectl kustomize (${dir})`, () => {
+      const out = execFileSync("kubectl", ["kustomize", path.join(images, dir)], { encoding: "utf8" });
+      const theirs = YAML.parseAllDocuments(out).map((d) => d.toJS());
+      const key = (o) => `${o.kind}/${o.metadata.name}`;
+      const sort = (objs) => [...objs].sort((a, b) => key(a).localeCompare(key(b)));
+      assert.deepEqual(sort(ours), sort(theirs));
+    });
+  }
+} else {
+  console.log("skip renderer-vs-kubectl comparison: kubectl is not installed");
+}
+
+console.log(failures === 0 ? "all manifest checks passed" : `${failures} manifest check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
