@@ -11,11 +11,21 @@
 
 namespace rdmadp::sysfs {
 
+// What one scan cost in filesystem calls (for benchmarks; the floor is the files that must
+// be read).
+struct ScanStats {
+  size_t file_reads = 0;    // open + read + close of one attribute file
+  size_t dir_listings = 0;  // opendir + readdir*
+  size_t link_reads = 0;    // readlink
+  size_t stats = 0;         // stat
+  size_t Total() const { return file_reads + dir_listings + link_reads + stats; }
+};
+
 class Scanner {
  public:
   Scanner(std::string sysfs_root, std::string dev_root);
 
-  NodeInventory Scan() const;
+  NodeInventory Scan(ScanStats* stats = nullptr) const;
 
   const std::string& sysfs_root() const { return sysfs_root_; }
   const std::string& dev_root() const { return dev_root_; }
