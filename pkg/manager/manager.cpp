@@ -371,7 +371,7 @@ void Manager::ApplyPeriodicInterval() {
 pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
                                          const sysfs::NodeInventory& inventory) {
   return pool::PoolSnapshot::Build(res.config, inventory,
-                                   options_.use_cdi ? &res.cdi_naming : nullptr);
+                                   options_.use_cdi ? &res.cdi_naming : nullptr, res.snapshot);
 }
 
 void Manager::DropServer(Resource& res) {

@@ -26,16 +26,25 @@ void FillDevices(v1beta1::ListAndWatchResponse& out, int64_t slots, bool healthy
 
 }  // namespace
 
-std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(const config::ResourceConfig& resource,
-                                                        const sysfs::NodeInventory& inventory,
-                                                        const CdiNaming* cdi) {
+std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
+    const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory,
+    const CdiNaming* cdi, const std::shared_ptr<const PoolSnapshot>& previous) {
+  std::vector<sysfs::PciFunction> hcas;
+  for (const auto& fn : inventory.functions) {
+    if (fn.rdma_capable && Matches(resource.selectors, fn)) hcas.push_back(fn);
+  }
+  const std::optional<CdiNaming> naming = cdi != nullptr ? std::optional(*cdi) : std::nullopt;
+  if (previous && previous->hcas_ == hcas && previous->resource_ == resource &&
+      previous->cdi_ == naming) {
+    return previous;
+  }
   std::shared_ptr<PoolSnapshot> snap(new PoolSnapshot());
   snap->resource_ = resource;
+  snap->cdi_ = naming;
+  snap->hcas_ = std::move(hcas);
   std::set<int64_t> numa;
   bool healthy = false;
-  for (const auto& fn : inventory.functions) {
-    if (!fn.rdma_capable || !Matches(resource.selectors, fn)) continue;
-    snap->hcas_.push_back(fn);
+  for (const auto& fn : snap->hcas_) {
     snap->advertised_.hca_addresses.push_back(fn.address);
     if (fn.numa_node >= 0) numa.insert(fn.numa_node);
     healthy = healthy || sysfs::HasUsablePort(fn);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,19 @@ struct Advertised {
 struct CdiNaming {
   std::string kind;            // rdma/hca_a
   std::string annotation_key;  // cdi.k8s.io/rdmadp_hca_a
+  bool operator==(const CdiNaming&) const = default;
 };
 
 class PoolSnapshot {
  public:
   // Selects the RDMA-capable functions of `inventory` that match `resource`. With `cdi`,
-  // Allocate content is CDI names; without, DeviceSpecs.
-  static std::shared_ptr<const PoolSnapshot> Build(const config::ResourceConfig& resource,
-                                                   const sysfs::NodeInventory& inventory,
-                                                   const CdiNaming* cdi = nullptr);
+  // Allocate content is CDI names; without, DeviceSpecs. When `previous` was built from the
+  // same resource, naming and HCAs, it is returned as is: an unchanged rescan builds no
+  // messages.
+  static std::shared_ptr<const PoolSnapshot> Build(
+      const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory,
+      const CdiNaming* cdi = nullptr,
+      const std::shared_ptr<const PoolSnapshot>& previous = nullptr);
 
   const config::ResourceConfig& resource() const { return resource_; }
   const std::vector<sysfs::PciFunction>& hcas() const { return hcas_; }
@@ -69,6 +74,7 @@ class PoolSnapshot {
   v1beta1::ListAndWatchResponse list_response_;
   v1beta1::ContainerAllocateResponse container_response_;
   bool topology_dropped_ = false;
+  std::optional<CdiNaming> cdi_;
 };
 
 using SnapshotPtr = std::shared_ptr<const PoolSnapshot>;

@@ -6,8 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "pkg/config/link_types.h"
 #include "pkg/fd/unique_fd.h"
@@ -18,16 +22,30 @@ namespace rdmadp::sysfs {
 namespace {
 
 // The thin I/O edge of the scanner: every filesystem call goes through here and is counted.
+// Paths are resolved relative to directory handles (openat), so the long
+// <root>/bus/pci/devices/<bdf> prefix and its symlink are walked once per function, not once
+// per attribute.
 class SysfsReader {
  public:
   explicit SysfsReader(ScanStats& stats) : stats_(stats) {}
 
+  // An O_PATH handle on a directory; invalid if it does not exist.
+  UniqueFd OpenDir(int at, const std::string& path) {
+    ++stats_.dir_opens;
+    return UniqueFd(::openat(at, path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+
   // Names in a directory (following symlinks, as sysfs needs), sorted; empty if unreadable.
-  std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> ListDir(int at, const std::string& path) {
     ++stats_.dir_listings;
     std::vector<std::string> names;
-    DIR* dir = ::opendir(path.c_str());
-    if (dir == nullptr) return names;
+    const int fd = ::openat(at, path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return names;
+    DIR* dir = ::fdopendir(fd);  // owns fd from here
+    if (dir == nullptr) {
+      ::close(fd);
+      return names;
+    }
     while (const dirent* e = ::readdir(dir)) {
       std::string_view n = e->d_name;
       if (n != "." && n != "..") names.emplace_back(n);
@@ -38,9 +56,9 @@ class SysfsReader {
   }
 
   // sysfs attributes are under a page; one open + one read + close.
-  std::optional<std::string> ReadSmallFile(const std::string& path) {
+  std::optional<std::string> ReadSmallFile(int at, const std::string& path) {
     ++stats_.file_reads;
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::openat(at, path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.Valid()) return std::nullopt;
     char buf[4096];
     const ssize_t n = ::read(fd.Get(), buf, sizeof(buf));
@@ -48,10 +66,10 @@ class SysfsReader {
     return std::string(buf, static_cast<size_t>(n));
   }
 
-  std::string LinkBaseName(const std::string& path) {
+  std::string LinkBaseName(int at, const std::string& path) {
     ++stats_.link_reads;
     char buf[4096];
-    const ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf) - 1);
+    const ssize_t n = ::readlinkat(at, path.c_str(), buf, sizeof(buf) - 1);
     if (n <= 0) return "";
     std::string_view target(buf, static_cast<size_t>(n));
     const auto slash = target.rfind('/');
@@ -69,10 +87,11 @@ class SysfsReader {
   std::map<std::string, std::vector<std::string>> CharDevicesByIbdev(const std::string& sysfs) {
     std::map<std::string, std::vector<std::string>> by_ibdev;
     for (const char* cls : {"class/infiniband_verbs", "class/infiniband_mad"}) {
-      const std::string dir = Cat(sysfs, "/", cls);
-      for (const auto& name : ListDir(dir)) {
+      UniqueFd dir = OpenDir(AT_FDCWD, Cat(sysfs, "/", cls));
+      if (!dir.Valid()) continue;
+      for (const auto& name : ListDir(dir.Get(), ".")) {
         if (ClassifyCharDev(name) == CharDevKind::kNone) continue;  // abi_version
-        auto ibdev = ReadSmallFile(Cat(dir, "/", name, "/ibdev"));
+        auto ibdev = ReadSmallFile(dir.Get(), name + "/ibdev");
         if (!ibdev) continue;
         while (!ibdev->empty() && (ibdev->back() == '\n' || ibdev->back() == ' ')) {
           ibdev->pop_back();
@@ -83,13 +102,17 @@ class SysfsReader {
     return by_ibdev;
   }
 
-  std::vector<Port> ReadPorts(const std::string& sysfs, const std::string& ibdev) {
+  // Port states of `ibdev`, read through the function's own infiniband/<ibdev> directory
+  // (class/infiniband/<ibdev> is a symlink to it).
+  std::vector<Port> ReadPorts(int device_dir, const std::string& ibdev) {
     std::vector<Port> ports;
-    const std::string dir = Cat(sysfs, "/class/infiniband/", ibdev, "/ports");
-    for (const auto& n : ListDir(dir)) {
+    const std::string dir = Cat("infiniband/", ibdev, "/ports");
+    for (const auto& n : ListDir(device_dir, dir)) {
       Port port;
       port.number = std::atoi(n.c_str());
-      if (auto st = ReadSmallFile(Cat(dir, "/", n, "/state"))) port.state = ParsePortState(*st);
+      if (auto st = ReadSmallFile(device_dir, Cat(dir, "/", n, "/state"))) {
+        port.state = ParsePortState(*st);
+      }
       ports.push_back(port);
     }
     std::sort(ports.begin(), ports.end(),
@@ -101,6 +124,95 @@ class SysfsReader {
   ScanStats& stats_;
 };
 
+// Reads one PCI function. Returns nullopt for non-network functions; read failures go to
+// `problems`.
+using CharDevMap = std::map<std::string, std::vector<std::string>>;
+
+std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std::string& address,
+                                        const std::string& pci_path,
+                                        const std::function<const CharDevMap&()>& class_char_devs,
+                                        bool rdma_cm_present, const std::string& rdma_cm_path,
+                                        std::vector<std::string>& problems) {
+  UniqueFd dev = io.OpenDir(pci_dir, address);  // follows the bus symlink once
+  PciFunction fn;
+  fn.address = address;
+  // One read for class, IDs and driver; the separate files only if uevent is unusable.
+  auto uevent = ParsePciUevent(io.ReadSmallFile(dev.Get(), "uevent").value_or(""));
+  if (uevent) {
+    fn.class_code = *uevent->class_code;
+  } else {
+    auto class_text = io.ReadSmallFile(dev.Get(), "class");
+    auto class_code = class_text ? ParsePciClass(*class_text) : std::nullopt;
+    if (!class_code) {
+      problems.push_back(Cat("sysfs: ", pci_path, "/", address, "/class: unreadable or malformed"));
+      return std::nullopt;
+    }
+    fn.class_code = *class_code;
+  }
+  if ((fn.class_code >> 16) != 0x02) return std::nullopt;  // network controllers only
+  if (uevent) {
+    fn.vendor = uevent->vendor;
+    fn.device = uevent->device;
+    fn.driver = uevent->driver;
+  } else {
+    fn.vendor = ParsePciId(io.ReadSmallFile(dev.Get(), "vendor").value_or(""));
+    fn.device = ParsePciId(io.ReadSmallFile(dev.Get(), "device").value_or(""));
+    fn.driver = io.LinkBaseName(dev.Get(), "driver");
+  }
+  fn.numa_node = ParseNumaNode(io.ReadSmallFile(dev.Get(), "numa_node").value_or("-1"));
+  fn.netdevs = io.ListDir(dev.Get(), "net");
+  if (!fn.netdevs.empty()) {
+    fn.if_name = fn.netdevs.front();
+    // net/<if> here is what class/net/<if> links to.
+    auto type = io.ReadSmallFile(dev.Get(), Cat("net/", fn.if_name, "/type"));
+    if (auto arphrd = type ? ParseArphrd(*type) : std::nullopt) {
+      fn.link_type = std::string(config::LinkTypeName(*arphrd));
+    }
+  }
+  for (const auto& ibdev : io.ListDir(dev.Get(), "infiniband")) {
+    fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev)});
+  }
+  if (!fn.rdma_devices.empty()) {
+    // The function's own char devices live under it (class/infiniband_verbs/uverbsN links
+    // here). Two listings per function, instead of an ibdev read per char device.
+    for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
+      for (auto& name : io.ListDir(dev.Get(), cls)) {
+        if (ClassifyCharDev(name) != CharDevKind::kNone) fn.char_devices.push_back(std::move(name));
+      }
+    }
+    if (fn.char_devices.empty()) {  // a kernel without those links: map through the classes
+      for (const auto& dev_entry : fn.rdma_devices) {
+        const CharDevMap& map = class_char_devs();
+        if (auto it = map.find(dev_entry.name); it != map.end()) {
+          fn.char_devices.insert(fn.char_devices.end(), it->second.begin(), it->second.end());
+        }
+      }
+    }
+  }
+  std::sort(fn.char_devices.begin(), fn.char_devices.end(),
+            [](const std::string& a, const std::string& b) { return CharDevLess(a, b); });
+  auto has = [&](CharDevKind kind) {
+    return std::any_of(fn.char_devices.begin(), fn.char_devices.end(),
+                       [&](const std::string& n) { return ClassifyCharDev(n) == kind; });
+  };
+  if (fn.rdma_devices.empty()) {
+    fn.not_rdma_reason = "no RDMA device (no infiniband/ directory)";
+  } else if (!has(CharDevKind::kUverbs)) {
+    fn.not_rdma_reason = "no uverbs char device (is ib_uverbs loaded?)";
+  } else if (!has(CharDevKind::kUmad)) {
+    fn.not_rdma_reason = "no umad char device (is ib_umad loaded?)";
+  } else if (!rdma_cm_present) {
+    fn.not_rdma_reason = Cat(rdma_cm_path, " is missing (load rdma_ucm; mount the host's /dev)");
+  } else {
+    fn.rdma_capable = true;
+  }
+  return fn;
+}
+
+// Large nodes are scanned in contiguous chunks on several threads (the work is syscalls;
+// 64 HCAs with VFs make 1,024 functions). Small ones stay on the caller's thread.
+constexpr size_t kParallelThreshold = 128;
+
 }  // namespace
 
 Scanner::Scanner(std::string sysfs_root, std::string dev_root)
@@ -108,63 +220,60 @@ Scanner::Scanner(std::string sysfs_root, std::string dev_root)
 
 NodeInventory Scanner::Scan(ScanStats* stats) const {
   ScanStats local;
-  SysfsReader io(stats != nullptr ? *stats : local);
+  ScanStats& total = stats != nullptr ? *stats : local;
+  SysfsReader io(total);
   NodeInventory inv;
   const std::string rdma_cm_path = Cat(dev_root_, "/infiniband/rdma_cm");
   inv.rdma_cm_present = io.Exists(rdma_cm_path);
-  const auto char_devs = io.CharDevicesByIbdev(sysfs_root_);
-  const std::string pci_dir = Cat(sysfs_root_, "/bus/pci/devices");
+  // Built only if some function lacks its own char-device directories.
+  std::once_flag class_map_once;
+  CharDevMap class_map;
+  ScanStats class_map_stats;
+  const std::function<const CharDevMap&()> class_char_devs = [&]() -> const CharDevMap& {
+    std::call_once(class_map_once, [&] {
+      SysfsReader reader(class_map_stats);
+      class_map = reader.CharDevicesByIbdev(sysfs_root_);
+    });
+    return class_map;
+  };
+  const std::string pci_path = Cat(sysfs_root_, "/bus/pci/devices");
+  UniqueFd pci = io.OpenDir(AT_FDCWD, pci_path);
+  const std::vector<std::string> addresses = io.ListDir(pci.Get(), ".");
 
-  for (const auto& address : io.ListDir(pci_dir)) {
-    const std::string dev_dir = Cat(pci_dir, "/", address);
-    auto class_text = io.ReadSmallFile(dev_dir + "/class");
-    auto class_code = class_text ? ParsePciClass(*class_text) : std::nullopt;
-    if (!class_code) {
-      inv.problems.push_back(Cat("sysfs: ", dev_dir, "/class: unreadable or malformed"));
-      continue;
-    }
-    if ((*class_code >> 16) != 0x02) continue;  // network controllers only
-
-    PciFunction fn;
-    fn.address = address;
-    fn.class_code = *class_code;
-    fn.vendor = ParsePciId(io.ReadSmallFile(dev_dir + "/vendor").value_or(""));
-    fn.device = ParsePciId(io.ReadSmallFile(dev_dir + "/device").value_or(""));
-    fn.numa_node = ParseNumaNode(io.ReadSmallFile(dev_dir + "/numa_node").value_or("-1"));
-    fn.driver = io.LinkBaseName(dev_dir + "/driver");
-    fn.netdevs = io.ListDir(dev_dir + "/net");
-    if (!fn.netdevs.empty()) {
-      fn.if_name = fn.netdevs.front();
-      auto type = io.ReadSmallFile(Cat(sysfs_root_, "/class/net/", fn.if_name, "/type"));
-      if (auto arphrd = type ? ParseArphrd(*type) : std::nullopt) {
-        fn.link_type = std::string(config::LinkTypeName(*arphrd));
+  struct Chunk {
+    ScanStats stats;
+    std::vector<PciFunction> functions;
+    std::vector<std::string> problems;
+  };
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunks = addresses.size() >= kParallelThreshold ? std::min<size_t>(cores, 8) : 1;
+  std::vector<Chunk> results(chunks);
+  auto scan_chunk = [&](size_t c) {
+    SysfsReader reader(results[c].stats);
+    const size_t begin = addresses.size() * c / chunks;
+    const size_t end = addresses.size() * (c + 1) / chunks;
+    for (size_t i = begin; i < end; ++i) {
+      if (auto fn = ScanFunction(reader, pci.Get(), addresses[i], pci_path, class_char_devs,
+                                 inv.rdma_cm_present, rdma_cm_path, results[c].problems)) {
+        results[c].functions.push_back(std::move(*fn));
       }
     }
-    for (const auto& ibdev : io.ListDir(dev_dir + "/infiniband")) {
-      fn.rdma_devices.push_back({ibdev, io.ReadPorts(sysfs_root_, ibdev)});
-      if (auto it = char_devs.find(ibdev); it != char_devs.end()) {
-        fn.char_devices.insert(fn.char_devices.end(), it->second.begin(), it->second.end());
-      }
-    }
-    std::sort(fn.char_devices.begin(), fn.char_devices.end(),
-              [](const std::string& a, const std::string& b) { return CharDevLess(a, b); });
-
-    auto has = [&](CharDevKind kind) {
-      return std::any_of(fn.char_devices.begin(), fn.char_devices.end(),
-                         [&](const std::string& n) { return ClassifyCharDev(n) == kind; });
-    };
-    if (fn.rdma_devices.empty()) {
-      fn.not_rdma_reason = "no RDMA device (no infiniband/ directory)";
-    } else if (!has(CharDevKind::kUverbs)) {
-      fn.not_rdma_reason = "no uverbs char device (is ib_uverbs loaded?)";
-    } else if (!has(CharDevKind::kUmad)) {
-      fn.not_rdma_reason = "no umad char device (is ib_umad loaded?)";
-    } else if (!inv.rdma_cm_present) {
-      fn.not_rdma_reason = Cat(rdma_cm_path, " is missing (load rdma_ucm; mount the host's /dev)");
-    } else {
-      fn.rdma_capable = true;
-    }
-    inv.functions.push_back(std::move(fn));
+  };
+  std::vector<std::thread> helpers;
+  for (size_t c = 1; c < chunks; ++c) helpers.emplace_back(scan_chunk, c);
+  scan_chunk(0);
+  for (auto& t : helpers) t.join();
+  results[0].stats.file_reads += class_map_stats.file_reads;
+  results[0].stats.dir_listings += class_map_stats.dir_listings;
+  results[0].stats.dir_opens += class_map_stats.dir_opens;
+  for (auto& r : results) {  // chunks are contiguous: address order is kept
+    std::move(r.functions.begin(), r.functions.end(), std::back_inserter(inv.functions));
+    std::move(r.problems.begin(), r.problems.end(), std::back_inserter(inv.problems));
+    total.file_reads += r.stats.file_reads;
+    total.dir_listings += r.stats.dir_listings;
+    total.link_reads += r.stats.link_reads;
+    total.dir_opens += r.stats.dir_opens;
+    total.stats += r.stats.stats;
   }
   return inv;
 }

@@ -14,11 +14,13 @@ namespace rdmadp::sysfs {
 // What one scan cost in filesystem calls (for benchmarks; the floor is the files that must
 // be read).
 struct ScanStats {
-  size_t file_reads = 0;    // open + read + close of one attribute file
-  size_t dir_listings = 0;  // opendir + readdir*
-  size_t link_reads = 0;    // readlink
+  size_t file_reads = 0;    // openat + read + close of one attribute file
+  size_t dir_listings = 0;  // openat + getdents
+  size_t link_reads = 0;    // readlinkat
+  size_t dir_opens = 0;     // O_PATH handle on a directory (its path resolved once)
   size_t stats = 0;         // stat
-  size_t Total() const { return file_reads + dir_listings + link_reads + stats; }
+  // Calls that read information; dir_opens only make the others cheaper.
+  size_t Reads() const { return file_reads + dir_listings + link_reads + stats; }
 };
 
 class Scanner {

@@ -108,6 +108,31 @@ std::optional<int> ParseArphrd(std::string_view contents) {
   return ParseNumber<int>(Trim(contents), 10);
 }
 
+std::optional<PciUevent> ParsePciUevent(std::string_view contents) {
+  PciUevent ev;
+  while (!contents.empty()) {
+    const auto nl = contents.find('\n');
+    const std::string_view line = contents.substr(0, nl);
+    contents = nl == std::string_view::npos ? std::string_view() : contents.substr(nl + 1);
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, eq);
+    const std::string_view value = line.substr(eq + 1);
+    if (key == "DRIVER") {
+      ev.driver = std::string(value);
+    } else if (key == "PCI_CLASS") {
+      ev.class_code = ParseNumber<uint32_t>(value, 16);
+    } else if (key == "PCI_ID") {
+      const auto colon = value.find(':');
+      if (colon == std::string_view::npos) return std::nullopt;
+      ev.vendor = ParsePciId(value.substr(0, colon));
+      ev.device = ParsePciId(value.substr(colon + 1));
+    }
+  }
+  if (!ev.class_code || ev.vendor.empty() || ev.device.empty()) return std::nullopt;
+  return ev;
+}
+
 CharDevKind ClassifyCharDev(std::string_view name) {
   if (TrailingNumber(name, "uverbs")) return CharDevKind::kUverbs;
   if (TrailingNumber(name, "umad")) return CharDevKind::kUmad;

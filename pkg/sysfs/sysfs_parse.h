@@ -22,6 +22,17 @@ std::string_view PortStateName(PortState state);
 // "32\n" -> 32.
 std::optional<int> ParseArphrd(std::string_view contents);
 
+// What a PCI device's uevent file says ("DRIVER=mlx5_core\nPCI_CLASS=20000\n
+// PCI_ID=15B3:1017\n..."): one read instead of class, vendor, device and the driver link.
+struct PciUevent {
+  std::optional<uint32_t> class_code;
+  std::string vendor;  // 15b3
+  std::string device;  // 1017
+  std::string driver;  // "" when unbound (no DRIVER= line)
+};
+// nullopt unless the class and the IDs are all present and well formed.
+std::optional<PciUevent> ParsePciUevent(std::string_view contents);
+
 enum class CharDevKind { kNone, kIssm, kUmad, kUverbs };
 // Kind of a /dev/infiniband entry by name: "umad3" -> kUmad; "abi_version" -> kNone.
 CharDevKind ClassifyCharDev(std::string_view name);

@@ -1,5 +1,6 @@
 #include "test/support/fake_node.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,16 @@ void FakeNode::Add(const FakeFunction& fn) {
   WriteFile(dev / "device", Hex4(fn.device));
   WriteFile(dev / "numa_node", Cat(fn.numa_node, "\n"));
   WriteFile(dev / "modalias", Cat("pci:v0000", fn.vendor, "d0000", fn.device, "\n"));
+  {  // as the kernel's pci_uevent() writes it: class without leading zeros, IDs upper case
+    std::string id = Cat(fn.vendor, ":", fn.device);
+    for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    char cls_hex[16];
+    std::snprintf(cls_hex, sizeof(cls_hex), "%X", fn.class_code);
+    WriteFile(dev / "uevent",
+              Cat(fn.driver.empty() ? "" : Cat("DRIVER=", fn.driver, "\n"), "PCI_CLASS=", cls_hex,
+                  "\nPCI_ID=", id, "\nPCI_SUBSYS_ID=", id, "\nPCI_SLOT_NAME=", fn.address,
+                  "\nMODALIAS=pci:v0000", id, "\n"));
+  }
   Link(sys / "bus/pci/devices" / fn.address, dev);
   if (!fn.driver.empty()) {
     fs::create_directories(sys / "bus/pci/drivers" / fn.driver);

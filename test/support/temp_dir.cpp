@@ -2,12 +2,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 namespace rdmadp::testing {
 
 TempDir::TempDir() {
-  char tmpl[] = "/tmp/rdmadp-test-XXXXXX";
-  const char* made = ::mkdtemp(tmpl);
+  const char* base = std::getenv("TMPDIR");  // benchmarks use tmpfs, like sysfs
+  std::string tmpl =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/rdmadp-test-XXXXXX";
+  const char* made = ::mkdtemp(tmpl.data());
   path_ = made != nullptr ? made : "/tmp/rdmadp-test-failed";
 }
 

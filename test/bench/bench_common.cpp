@@ -1,0 +1,64 @@
+#include "test/bench/bench_common.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <sstream>
+
+namespace rdmadp::bench {
+
+ProcessFigures Figures(pid_t pid) {
+  ProcessFigures f;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream status(proc + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) f.rss_kib = std::stol(line.substr(6));
+    if (line.rfind("Threads:", 0) == 0) f.threads = std::stol(line.substr(8));
+  }
+  std::ifstream stat(proc + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  // Fields after the command name (which may contain spaces) start after ") ".
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  std::string field;
+  unsigned long utime = 0, stime = 0;
+  for (int i = 3; rest >> field; ++i) {
+    if (i == 14) utime = std::stoul(field);
+    if (i == 15) {
+      stime = std::stoul(field);
+      break;
+    }
+  }
+  f.cpu_seconds = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (DIR* dir = opendir((proc + "/task").c_str())) {
+    while (const dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream ts(proc + "/task/" + e->d_name + "/status");
+      for (std::string line; std::getline(ts, line);) {
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+          f.context_switches += std::stol(line.substr(24));
+        }
+        if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+          f.context_switches += std::stol(line.substr(27));
+        }
+      }
+    }
+    closedir(dir);
+  }
+  return f;
+}
+
+void Row(const std::string& benchmark, const std::string& metric, double value,
+         const std::string& unit, const std::string& baseline, const std::string& target,
+         const std::string& verdict) {
+  std::printf("%-22s %-44s %12s %-6s | baseline %-22s | target %-16s %s\n", benchmark.c_str(),
+              metric.c_str(), Fmt(value).c_str(), unit.c_str(), baseline.c_str(), target.c_str(),
+              verdict.c_str());
+  std::fflush(stdout);
+  if (const char* path = std::getenv("BENCH_RESULTS")) {
+    std::ofstream(path, std::ios::app)
+        << benchmark << '\t' << metric << '\t' << Fmt(value) << '\t' << unit << '\t' << baseline
+        << '\t' << target << '\t' << verdict << '\n';
+  }
+}
+
+}  // namespace rdmadp::bench

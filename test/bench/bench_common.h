@@ -1,0 +1,56 @@
+// Shared by the benchmark programs: timing, percentiles, process figures, and result rows.
+// Each row is one figure with its same-run baseline and target; rows are printed as they
+// come and appended (tab-separated) to $BENCH_RESULTS for scripts/bench.sh's final table.
+#pragma once
+
+#include <sys/types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace rdmadp::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Nearest-rank percentile of `v` (sorted copy), p in [0, 100].
+inline double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::max(1.0, std::ceil(p / 100.0 * v.size())));
+  return v[std::min(rank, v.size()) - 1];
+}
+inline double Median(std::vector<double> v) { return Percentile(std::move(v), 50); }
+
+struct ProcessFigures {
+  long rss_kib = 0;
+  long threads = 0;
+  double cpu_seconds = 0;     // user + system
+  long context_switches = 0;  // voluntary + involuntary, all threads: the wake-ups
+};
+
+ProcessFigures Figures(pid_t pid);
+
+// One result row. `verdict` is "ok", "MISSED" or "info".
+void Row(const std::string& benchmark, const std::string& metric, double value,
+         const std::string& unit, const std::string& baseline, const std::string& target,
+         const std::string& verdict);
+
+inline std::string Fmt(double v, int decimals = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+inline std::string Verdict(bool met) { return met ? "ok" : "MISSED"; }
+
+}  // namespace rdmadp::bench
