@@ -29,17 +29,21 @@ absl::StatusOr<RtnlLink> GetLink(nl_sock* sock, const std::string& ifname) {
 
 }  // namespace
 
-absl::Status SetLinkUp(const std::string& ifname) {
+absl::Status SetLinkAdminState(const std::string& ifname, bool up) {
   auto sock = ConnectRoute(ifname);
   if (!sock.ok()) return sock.status();
   auto link = GetLink(sock->get(), ifname);
   if (!link.ok()) return link.status();
-  if (rtnl_link_get_flags(link->get()) & IFF_UP) return absl::OkStatus();
+  if (((rtnl_link_get_flags(link->get()) & IFF_UP) != 0) == up) return absl::OkStatus();
   RtnlLink change(rtnl_link_alloc());
-  rtnl_link_set_flags(change.get(), IFF_UP);
+  if (up) {
+    rtnl_link_set_flags(change.get(), IFF_UP);
+  } else {
+    rtnl_link_unset_flags(change.get(), IFF_UP);
+  }
   if (int rc = rtnl_link_change(sock->get(), link->get(), change.get(), 0); rc < 0) {
     return absl::PermissionDeniedError(
-        Cat("link ", ifname, ": setting it up failed: ", nl_geterror(rc)));
+        Cat("link ", ifname, ": setting it ", up ? "up" : "down", " failed: ", nl_geterror(rc)));
   }
   return absl::OkStatus();
 }

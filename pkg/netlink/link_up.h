@@ -9,9 +9,10 @@
 
 namespace rdmadp::netlink {
 
-// Sets IFF_UP on `ifname` in the caller's network namespace. The error names the link and
-// the kernel's reason.
-absl::Status SetLinkUp(const std::string& ifname);
+// Sets (or clears) IFF_UP on `ifname` in the caller's network namespace. The error names
+// the link and the kernel's reason.
+absl::Status SetLinkAdminState(const std::string& ifname, bool up);
+inline absl::Status SetLinkUp(const std::string& ifname) { return SetLinkAdminState(ifname, true); }
 
 // Whether `ifname` has IFF_UP set.
 absl::StatusOr<bool> IsLinkUp(const std::string& ifname);

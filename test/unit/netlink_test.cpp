@@ -169,6 +169,8 @@ TEST_F(LinkUpTest, SetsAVethUp) {
   EXPECT_EQ(*IsLinkUp("rdmadp0"), true);
   EXPECT_EQ(*IsLinkUp("rdmadp1"), false);
   EXPECT_TRUE(SetLinkUp("rdmadp0").ok());  // already up: still fine
+  ASSERT_TRUE(SetLinkAdminState("rdmadp0", false).ok());
+  EXPECT_EQ(*IsLinkUp("rdmadp0"), false);
 }
 
 TEST_F(LinkUpTest, LinkEventSocketSeesAStateChange) {

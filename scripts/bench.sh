@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds in Release mode and runs every benchmark. Each prints its figures against a
+# baseline measured in the same run; at the end all figures are printed as one table and
+# written to bench/results.json.
+#   BENCH_IDLE_SECONDS=60   idle-CPU measurement window (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh >/dev/null
+BUILD_DIR=${BUILD_DIR:-build-release}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
+  lifecycle_bench
+
+mkdir -p bench
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+export BENCH_RESULTS="$results"
+
+echo "== rescan (fake sysfs trees on tmpfs, as sysfs is in memory)"
+TMPDIR=/dev/shm "$BUILD_DIR/test/rescan_bench"
+echo "== start, recovery, change propagation, big pools"
+"$BUILD_DIR/test/lifecycle_bench"
+echo "== Allocate latency and footprint (idle window ${BENCH_IDLE_SECONDS:-60} s)"
+"$BUILD_DIR/test/alloc_bench"
+
+machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), \
+$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)"
+date=$(date -u +%Y-%m-%d)
+echo
+echo "k8s-rdma-shared-dp benchmarks, $date, $machine, Release build"
+{
+  printf 'benchmark\tmetric\tvalue\tunit\tbaseline (same run)\ttarget\tverdict\n'
+  cat "$results"
+} | awk -F'\t' 'BEGIN { OFS = " | " } { print "| " $1, $2, $3 " " $4, $5, $6, $7 " |" }
+               NR == 1 { print "|---|---|---|---|---|---|" }'
+
+# JSON: one object per figure.
+awk -F'\t' -v date="$date" -v machine="$machine" '
+  function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+  BEGIN { printf "{\n  \"date\": \"%s\",\n  \"machine\": \"%s\",\n  \"results\": [", date, esc(machine) }
+  { printf "%s\n    {\"benchmark\": \"%s\", \"metric\": \"%s\", \"value\": %s, \"unit\": \"%s\", \"baseline\": \"%s\", \"target\": \"%s\", \"verdict\": \"%s\"}",
+      (NR > 1 ? "," : ""), esc($1), esc($2), $3, esc($4), esc($5), esc($6), esc($7) }
+  END { print "\n  ]\n}" }' "$results" > bench/results.json
+echo
+echo "wrote bench/results.json ($(grep -c '"benchmark"' bench/results.json) figures)"
