@@ -91,7 +91,7 @@ class Manager {
   void RequestRescan(std::string reason);
   void OpenKernelEventSources();
   void TrackVerbsDevices();
-  void BringLinksUp(const sysfs::NodeInventory& inventory);
+  void BringLinksUp();
 
   std::string DevicePluginDir() const;
   std::string PluginsRegistryDir() const;

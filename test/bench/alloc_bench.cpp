@@ -198,12 +198,15 @@ int main(int argc, char** argv) {
   const auto p1 = Figures(h.plugin().pid());
   const auto b1 = Figures(baseline.pid());
   const double per_min = 60.0 / idle_seconds;
+  const double plugin_wakeups = (p1.context_switches - p0.context_switches) * per_min;
+  const double bare_wakeups = (b1.context_switches - b0.context_switches) * per_min;
   Row("idle " + std::to_string(idle_seconds) + " s", "wake-ups (context switches) per minute",
-      (p1.context_switches - p0.context_switches) * per_min, "/min",
-      Fmt((b1.context_switches - b0.context_switches) * per_min, 0) + "/min bare gRPC",
-      "0 (no polling)",
-      Verdict(p1.context_switches - p0.context_switches <=
-              b1.context_switches - b0.context_switches));
+      plugin_wakeups, "/min", Fmt(bare_wakeups, 0) + "/min bare gRPC", "0 (no polling)",
+      Verdict(plugin_wakeups == 0));
+  // Ours alone: what the plugin adds on top of gRPC's own timers.
+  Row("idle " + std::to_string(idle_seconds) + " s", "wake-ups above bare gRPC per minute",
+      std::max(0.0, plugin_wakeups - bare_wakeups), "/min", "0", "0",
+      Verdict(plugin_wakeups <= bare_wakeups));
   Row("idle " + std::to_string(idle_seconds) + " s", "CPU time per minute",
       (p1.cpu_seconds - p0.cpu_seconds) * per_min * 1000, "ms/min",
       Fmt((b1.cpu_seconds - b0.cpu_seconds) * per_min * 1000) + " ms/min bare gRPC", "info",

@@ -371,6 +371,7 @@ TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServing) {
 TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
   const auto start = Clock::now();
   h.WriteConfig(R"({"configList": [
     {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,

@@ -1,0 +1,74 @@
+// Internal to pkg/manager: what the Manager's .cpp files share. Loop thread only.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pkg/manager/manager.h"
+#include "pkg/pool/snapshot.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::manager {
+
+using std::chrono::milliseconds;
+
+inline constexpr milliseconds kInitialBackoff{250};
+inline constexpr milliseconds kMaxBackoff{30000};
+inline constexpr milliseconds kReloadDebounce{100};
+inline constexpr milliseconds kEventDebounce{20};
+inline constexpr milliseconds kRegisterTimeout{5000};
+inline constexpr std::string_view kKubeletSocketName = "kubelet.sock";
+
+inline bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+inline std::string DirOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+inline std::string BaseOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+inline std::string Describe(const pool::PoolSnapshot& snap) {
+  const auto& adv = snap.advertised();
+  std::vector<std::string> hcas;
+  for (const auto& fn : snap.hcas()) {
+    hcas.push_back(fn.if_name.empty() ? fn.address : Cat(fn.address, "/", fn.if_name));
+  }
+  std::string out = Cat(snap.resource().FullName(), ": ", hcas.size(), " HCA(s)");
+  if (!hcas.empty()) Append(out, " [", Join(hcas, " "), "]");
+  Append(out, ", ", adv.slots, " slot(s), ", adv.healthy ? "Healthy" : "Unhealthy", ", ",
+         adv.device_paths.size(), " device node(s)");
+  if (!adv.numa_nodes.empty()) Append(out, ", NUMA [", Join(adv.numa_nodes, ","), "]");
+  if (snap.topology_dropped()) Append(out, " (topology dropped: message over 4 MiB)");
+  return out;
+}
+
+struct Manager::Resource {
+  config::ResourceConfig config;
+  pool::SnapshotPtr snapshot;  // latest, kept even while not serving
+  std::unique_ptr<server::ResourceServer> server;
+  std::unique_ptr<server::KubeletRegistration> registration;
+  std::unique_ptr<Timer> retry;
+  std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
+  uint64_t attempt = 0;                        // registration attempts; stale results are dropped
+  uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
+  milliseconds backoff = kInitialBackoff;
+  bool registered = false;
+  uint64_t registrations = 0;
+  uint64_t allocations_before = 0;  // answered by earlier servers of this resource
+  pool::CdiNaming cdi_naming;
+  std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
+};
+
+}  // namespace rdmadp::manager

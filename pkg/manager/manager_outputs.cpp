@@ -1,0 +1,129 @@
+// Manager: what it produces besides the gRPC servers. CDI spec files, metrics views,
+// recorded problems, and the link-up step.
+#include <filesystem>
+
+#include "pkg/cdi/cdi_spec.h"
+#include "pkg/cdi/spec_files.h"
+#include "pkg/log/log.h"
+#include "pkg/manager/manager_internal.h"
+#include "pkg/netlink/link_up.h"
+#include "pkg/server/socket_path.h"
+
+namespace rdmadp::manager {
+
+void Manager::BringLinksUp() {
+  std::set<std::string> links;
+  for (const auto& [name, res] : resources_) {
+    for (const auto& fn : res->snapshot->hcas()) {
+      if (!fn.if_name.empty()) links.insert(fn.if_name);
+    }
+  }
+  for (const auto& link : links) {
+    if (auto status = netlink::SetLinkUp(link); !status.ok()) {
+      ReportProblem(log::Level::kWarn,
+                    Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
+    }
+  }
+}
+
+void Manager::DropServer(Resource& res) {
+  if (res.server) res.allocations_before += res.server->allocations();
+  res.server.reset();
+}
+
+void Manager::ReportProblem(log::Level level, const std::string& message) {
+  log::Write(level, message);
+  ++errors_;
+  last_error_ = message;
+  last_error_time_ =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+metrics::View Manager::BuildView() const {
+  metrics::View v;
+  v.version = options_.version;
+  v.registration_mode =
+      auto_deciding_ ? "auto (deciding)" : std::string(cli::RegistrationModeName(mode_));
+  for (const auto& [name, res] : resources_) {
+    metrics::ResourceView r;
+    const auto& adv = res->snapshot->advertised();
+    r.resource = res->config.FullName();
+    r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
+    r.slots = adv.slots;
+    r.healthy_slots = adv.healthy ? adv.slots : 0;
+    r.registered = res->registered;
+    r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
+    r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
+    r.registrations = res->registrations;
+    v.resources.push_back(std::move(r));
+  }
+  v.kubelet_restarts = kubelet_restarts_;
+  v.reloads = reloads_;
+  v.rescans = rescans_;
+  v.rescan_seconds_sum = rescan_seconds_sum_;
+  v.last_rescan_seconds = last_rescan_seconds_;
+  v.errors = errors_;
+  v.last_error = last_error_;
+  v.last_error_unix_seconds = last_error_time_;
+  return v;
+}
+
+std::optional<metrics::View> Manager::CollectFromLoop() {
+  struct Box {
+    std::optional<metrics::View> view;
+  };
+  auto gate = collect_gate_;
+  auto box = std::make_shared<Box>();
+  loop_->Post([this, gate, box] {
+    metrics::View v = BuildView();
+    std::lock_guard lock(gate->mu);
+    box->view = std::move(v);
+    gate->cv.notify_all();
+  });
+  std::unique_lock lock(gate->mu);
+  gate->cv.wait_for(lock, std::chrono::seconds(1), [&] { return box->view || gate->closed; });
+  return box->view;
+}
+
+void Manager::SyncCdiSpec(Resource& res) {
+  if (!options_.use_cdi) return;
+  if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
+  const std::string file = cdi::SpecFileName(res.config);
+  if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
+      !s.ok()) {
+    // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.
+    ReportProblem(log::Level::kError, Cat(res.config.FullName(), ": ", std::string(s.message()),
+                                          "; will retry at the next rescan"));
+    return;
+  }
+  res.cdi_written = res.snapshot->advertised();
+  log::Info(Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file,
+                " written (", res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind,
+                ")"));
+}
+
+bool Manager::AnotherInstanceServes(const std::string& resource_name) const {
+  std::error_code ec;
+  const std::string own = server::SocketFileName(resource_name, instance_id_);
+  for (const auto& entry : std::filesystem::directory_iterator(SocketDir(), ec)) {
+    const std::string file = entry.path().filename();
+    if (file == own || !file.starts_with(resource_name + "-") || !file.ends_with(".sock")) {
+      continue;
+    }
+    if (file.size() == own.size() && server::SocketHasListener(entry.path())) return true;
+  }
+  return false;
+}
+
+void Manager::RemoveCdiSpec(const Resource& res) {
+  if (!options_.use_cdi) return;
+  if (AnotherInstanceServes(res.config.resource_name)) {
+    log::Info(Cat(res.config.FullName(), ": another instance serves it; keeping its CDI spec"));
+    return;
+  }
+  if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, cdi::SpecFileName(res.config)); !s.ok()) {
+    log::Warn(std::string(s.message()));
+  }
+}
+
+}  // namespace rdmadp::manager

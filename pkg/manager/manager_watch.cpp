@@ -1,0 +1,233 @@
+// Manager: what it watches. Signals, the kubelet's socket directories and the config
+// directory (inotify), kernel link events and uevents, verbs events, and the auto-mode choice.
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "pkg/log/log.h"
+#include "pkg/manager/manager_internal.h"
+#include "pkg/server/socket_path.h"
+
+namespace rdmadp::manager {
+
+void Manager::OpenKernelEventSources() {
+  if (auto links = netlink::LinkEventSocket::Open(); links.ok()) {
+    link_events_ = std::make_unique<netlink::LinkEventSocket>(std::move(*links));
+    loop_->Add(link_events_->fd(), [this] {
+      if (link_events_->Drain() > 0) RequestRescan("link event");
+    });
+  } else {
+    log::Warn(Cat(std::string(links.status().message()),
+                  "; link changes are seen only by "
+                  "periodic rescans"));
+  }
+  if (auto uevents = netlink::UeventSocket::Open(); uevents.ok()) {
+    uevents_ = std::make_unique<netlink::UeventSocket>(std::move(*uevents));
+    loop_->Add(uevents_->fd(), [this] {
+      for (const auto& ev : uevents_->Drain()) {
+        if (netlink::UeventTriggersRescan(ev)) {
+          RequestRescan(Cat("uevent ", ev.action, " ", ev.subsystem, " ", ev.devpath));
+        }
+      }
+    });
+  } else {
+    log::Warn(Cat(std::string(uevents.status().message()),
+                  "; hot-plug is seen only by "
+                  "periodic rescans"));
+  }
+  // Verbs events come from the real devices: only meaningful on the real sysfs.
+  if (options_.sysfs_root == "/sys") {
+    verbs_ = std::make_unique<rdma::VerbsEvents>(
+        [this](int fd, std::function<void()> fn) { loop_->Add(fd, std::move(fn)); },
+        [this](int fd) { loop_->Remove(fd); },
+        [this](std::string what) { RequestRescan(Cat("verbs event ", what)); });
+  }
+}
+
+void Manager::TrackVerbsDevices() {
+  if (!verbs_) return;
+  std::set<std::string> ibdevs;
+  for (const auto& [name, res] : resources_) {
+    for (const auto& fn : res->snapshot->hcas()) {
+      for (const auto& dev : fn.rdma_devices) ibdevs.insert(dev.name);
+    }
+  }
+  verbs_->Track(ibdevs);
+}
+
+void Manager::RequestRescan(std::string reason) {
+  log::Debug(Cat("rescan requested: ", reason));
+  if (!pending_rescan_reason_.empty() || stopping_) return;
+  pending_rescan_reason_ = std::move(reason);
+  event_debounce_->ArmOnce(kEventDebounce);
+}
+
+void Manager::WatchSocketDirs() {
+  if (!inotify_fd_.Valid()) return;
+  constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
+  if (root_dir_watch_ < 0) {
+    root_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), options_.kubelet_root_dir.c_str(),
+                                          IN_CREATE | IN_MOVED_TO);
+    if (root_dir_watch_ >= 0 && ancestor_watch_ >= 0) {
+      ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
+      ancestor_watch_ = -1;
+    }
+  }
+  if (root_dir_watch_ < 0 && ancestor_watch_ < 0) {
+    // The kubelet root itself is missing: watch the nearest existing ancestor and follow
+    // the path down as directories appear.
+    std::filesystem::path dir = std::filesystem::path(options_.kubelet_root_dir).parent_path();
+    while (!dir.empty() && !PathExists(dir.string())) dir = dir.parent_path();
+    if (!dir.empty()) {
+      ancestor_watch_ =
+          ::inotify_add_watch(inotify_fd_.Get(), dir.c_str(), IN_CREATE | IN_MOVED_TO);
+    }
+  }
+  if (plugin_dir_watch_ < 0) {
+    plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
+  }
+  if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_)) {
+    registry_dir_watch_ =
+        ::inotify_add_watch(inotify_fd_.Get(), PluginsRegistryDir().c_str(), kMask);
+  }
+}
+
+void Manager::CleanStaleSockets(const std::string& dir) {
+  // Only sockets named like ours (<resourceName>-<8 hex>.sock) for a configured resource,
+  // of another instance, and with nobody accepting on them: provably dead.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename();
+    if (!entry.is_socket(ec) || !file.ends_with(".sock") || file.size() < 14) continue;
+    const std::string stem = file.substr(0, file.size() - 5);
+    const auto dash = stem.rfind('-');
+    if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
+    const std::string id = stem.substr(dash + 1);
+    if (id == instance_id_ || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      continue;
+    }
+    const std::string resource = stem.substr(0, dash);
+    const bool ours = std::any_of(config_.resources.begin(), config_.resources.end(),
+                                  [&](const auto& rc) { return rc.resource_name == resource; });
+    if (!ours || server::SocketHasListener(entry.path())) continue;
+    if (std::filesystem::remove(entry.path(), ec)) {
+      log::Info(Cat("removed stale socket ", entry.path().string(),
+                    " of a dead instance (nothing accepts on it)"));
+    }
+  }
+}
+
+void Manager::OnWatcherGetInfo() {
+  if (auto_deciding_) {
+    DecideAutoMode(cli::RegistrationMode::kWatcher, "the kubelet's plugin watcher called GetInfo");
+  }
+}
+
+void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
+  if (!auto_deciding_) return;
+  auto_deciding_ = false;
+  auto_timer_.reset();
+  log::Info(
+      Cat("auto: ", why, "; using ",
+          mode == cli::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
+  if (mode == mode_) return;
+  mode_ = mode;
+  WatchSocketDirs();
+  CleanStaleSockets(SocketDir());
+  for (auto& [name, res] : resources_) {
+    res->own_channel.reset();  // the socket moves to the other directory
+    Serve(*res);               // and registers
+  }
+}
+
+void Manager::OnSignal() {
+  signalfd_siginfo info{};
+  while (::read(signal_fd_.Get(), &info, sizeof(info)) == sizeof(info)) {
+    if (info.ssi_signo == SIGHUP) {
+      log::Info("received SIGHUP: reloading the config and rescanning");
+      Reload("SIGHUP");
+      continue;
+    }
+    log::Info(Cat("received ", strsignal(static_cast<int>(info.ssi_signo)), ", shutting down"));
+    stopping_ = true;
+    loop_->Quit();
+    return;
+  }
+}
+
+void Manager::OnDevicePluginDirEvent() {
+  alignas(inotify_event) char buf[8192];
+  bool kubelet_started = false;
+  bool config_touched = false;
+  bool dirs_appeared = false;
+  std::vector<std::string> lost;
+  ssize_t n;
+  while ((n = ::read(inotify_fd_.Get(), buf, sizeof(buf))) > 0) {
+    for (char* p = buf; p < buf + n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + ev->len;
+      const std::string name = ev->len > 0 ? ev->name : "";
+      if (ev->wd == config_dir_watch_ &&
+          (name == "..data" || name == BaseOf(options_.config_file))) {
+        config_touched = true;
+      }
+      if ((ev->wd == root_dir_watch_ && (name == "device-plugins" || name == "plugins_registry")) ||
+          ev->wd == ancestor_watch_) {
+        dirs_appeared = true;
+      }
+      if (ev->mask & IN_IGNORED) {  // the directory itself went away; re-watch when it returns
+        if (ev->wd == plugin_dir_watch_) plugin_dir_watch_ = -1;
+        if (ev->wd == registry_dir_watch_) registry_dir_watch_ = -1;
+        if (ev->wd == root_dir_watch_) root_dir_watch_ = -1;
+        if (ev->wd == ancestor_watch_) ancestor_watch_ = -1;
+        continue;
+      }
+      if (ev->wd != plugin_dir_watch_ && ev->wd != registry_dir_watch_) continue;
+      if (ev->wd == plugin_dir_watch_ && name == kKubeletSocketName &&
+          (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+        kubelet_started = true;
+      }
+      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) lost.push_back(name);
+    }
+  }
+  if (config_touched) reload_debounce_->ArmOnce(kReloadDebounce);
+  if (stopping_) return;
+  if (dirs_appeared) {
+    if (ancestor_watch_ >= 0) {  // one level closer: re-aim the watch
+      ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
+      ancestor_watch_ = -1;
+    }
+    WatchSocketDirs();
+    for (auto& [rname, res] : resources_) {
+      if (!res->server && PathExists(SocketDir())) Serve(*res);
+    }
+  }
+  for (const auto& file : lost) {
+    for (auto& [rname, res] : resources_) {
+      if (!res->server || BaseOf(res->server->socket_path()) != file) continue;
+      // Our own Serve() replaces the file too; only a socket that is still gone was lost.
+      if (PathExists(res->server->socket_path())) continue;
+      log::Warn(Cat(res->config.FullName(), ": socket ", res->server->socket_path(),
+                    " was removed (kubelet restart?); serving it again"));
+      Serve(*res);
+    }
+  }
+  if (kubelet_started && !WatcherMode()) {
+    ++kubelet_restarts_;
+    log::Info(Cat(KubeletSocket(), " created (kubelet (re)started): registering every resource"));
+    for (auto& [rname, res] : resources_) {
+      if (!res->server) {
+        Serve(*res);
+      } else {
+        Register(*res);
+      }
+    }
+  }
+}
+
+}  // namespace rdmadp::manager
