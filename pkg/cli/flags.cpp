@@ -47,7 +47,7 @@ std::function<std::string(const Options&)> ShowString(std::string Options::*fiel
 }
 
 const std::vector<FlagSpec>& Specs() {
-  static const std::vector<FlagSpec> specs = {
+  static const std::vector<FlagSpec> kSpecs = {
       {"config-file", "PATH",
        "Config file: JSON (the Go plugin's format) or YAML, chosen by content.",
        ShowString(&Options::config_file), SetString(&Options::config_file, "config-file")},
@@ -168,7 +168,7 @@ const std::vector<FlagSpec>& Specs() {
          return absl::OkStatus();
        }},
   };
-  return specs;
+  return kSpecs;
 }
 
 const FlagSpec* Find(std::string_view name) {

@@ -152,11 +152,17 @@ Selectors ReadSelectors(const YAML::Node& node, const std::string& path, Reader&
   ForEachKnownKey(node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes"}, r,
                   [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     auto list = ReadStringList(v, p, r);
-                    if (key == "vendors") sel.vendors = std::move(list);
-                    if (key == "deviceIDs") sel.device_ids = std::move(list);
-                    if (key == "drivers") sel.drivers = std::move(list);
-                    if (key == "ifNames") sel.if_names = std::move(list);
-                    if (key == "linkTypes") sel.link_types = std::move(list);
+                    if (key == "vendors") {
+                      sel.vendors = std::move(list);
+                    } else if (key == "deviceIDs") {
+                      sel.device_ids = std::move(list);
+                    } else if (key == "drivers") {
+                      sel.drivers = std::move(list);
+                    } else if (key == "ifNames") {
+                      sel.if_names = std::move(list);
+                    } else {
+                      sel.link_types = std::move(list);
+                    }
                   });
   return sel;
 }

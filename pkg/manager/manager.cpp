@@ -4,19 +4,14 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
-#include <optional>
 #include <utility>
 
 #include "pkg/cdi/cdi_spec.h"
-#include "pkg/cdi/spec_files.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
-#include "pkg/netlink/link_up.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
@@ -64,7 +59,7 @@ int Manager::Run() {
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify_fd_.Valid()) {
-    loop_->Add(inotify_fd_.Get(), [this] { OnDevicePluginDirEvent(); });
+    loop_->Add(inotify_fd_.Get(), [this] { OnInotifyEvents(); });
     config_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
                                             IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
   }
@@ -218,7 +213,7 @@ void Manager::Serve(Resource& res) {
     loop_->Post([=, this] { OnStreamEnded(name, generation, stream, newest); });
   };
   opts.watcher.on_get_info = [this] { loop_->Post([this] { OnWatcherGetInfo(); }); };
-  opts.watcher.on_status = [this, name, generation](bool ok, std::string error) {
+  opts.watcher.on_status = [this, name, generation](bool ok, const std::string& error) {
     loop_->Post([=, this] { OnWatcherStatus(name, generation, ok, error); });
   };
   auto started = server::ResourceServer::Start(std::move(opts), res.snapshot);
@@ -253,7 +248,7 @@ void Manager::Register(Resource& res) {
   req.register_timeout = kRegisterTimeout;
   req.resource_name = res.config.FullName();
   res.registration = std::make_unique<server::KubeletRegistration>(
-      std::move(req), [this, name, attempt](absl::Status status) {
+      std::move(req), [this, name, attempt](const absl::Status& status) {
         loop_->Post([=, this] { OnRegisterDone(name, attempt, status); });
       });
 }

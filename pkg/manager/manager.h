@@ -85,7 +85,7 @@ class Manager {
                        const std::string& error);
   void RetryLater(Resource& res, const std::string& why);
   void OnSignal();
-  void OnDevicePluginDirEvent();
+  void OnInotifyEvents();
   void ApplyPeriodicInterval();
   // Coalesces bursts of kernel events into one rescan shortly after the first.
   void RequestRescan(std::string reason);

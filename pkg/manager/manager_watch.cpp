@@ -45,7 +45,7 @@ void Manager::OpenKernelEventSources() {
     verbs_ = std::make_unique<rdma::VerbsEvents>(
         [this](int fd, std::function<void()> fn) { loop_->Add(fd, std::move(fn)); },
         [this](int fd) { loop_->Remove(fd); },
-        [this](std::string what) { RequestRescan(Cat("verbs event ", what)); });
+        [this](const std::string& what) { RequestRescan(Cat("verbs event ", what)); });
   }
 }
 
@@ -160,7 +160,7 @@ void Manager::OnSignal() {
   }
 }
 
-void Manager::OnDevicePluginDirEvent() {
+void Manager::OnInotifyEvents() {
   alignas(inotify_event) char buf[8192];
   bool kubelet_started = false;
   bool config_touched = false;

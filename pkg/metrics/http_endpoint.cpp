@@ -36,7 +36,7 @@ absl::Status ParseAddress(const std::string& address, std::string& host, int& po
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const std::string& address,
-                                                                  Collect collect) {
+                                                                  const Collect& collect) {
   std::unique_ptr<HttpEndpoint> ep(new HttpEndpoint());
   int port = 0;
   if (auto s = ParseAddress(address, ep->host_, port); !s.ok()) return s;

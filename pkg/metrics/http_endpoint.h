@@ -25,7 +25,7 @@ class HttpEndpoint {
 
   // `address` is HOST:PORT, :PORT or [V6]:PORT; port 0 picks a free one (see port()).
   static absl::StatusOr<std::unique_ptr<HttpEndpoint>> Start(const std::string& address,
-                                                             Collect collect);
+                                                             const Collect& collect);
   ~HttpEndpoint();  // stops listening and joins the thread
 
   int port() const { return port_; }

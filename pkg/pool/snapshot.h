@@ -19,7 +19,7 @@ inline constexpr std::string_view kHealthy = "Healthy";
 inline constexpr std::string_view kUnhealthy = "Unhealthy";
 inline constexpr std::string_view kCharDevDir = "/dev/infiniband/";
 // The kubelet's default gRPC receive limit for one ListAndWatch message.
-inline constexpr size_t kKubeletMaxMessageBytes = 4 * 1024 * 1024;
+inline constexpr size_t kKubeletMaxMessageBytes = size_t{4} * 1024 * 1024;
 
 // What the kubelet and containers can observe of a pool; a rescan that leaves this equal
 // pushes nothing.

@@ -64,7 +64,7 @@ pool::SnapshotPtr StreamHub::Current() const {
   return current_;
 }
 
-bool StreamHub::Publish(pool::SnapshotPtr next) {
+bool StreamHub::Publish(const pool::SnapshotPtr& next) {
   std::vector<std::shared_ptr<SnapshotStream>> streams;
   {
     std::lock_guard lock(mu_);

@@ -63,7 +63,7 @@ class StreamHub {
   pool::SnapshotPtr Current() const;
   // Swaps in `next`; pushes it to every open stream when what the kubelet sees changed.
   // Returns whether it was pushed.
-  bool Publish(pool::SnapshotPtr next);
+  bool Publish(const pool::SnapshotPtr& next);
 
   SnapshotStream* OpenStream();
   void EndAllStreams();
