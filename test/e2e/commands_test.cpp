@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "test/support/plugin_harness.h"
 
@@ -95,6 +96,23 @@ TEST_F(Commands, ValidatePrintsTheDaemonsMessages) {
     EXPECT_THAT(v.output, HasSubstr(line));
     EXPECT_THAT(daemon.output, HasSubstr(line));
   }
+}
+
+TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
+  h.WriteConfig(R"({"configList": []})");
+  RunResult r = Run({"--log-format=json", "--kubelet-root-dir=" + h.kubelet_root()});
+  EXPECT_EQ(r.status, 1);
+  std::istringstream lines(r.output);
+  int errors = 0;
+  for (std::string line; std::getline(lines, line);) {
+    YAML::Node obj = YAML::Load(line);  // each line is a JSON object on its own
+    ASSERT_TRUE(obj.IsMap()) << line;
+    ASSERT_TRUE(obj["time"] && obj["level"] && obj["msg"]) << line;
+    if (obj["level"].as<std::string>() == "error") ++errors;
+  }
+  EXPECT_GE(errors, 2);
+  EXPECT_THAT(r.output,
+              HasSubstr(R"("msg":"config: configList: no resources configuration found)"));
 }
 
 }  // namespace

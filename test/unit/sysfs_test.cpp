@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "pkg/sysfs/scanner.h"
 #include "pkg/sysfs/sysfs_parse.h"
@@ -144,6 +145,51 @@ TEST_F(ScannerTest, ABrokenEntryDoesNotHideTheOthers) {
   EXPECT_EQ(inv.functions.size(), 1u);
   ASSERT_EQ(inv.problems.size(), 1u);
   EXPECT_THAT(inv.problems[0], HasSubstr("0000:99:00.0/class"));
+}
+
+TEST_F(ScannerTest, CharDevicesFoundThroughClassDirsWhenTheDeviceLacksThem) {
+  // A kernel without the per-device infiniband_verbs/ and infiniband_mad/ entries: only the
+  // class directories say which char device belongs to which RDMA device.
+  FakeFunction fn = FakeNode::ConnectX(0, 0, true);
+  fn.uverbs = fn.umad = fn.issm = false;
+  node.Add(fn);
+  for (const char* entry : {"infiniband_verbs/uverbs7", "infiniband_mad/umad7"}) {
+    const std::string dir = node.sysfs_root() + "/class/" + entry;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/ibdev") << "mlx5_0\n";
+  }
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 1u);
+  EXPECT_THAT(inv.functions[0].char_devices, ElementsAre("umad7", "uverbs7"));
+  EXPECT_TRUE(inv.functions[0].rdma_capable) << inv.functions[0].not_rdma_reason;
+}
+
+TEST_F(ScannerTest, UeventAndSeparateFilesAgree) {
+  node.Add(FakeNode::ConnectX(0, 1, true));
+  const PciFunction from_uevent = scanner.Scan().functions[0];
+  std::filesystem::remove(node.sysfs_root() + "/devices/pci0000:00/0000:10:00.0/uevent");
+  ScanStats stats;
+  const PciFunction from_files = scanner.Scan(&stats).functions[0];
+  EXPECT_EQ(from_uevent, from_files);
+  EXPECT_EQ(from_files.driver, "mlx5_core");
+  EXPECT_EQ(stats.link_reads, 1u);  // the fallback read the driver link
+}
+
+TEST(SysfsParse, PciUevent) {
+  auto ev = ParsePciUevent(
+      "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:101B\n"
+      "PCI_SUBSYS_ID=15B3:0007\nPCI_SLOT_NAME=0000:3b:00.0\n");
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->class_code, 0x020000u);
+  EXPECT_EQ(ev->vendor, "15b3");
+  EXPECT_EQ(ev->device, "101b");
+  EXPECT_EQ(ev->driver, "mlx5_core");
+  auto unbound = ParsePciUevent("PCI_CLASS=20700\nPCI_ID=15B3:1017\n");
+  ASSERT_TRUE(unbound.has_value());
+  EXPECT_EQ(unbound->driver, "");
+  EXPECT_FALSE(ParsePciUevent("PCI_ID=15B3:1017\n").has_value());
+  EXPECT_FALSE(ParsePciUevent("PCI_CLASS=20000\nPCI_ID=15B3\n").has_value());
+  EXPECT_FALSE(ParsePciUevent("").has_value());
 }
 
 TEST_F(ScannerTest, VfsAreFunctionsOfTheirOwn) {
