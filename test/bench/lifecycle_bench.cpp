@@ -25,7 +25,8 @@ namespace {
 
 std::string FourResources(int interval, int slots_a = 1000) {
   return "{\"periodicUpdateInterval\": " + std::to_string(interval) + R"(, "configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": )" + std::to_string(slots_a) +
+    {"resourceName": "hca_a", "rdmaHcaMax": )" +
+         std::to_string(slots_a) +
          R"(, "selectors": {"linkTypes": ["infiniband"]}},
     {"resourceName": "hca_b", "rdmaHcaMax": 500, "selectors": {"linkTypes": ["ether"]}},
     {"resourceName": "hca_all", "rdmaHcaMax": 63, "selectors": {"vendors": ["15b3"]}},
@@ -37,18 +38,7 @@ const std::vector<std::string> kNames = {"rdma/hca_a", "rdma/hca_b", "rdma/hca_a
                                          "rdma/hca_numa0"};
 
 bool AllRegistered(testing::KubeletSimulator& k, int times, milliseconds timeout) {
-  return k.WaitFor(
-      [&](const testing::SimState& s) {
-        for (const auto& n : kNames) {
-          auto it = s.resources.find(n);
-          if (it == s.resources.end() || it->second.registrations < times ||
-              !it->second.stream_open || it->second.snapshots.empty()) {
-            return false;
-          }
-        }
-        return true;
-      },
-      timeout);
+  return k.WaitRegistered(kNames, times, timeout);
 }
 
 size_t Snapshots(testing::KubeletSimulator& k, const std::string& name) {
@@ -147,8 +137,8 @@ void PeriodicChange() {
   }
   Row("change -> kubelet", "periodic (1 s interval), max", Percentile(delay, 100), "ms",
       "60000 ms Go plugin default interval", "<= 1050 ms", Verdict(Percentile(delay, 100) <= 1050));
-  Row("change -> kubelet", "periodic (1 s interval), median", Median(delay), "ms", "info",
-      "info", "info");
+  Row("change -> kubelet", "periodic (1 s interval), median", Median(delay), "ms", "info", "info",
+      "info");
 }
 
 void EventChange() {
@@ -199,8 +189,8 @@ void EventChange() {
   if (have_sysfs) ::umount2(sys.c_str(), MNT_DETACH);
   Row("change -> kubelet", "link event (RTNLGRP_LINK), median", Median(link_ms), "ms",
       "1000 ms periodic (1 s)", "<= 100 ms", Verdict(Median(link_ms) <= 100));
-  Row("change -> kubelet", "link event (RTNLGRP_LINK), max", Percentile(link_ms, 100), "ms",
-      "info", "<= 100 ms", Verdict(Percentile(link_ms, 100) <= 100));
+  Row("change -> kubelet", "link event (RTNLGRP_LINK), max", Percentile(link_ms, 100), "ms", "info",
+      "<= 100 ms", Verdict(Percentile(link_ms, 100) <= 100));
   if (!uevent_ms.empty()) {
     Row("change -> kubelet", "kernel uevent, median", Median(uevent_ms), "ms",
         "1000 ms periodic (1 s)", "<= 100 ms", Verdict(Median(uevent_ms) <= 100));

@@ -41,13 +41,7 @@ class E2E : public ::testing::Test {
   // after the latest registration.
   bool WaitRegistered(const std::string& resource, int registrations = 1,
                       milliseconds timeout = milliseconds(10000)) {
-    return h.kubelet().WaitFor(
-        [&](const SimState& s) {
-          auto it = s.resources.find(resource);
-          return it != s.resources.end() && it->second.registrations >= registrations &&
-                 it->second.stream_open && !it->second.snapshots.empty();
-        },
-        timeout);
+    return h.kubelet().WaitRegistered({resource}, registrations, timeout);
   }
   bool WaitSnapshot(const std::string& resource,
                     const std::function<bool(const v1beta1::ListAndWatchResponse&)>& pred,

@@ -48,18 +48,7 @@ class MetricsE2E : public ::testing::Test {
     return std::stod(r->body.substr(pos + line_start.size()));
   }
   bool Registered(int n) {
-    return h.kubelet().WaitFor(
-        [&](const SimState& s) {
-          for (const char* r : {kA, "rdma/hca_shared_devices_b"}) {
-            auto it = s.resources.find(r);
-            if (it == s.resources.end() || it->second.registrations < n ||
-                !it->second.stream_open) {
-              return false;
-            }
-          }
-          return true;
-        },
-        milliseconds(5000));
+    return h.kubelet().WaitRegistered({kA, "rdma/hca_shared_devices_b"}, n, milliseconds(5000));
   }
   void TearDown() override {
     if (HasFailure()) std::cerr << "---- plugin log ----\n" << h.PluginLog();

@@ -49,19 +49,10 @@ TEST(Soak, TwoHundredKubeletRestartsLeakNothing) {
   ASSERT_TRUE(h.kubelet().Start().ok());
   h.StartPlugin();
   auto registered = [&](int n) {
-    return h.kubelet().WaitFor(
-        [&](const SimState& s) {
-          for (const char* r : {"rdma/hca_shared_devices_a", "rdma/hca_shared_devices_b"}) {
-            auto it = s.resources.find(r);
-            if (it == s.resources.end() || it->second.registrations < n ||
-                !it->second.stream_open) {
-              return false;
-            }
-          }
-          return true;
-        },
-        milliseconds(5000));
+    return h.kubelet().WaitRegistered({"rdma/hca_shared_devices_a", "rdma/hca_shared_devices_b"}, n,
+                                      milliseconds(5000));
   };
+
   ASSERT_TRUE(registered(1));
   // Peaks per half: gRPC's executor grows and shrinks its thread pool on demand, so single
   // samples wobble by a few; a leak makes the second half's peak grow by ~90 (one a restart).

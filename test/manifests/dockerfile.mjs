@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { check, finish } from "./check.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const text = fs.readFileSync(path.join(root, "Dockerfile.ubi"), "utf8");
@@ -26,16 +27,6 @@ for (const ins of instructions) {
     stages.push({ image: m[1], name: m[2], body: [] });
   } else if (stages.length) {
     stages[stages.length - 1].body.push(ins);
-  }
-}
-let failures = 0;
-function check(name, fn) {
-  try {
-    fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}\n     ${e.message}`);
   }
 }
 const final = stages[stages.length - 1];
@@ -88,5 +79,4 @@ check(".dockerignore keeps build output and .git out", () => {
   const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8");
   for (const e of [".git", "build"]) assert.ok(ignore.split("\n").includes(e), `${e} not ignored`);
 });
-console.log(failures === 0 ? "all Dockerfile checks passed" : `${failures} Dockerfile check(s) failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("Dockerfile");

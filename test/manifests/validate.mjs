@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { check, finish } from "./check.mjs";
 import YAML from "yaml";
 import * as core from "kubernetes-models/v1";
 import * as apps from "kubernetes-models/apps/v1";
@@ -15,17 +16,6 @@ import { render } from "./render.mjs";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const images = path.resolve(here, "../../images");
 const plugin = process.argv[2];
-let failures = 0;
-
-function check(name, fn) {
-  try {
-    fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}\n     ${e.message.split("\n").join("\n     ")}`);
-  }
-}
 
 const models = { "v1/ConfigMap": core.ConfigMap, "v1/Pod": core.Pod, "apps/v1/DaemonSet": apps.DaemonSet };
 function validateObject(obj) {
@@ -117,5 +107,4 @@ if (kubectl.status === 0) {
   console.log("skip renderer-vs-kubectl comparison: kubectl is not installed");
 }
 
-console.log(failures === 0 ? "all manifest checks passed" : `${failures} manifest check(s) failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("manifest");

@@ -331,6 +331,22 @@ bool KubeletSimulator::WaitFor(const std::function<bool(const SimState&)>& pred,
   return cv_.wait_for(lock, timeout, [&] { return pred(state_); });
 }
 
+bool KubeletSimulator::WaitRegistered(const std::vector<std::string>& resources, int times,
+                                      std::chrono::milliseconds timeout) {
+  return WaitFor(
+      [&](const SimState& s) {
+        for (const auto& name : resources) {
+          auto it = s.resources.find(name);
+          if (it == s.resources.end() || it->second.registrations < times ||
+              !it->second.stream_open || it->second.snapshots.empty()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      timeout);
+}
+
 SimState KubeletSimulator::State() const {
   std::lock_guard lock(mu_);
   return state_;

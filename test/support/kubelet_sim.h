@@ -66,6 +66,10 @@ class KubeletSimulator {
   // Blocks until `pred` holds or `timeout` passes; returns whether it held.
   bool WaitFor(const std::function<bool(const SimState&)>& pred, std::chrono::milliseconds timeout);
   SimState State() const;
+  // Waits until each of `resources` has registered at least `times` times and has an open
+  // stream with a snapshot on it.
+  bool WaitRegistered(const std::vector<std::string>& resources, int times,
+                      std::chrono::milliseconds timeout);
 
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource,
                                                      const std::vector<std::string>& ids);
