@@ -631,5 +631,23 @@ TEST_F(E2E, NoKubeletRootYetFollowsThePathDownWithoutPolling) {
   EXPECT_THAT(h.PluginLog(), ::testing::Not(HasSubstr("retrying")));
 }
 
+TEST_F(E2E, WatcherModeSurvivesKubeletRestarts) {
+  h.kubelet().EnableWatcher();
+  StartAll(PluginHarness::DemoConfig(), {"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  for (int round = 2; round <= 4; ++round) {
+    ASSERT_TRUE(h.kubelet().Restart().ok());  // plugins_registry is kept and walked again
+    const auto start = Clock::now();
+    ASSERT_TRUE(WaitRegistered(kA, round, milliseconds(3000))) << "round " << round;
+    ASSERT_TRUE(WaitRegistered(kB, round, milliseconds(3000))) << "round " << round;
+    std::cout << "[measured] watcher-mode kubelet restart -> registered again: " << MsSince(start)
+              << " ms\n";
+  }
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+  EXPECT_EQ(std::filesystem::path(Resource(kA).endpoint).parent_path(),
+            h.kubelet().plugins_registry_dir());
+}
+
 }  // namespace
 }  // namespace rdmadp::testing
