@@ -72,13 +72,6 @@ std::string AnnotationKey(const config::ResourceConfig& resource) {
   return Cat(kAnnotationPrefix, name);
 }
 
-std::vector<std::string> QualifiedDeviceNames(const pool::PoolSnapshot& snapshot) {
-  std::vector<std::string> names;
-  const std::string kind = Kind(snapshot.resource());
-  for (const auto& fn : snapshot.hcas()) names.push_back(Cat(kind, "=", fn.address));
-  return names;
-}
-
 std::string SpecJson(const pool::PoolSnapshot& snapshot) {
   std::string out = Cat("{\n  \"cdiVersion\": \"", kCdiVersion, "\",\n  \"kind\": ");
   AppendJsonString(out, Kind(snapshot.resource()));

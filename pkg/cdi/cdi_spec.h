@@ -28,9 +28,6 @@ std::string SpecFileName(const config::ResourceConfig& resource);
 // collide. The name part is kept within the 63 characters Kubernetes allows (hash suffix).
 std::string AnnotationKey(const config::ResourceConfig& resource);
 
-// Fully qualified names of the pool's devices: `rdma/hca_a=0000:3b:00.0`.
-std::vector<std::string> QualifiedDeviceNames(const pool::PoolSnapshot& snapshot);
-
 // The spec document (JSON, which every CDI reader accepts).
 std::string SpecJson(const pool::PoolSnapshot& snapshot);
 

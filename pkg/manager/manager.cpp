@@ -341,10 +341,10 @@ void Manager::Rescan(std::string_view reason) {
     }
   }
   TrackVerbsDevices();
-  last_rescan_seconds_ =
+  counters_.last_rescan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  rescan_seconds_sum_ += last_rescan_seconds_;
-  ++rescans_;
+  counters_.rescan_seconds_sum += counters_.last_rescan_seconds;
+  ++counters_.rescans;
 }
 
 void Manager::Reload(std::string_view reason) {
@@ -382,7 +382,7 @@ void Manager::Reload(std::string_view reason) {
     }
   }
   config_ = std::move(loaded->config);
-  ++reloads_;
+  ++counters_.reloads;
   ApplyPeriodicInterval();
   Rescan(reason);
 }

@@ -122,15 +122,7 @@ class Manager {
   std::unique_ptr<netlink::LinkEventSocket> link_events_;
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
-  // Metrics state (loop thread).
-  uint64_t kubelet_restarts_ = 0;
-  uint64_t reloads_ = 0;
-  uint64_t rescans_ = 0;
-  double rescan_seconds_sum_ = 0;
-  double last_rescan_seconds_ = 0;
-  uint64_t errors_ = 0;
-  std::string last_error_;
-  double last_error_time_ = 0;
+  metrics::Counters counters_;  // loop thread
   // Hand-over between HTTP threads and the loop; `closed` releases waiters at shutdown.
   struct CollectGate {
     std::mutex mu;

@@ -33,9 +33,9 @@ void Manager::DropServer(Resource& res) {
 
 void Manager::ReportProblem(log::Level level, const std::string& message) {
   log::Write(level, message);
-  ++errors_;
-  last_error_ = message;
-  last_error_time_ =
+  ++counters_.errors;
+  counters_.last_error = message;
+  counters_.last_error_unix_seconds =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
@@ -57,14 +57,7 @@ metrics::View Manager::BuildView() const {
     r.registrations = res->registrations;
     v.resources.push_back(std::move(r));
   }
-  v.kubelet_restarts = kubelet_restarts_;
-  v.reloads = reloads_;
-  v.rescans = rescans_;
-  v.rescan_seconds_sum = rescan_seconds_sum_;
-  v.last_rescan_seconds = last_rescan_seconds_;
-  v.errors = errors_;
-  v.last_error = last_error_;
-  v.last_error_unix_seconds = last_error_time_;
+  v.counters = counters_;
   return v;
 }
 

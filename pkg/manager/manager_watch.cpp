@@ -218,7 +218,7 @@ void Manager::OnInotifyEvents() {
     }
   }
   if (kubelet_started && !WatcherMode()) {
-    ++kubelet_restarts_;
+    ++counters_.kubelet_restarts;
     log::Info(Cat(KubeletSocket(), " created (kubelet (re)started): registering every resource"));
     for (auto& [rname, res] : resources_) {
       if (!res->server) {

@@ -46,6 +46,7 @@ void PerResource(std::string& out, const View& v, std::string_view name, std::st
 }  // namespace
 
 std::string FormatPrometheus(const View& v) {
+  const Counters& c = v.counters;
   std::string out;
   Family(out, "rdma_shared_dp_build_info", "gauge", "Version and registration mode.");
   Append(out, "rdma_shared_dp_build_info{version=\"", Label(v.version), "\",mode=\"",
@@ -70,26 +71,26 @@ std::string FormatPrometheus(const View& v) {
               [](const ResourceView& r) { return std::to_string(r.registrations); });
   Family(out, "rdma_shared_dp_kubelet_restarts_total", "counter",
          "Kubelet restarts detected (kubelet.sock re-created).");
-  Append(out, "rdma_shared_dp_kubelet_restarts_total ", v.kubelet_restarts, "\n");
+  Append(out, "rdma_shared_dp_kubelet_restarts_total ", c.kubelet_restarts, "\n");
   Family(out, "rdma_shared_dp_reloads_total", "counter", "Config reloads applied.");
-  Append(out, "rdma_shared_dp_reloads_total ", v.reloads, "\n");
+  Append(out, "rdma_shared_dp_reloads_total ", c.reloads, "\n");
   Family(out, "rdma_shared_dp_rescan_duration_seconds", "summary",
          "Time to scan sysfs and rebuild every pool.");
-  Append(out, "rdma_shared_dp_rescan_duration_seconds_sum ", Number(v.rescan_seconds_sum), "\n",
-         "rdma_shared_dp_rescan_duration_seconds_count ", v.rescans, "\n");
+  Append(out, "rdma_shared_dp_rescan_duration_seconds_sum ", Number(c.rescan_seconds_sum), "\n",
+         "rdma_shared_dp_rescan_duration_seconds_count ", c.rescans, "\n");
   Family(out, "rdma_shared_dp_last_rescan_duration_seconds", "gauge",
          "Duration of the latest rescan.");
-  Append(out, "rdma_shared_dp_last_rescan_duration_seconds ", Number(v.last_rescan_seconds), "\n");
+  Append(out, "rdma_shared_dp_last_rescan_duration_seconds ", Number(c.last_rescan_seconds), "\n");
   Family(out, "rdma_shared_dp_errors_total", "counter",
          "Errors and warnings that need an operator's attention.");
-  Append(out, "rdma_shared_dp_errors_total ", v.errors, "\n");
+  Append(out, "rdma_shared_dp_errors_total ", c.errors, "\n");
   Family(out, "rdma_shared_dp_last_error_timestamp_seconds", "gauge",
          "When the last error happened (0: never); its text is in last_error_info.");
-  Append(out, "rdma_shared_dp_last_error_timestamp_seconds ", Number(v.last_error_unix_seconds),
+  Append(out, "rdma_shared_dp_last_error_timestamp_seconds ", Number(c.last_error_unix_seconds),
          "\n");
-  if (!v.last_error.empty()) {
+  if (!c.last_error.empty()) {
     Family(out, "rdma_shared_dp_last_error_info", "gauge", "The last error's message.");
-    Append(out, "rdma_shared_dp_last_error_info{message=\"", Label(v.last_error), "\"} 1\n");
+    Append(out, "rdma_shared_dp_last_error_info{message=\"", Label(c.last_error), "\"} 1\n");
   }
   return out;
 }

@@ -18,10 +18,8 @@ struct ResourceView {
   uint64_t registrations = 0;
 };
 
-struct View {
-  std::string version;
-  std::string registration_mode;
-  std::vector<ResourceView> resources;
+// Process-wide counters; the manager keeps one and copies it into each View.
+struct Counters {
   uint64_t kubelet_restarts = 0;
   uint64_t reloads = 0;
   uint64_t rescans = 0;
@@ -30,6 +28,13 @@ struct View {
   uint64_t errors = 0;
   std::string last_error;  // "" when none
   double last_error_unix_seconds = 0;
+};
+
+struct View {
+  std::string version;
+  std::string registration_mode;
+  std::vector<ResourceView> resources;
+  Counters counters;
 };
 
 std::string FormatPrometheus(const View& view);

@@ -10,16 +10,23 @@
 namespace rdmadp::report {
 namespace {
 
-// Pools each function lands in, by function address.
-std::vector<std::vector<std::string>> PoolsPerFunction(const sysfs::NodeInventory& inv,
-                                                       const config::Config& config) {
+// Each configured pool, built once for both the per-function column and the summary.
+std::vector<pool::SnapshotPtr> BuildPools(const sysfs::NodeInventory& inv,
+                                          const config::Config& config) {
+  std::vector<pool::SnapshotPtr> pools;
+  for (const auto& rc : config.resources) pools.push_back(pool::PoolSnapshot::Build(rc, inv));
+  return pools;
+}
+
+// Pools each function lands in, by function index.
+std::vector<std::vector<std::string>> PoolsPerFunction(
+    const sysfs::NodeInventory& inv, const std::vector<pool::SnapshotPtr>& snapshots) {
   std::vector<std::vector<std::string>> pools(inv.functions.size());
-  for (const auto& rc : config.resources) {
-    auto snap = pool::PoolSnapshot::Build(rc, inv);
+  for (const auto& snap : snapshots) {
+    const auto& addrs = snap->advertised().hca_addresses;
     for (size_t i = 0; i < inv.functions.size(); ++i) {
-      const auto& addrs = snap->advertised().hca_addresses;
       if (std::find(addrs.begin(), addrs.end(), inv.functions[i].address) != addrs.end()) {
-        pools[i].push_back(rc.FullName());
+        pools[i].push_back(snap->resource().FullName());
       }
     }
   }
@@ -41,7 +48,8 @@ std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 }  // namespace
 
 std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config& config) {
-  const auto pools = PoolsPerFunction(inv, config);
+  const auto snapshots = BuildPools(inv, config);
+  const auto pools = PoolsPerFunction(inv, snapshots);
   std::vector<std::vector<std::string>> rows = {{"PCI ADDRESS", "ID", "DRIVER", "NETDEV", "LINK",
                                                  "NUMA", "RDMA", "CHAR DEVICES", "PORTS", "POOLS"}};
   for (size_t i = 0; i < inv.functions.size(); ++i) {
@@ -73,11 +81,10 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
     Append(out, "  ", fn.address, ": ", fn.not_rdma_reason, "\n");
   }
   out += "\nPools:\n";
-  for (const auto& rc : config.resources) {
-    auto snap = pool::PoolSnapshot::Build(rc, inv);
+  for (const auto& snap : snapshots) {
     const auto& adv = snap->advertised();
-    Append(out, "  ", rc.FullName(), ": ", adv.hca_addresses.size(), " HCA(s), ", adv.slots,
-           " slot(s), ",
+    Append(out, "  ", snap->resource().FullName(), ": ", adv.hca_addresses.size(), " HCA(s), ",
+           adv.slots, " slot(s), ",
            adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
            "\n");
   }
@@ -86,7 +93,8 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
 }
 
 std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& config) {
-  const auto pools = PoolsPerFunction(inv, config);
+  const auto snapshots = BuildPools(inv, config);
+  const auto pools = PoolsPerFunction(inv, snapshots);
   auto list = [](const std::vector<std::string>& items) {
     std::string out = "[";
     for (size_t i = 0; i < items.size(); ++i) {
@@ -120,16 +128,15 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
            ", \"pools\": ", list(pools[i]), "}");
   }
   out += inv.functions.empty() ? "],\n  \"pools\": [" : "\n  ],\n  \"pools\": [";
-  for (size_t i = 0; i < config.resources.size(); ++i) {
-    const auto& rc = config.resources[i];
-    auto snap = pool::PoolSnapshot::Build(rc, inv);
-    const auto& adv = snap->advertised();
-    Append(out, i == 0 ? "\n" : ",\n", "    {\"resource\": ", JsonString(rc.FullName()),
+  for (size_t i = 0; i < snapshots.size(); ++i) {
+    const auto& adv = snapshots[i]->advertised();
+    Append(out, i == 0 ? "\n" : ",\n",
+           "    {\"resource\": ", JsonString(snapshots[i]->resource().FullName()),
            ", \"hcas\": ", list(adv.hca_addresses), ", \"slots\": ", adv.slots,
            ", \"healthy\": ", adv.healthy ? "true" : "false",
            ", \"deviceNodes\": ", list(adv.device_paths), "}");
   }
-  out += config.resources.empty() ? "],\n" : "\n  ],\n";
+  out += snapshots.empty() ? "],\n" : "\n  ],\n";
   Append(out, "  \"rdmaCmPresent\": ", inv.rdma_cm_present ? "true" : "false",
          ",\n  \"problems\": ", list(inv.problems), "\n}\n");
   return out;

@@ -22,8 +22,8 @@ View Sample() {
   r.allocations = 7;
   r.registrations = 2;
   v.resources.push_back(r);
-  v.rescans = 4;
-  v.rescan_seconds_sum = 0.002;
+  v.counters.rescans = 4;
+  v.counters.rescan_seconds_sum = 0.002;
   return v;
 }
 
@@ -42,8 +42,8 @@ TEST(Prometheus, FamiliesAndSamples) {
 
 TEST(Prometheus, LabelValuesAreEscaped) {
   View v = Sample();
-  v.last_error = "bad \"quote\" \\ and\nnewline";
-  v.errors = 1;
+  v.counters.last_error = "bad \"quote\" \\ and\nnewline";
+  v.counters.errors = 1;
   const std::string text = FormatPrometheus(v);
   EXPECT_THAT(
       text,
