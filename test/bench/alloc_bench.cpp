@@ -146,6 +146,23 @@ int main(int argc, char** argv) {
   Row("footprint", "RSS after start, 4 resources", pf.rss_kib / 1024.0, "MiB",
       Fmt(bf.rss_kib / 1024.0) + " MiB bare gRPC", "<= baseline+2 MiB",
       Verdict(pf.rss_kib <= bf.rss_kib + 2048));
+  // Where the difference is: resident KiB per mapping, plugin minus bare server.
+  {
+    auto plugin_maps = RssByMapping(h.plugin().pid());
+    auto bare_maps = RssByMapping(baseline.pid());
+    // Each process's own executable, compared with the other's.
+    plugin_maps["[program]"] = plugin_maps["k8s-rdma-shared-dp"];
+    plugin_maps.erase("k8s-rdma-shared-dp");
+    bare_maps["[program]"] = bare_maps["alloc_bench"];
+    for (const auto& [name, kib] : plugin_maps) {
+      auto it = bare_maps.find(name);
+      const long bare = it == bare_maps.end() ? 0 : it->second;
+      if (kib - bare >= 150) {
+        Row("footprint", "RSS above bare gRPC: " + name, (kib - bare) / 1024.0, "MiB",
+            Fmt(bare / 1024.0) + " MiB bare gRPC", "info", "info");
+      }
+    }
+  }
   Row("footprint", "threads after start", static_cast<double>(pf.threads), "",
       std::to_string(bf.threads) + " bare gRPC", "info", "info");
 
@@ -194,9 +211,11 @@ int main(int argc, char** argv) {
       std::getenv("BENCH_IDLE_SECONDS") ? std::atoi(std::getenv("BENCH_IDLE_SECONDS")) : 60;
   const auto p0 = Figures(h.plugin().pid());
   const auto b0 = Figures(baseline.pid());
+  const auto threads0 = SwitchesByThreadName(h.plugin().pid());
   std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));  // the measurement itself
   const auto p1 = Figures(h.plugin().pid());
   const auto b1 = Figures(baseline.pid());
+  const auto threads1 = SwitchesByThreadName(h.plugin().pid());
   const double per_min = 60.0 / idle_seconds;
   const double plugin_wakeups = (p1.context_switches - p0.context_switches) * per_min;
   const double bare_wakeups = (b1.context_switches - b0.context_switches) * per_min;
@@ -207,6 +226,16 @@ int main(int argc, char** argv) {
   Row("idle " + std::to_string(idle_seconds) + " s", "wake-ups above bare gRPC per minute",
       std::max(0.0, plugin_wakeups - bare_wakeups), "/min", "0", "0",
       Verdict(plugin_wakeups <= bare_wakeups));
+  // Which threads wake: our event loop runs on the main thread.
+  for (const auto& [name, switches] : threads1) {
+    auto it = threads0.find(name);
+    const double per_minute = (switches - (it == threads0.end() ? 0 : it->second)) * per_min;
+    if (per_minute > 0 || name == "k8s-rdma-shared") {
+      Row("idle " + std::to_string(idle_seconds) + " s",
+          "wake-ups per minute, threads '" + name + "'", per_minute, "/min", "info", "info",
+          "info");
+    }
+  }
   Row("idle " + std::to_string(idle_seconds) + " s", "CPU time per minute",
       (p1.cpu_seconds - p0.cpu_seconds) * per_min * 1000, "ms/min",
       Fmt((b1.cpu_seconds - b0.cpu_seconds) * per_min * 1000) + " ms/min bare gRPC", "info",

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <sstream>
 
 namespace rdmadp::bench {
@@ -45,6 +46,51 @@ ProcessFigures Figures(pid_t pid) {
     closedir(dir);
   }
   return f;
+}
+
+std::map<std::string, long> RssByMapping(pid_t pid) {
+  std::map<std::string, long> rss;
+  std::ifstream smaps("/proc/" + std::to_string(pid) + "/smaps");
+  std::string current = "[anon]";
+  for (std::string line; std::getline(smaps, line);) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') <
+            line.find(' ')) {  // a mapping header: "start-end perms off dev inode path"
+      std::istringstream fields(line);
+      std::string skip, path;
+      for (int i = 0; i < 5; ++i) fields >> skip;
+      fields >> path;
+      const auto slash = path.rfind('/');
+      current =
+          path.empty() ? "[anon]" : (slash == std::string::npos ? path : path.substr(slash + 1));
+    } else if (line.rfind("Rss:", 0) == 0) {
+      rss[current] += std::stol(line.substr(4));
+    }
+  }
+  return rss;
+}
+
+std::map<std::string, long> SwitchesByThreadName(pid_t pid) {
+  std::map<std::string, long> by_name;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* dir = opendir(task.c_str())) {
+    while (const dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      const std::string base = task + "/" + e->d_name;
+      std::string name;
+      std::getline(std::ifstream(base + "/comm"), name);
+      std::ifstream ts(base + "/status");
+      for (std::string line; std::getline(ts, line);) {
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+          by_name[name] += std::stol(line.substr(24));
+        if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+          by_name[name] += std::stol(line.substr(27));
+        }
+      }
+    }
+    closedir(dir);
+  }
+  return by_name;
 }
 
 void Row(const std::string& benchmark, const std::string& metric, double value,

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ struct ProcessFigures {
 };
 
 ProcessFigures Figures(pid_t pid);
+
+// Resident KiB per mapped file ("[anon]" for anonymous memory), from /proc/<pid>/smaps.
+std::map<std::string, long> RssByMapping(pid_t pid);
+
+// Context switches so far, summed per thread name (/proc/<pid>/task/*/comm).
+std::map<std::string, long> SwitchesByThreadName(pid_t pid);
 
 // One result row. `verdict` is "ok", "MISSED" or "info".
 void Row(const std::string& benchmark, const std::string& metric, double value,
