@@ -1,0 +1,347 @@
+#include "pkg/lifecycle/registration_fsm.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace rdmadp::lifecycle {
+namespace {
+
+std::string Ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
+
+}  // namespace
+
+std::string_view PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kIdle:
+      return "idle";
+    case Phase::kNoSocketDir:
+      return "no-socket-dir";
+    case Phase::kServeBackoff:
+      return "serve-backoff";
+    case Phase::kNoKubelet:
+      return "no-kubelet";
+    case Phase::kRegistering:
+      return "registering";
+    case Phase::kRegistered:
+      return "registered";
+    case Phase::kRetryWait:
+      return "retry-wait";
+    case Phase::kPublished:
+      return "published";
+    case Phase::kStreamGrace:
+      return "stream-grace";
+  }
+  return "?";
+}
+
+milliseconds RetryPolicy::Next() {
+  if (step_ == 0) {
+    step_ = 1;
+    return milliseconds(0);
+  }
+  milliseconds d = kFirstBackoff;
+  for (int i = 1; i < step_ && d < kMaxBackoff; ++i) d *= 2;
+  step_ = std::min(step_ + 1, 32);
+  return std::min(d, kMaxBackoff);
+}
+
+RegistrationFsm::RegistrationFsm(std::string resource, TokenSource* tokens)
+    : resource_(std::move(resource)), tokens_(tokens) {}
+
+std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
+  std::vector<Action> out;
+  using K = Event::Kind;
+  switch (e.kind) {
+    case K::kStart:
+      if (phase_ != Phase::kIdle) Handle(Event::Stop(), f).swap(out);
+      mode_ = e.mode;
+      served_once_ = false;
+      Serve(out);
+      break;
+    case K::kStop:
+      if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
+      attempt_ = 0;
+      Disarm(out);
+      if (server_ != 0) out.push_back({.kind = Action::Kind::kDropServer});
+      server_ = 0;
+      phase_ = Phase::kIdle;
+      break;
+    case K::kServeDone:
+      if (e.token == server_) OnServeDone(e, f, out);
+      break;
+    case K::kSocketDirAppeared:
+      if (phase_ == Phase::kNoSocketDir) Serve(out);
+      break;
+    case K::kKubeletSocketCreated:
+      OnKubeletSocketCreated(f, out);
+      break;
+    case K::kOwnSocketDeleted:
+      if (server_ != 0 && phase_ != Phase::kIdle) {
+        Log(Action::Level::kWarn,
+            resource_ + ": our socket was removed (kubelet restart?); serving it again", out);
+        Serve(out);
+      }
+      break;
+    case K::kRegisterDone:
+      if (mode_ == Mode::kKubelet && e.token == attempt_ && phase_ == Phase::kRegistering) {
+        OnRegisterDone(e, f, out);
+      }
+      break;
+    case K::kStreamOpened:
+      if (e.token != server_) break;
+      ++open_streams_;
+      if (e.stream > newest_stream_) {
+        newest_stream_ = e.stream;
+        newest_opened_at_ = f.now;
+      }
+      if (mode_ == Mode::kWatcher && phase_ == Phase::kStreamGrace) {
+        phase_ = Phase::kPublished;
+        Disarm(out);
+      }
+      break;
+    case K::kStreamEnded:
+      if (e.token != server_) break;
+      if (open_streams_ > 0) --open_streams_;
+      if (e.stream == newest_stream_ && f.now - newest_opened_at_ >= kStableStream) retry_.Reset();
+      OnStreamEnded(e, f, out);
+      break;
+    case K::kGetInfo:
+      if (e.token != server_ || mode_ != Mode::kWatcher) break;
+      stream_floor_ = newest_stream_;  // the watcher registers us again: older streams are done
+      if (phase_ == Phase::kStreamGrace) {
+        phase_ = Phase::kPublished;
+        Disarm(out);
+      }
+      break;
+    case K::kNotify:
+      if (e.token == server_ && mode_ == Mode::kWatcher && phase_ != Phase::kIdle) OnNotify(e, out);
+      break;
+    case K::kTimer:
+      if (e.token != timer_ || timer_ == 0) break;
+      timer_ = 0;
+      OnTimer(f, out);
+      break;
+  }
+  return out;
+}
+
+void RegistrationFsm::Serve(std::vector<Action>& out) {
+  if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
+  attempt_ = 0;
+  Disarm(out);
+  if (server_ != 0) out.push_back({.kind = Action::Kind::kDropServer});
+  if (served_once_) ++recreations_;
+  served_once_ = true;
+  server_ = tokens_->Next();
+  open_streams_ = 0;
+  newest_stream_ = 0;
+  stream_floor_ = 0;
+  out.push_back({.kind = Action::Kind::kServe, .token = server_});
+}
+
+void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out) {
+  if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
+  attempt_ = 0;
+  Disarm(out);
+  if (!f.kubelet_socket.present()) {
+    phase_ = Phase::kNoKubelet;
+    if (!waiting_logged_) {
+      waiting_logged_ = true;
+      Log(Action::Level::kWarn,
+          resource_ +
+              ": kubelet.sock does not exist yet; will register when the kubelet creates it",
+          out);
+    }
+    return;
+  }
+  attempt_ = tokens_->Next();
+  attempt_kubelet_ = f.kubelet_socket;
+  stream_floor_ = newest_stream_;
+  phase_ = Phase::kRegistering;
+  ++register_attempts_;
+  out.push_back({.kind = Action::Kind::kRegister, .token = attempt_});
+}
+
+void RegistrationFsm::ArmTimer(milliseconds delay, std::vector<Action>& out) {
+  timer_ = tokens_->Next();
+  out.push_back({.kind = Action::Kind::kArmTimer, .token = timer_, .delay = delay});
+}
+
+void RegistrationFsm::Disarm(std::vector<Action>& out) {
+  if (timer_ == 0) return;
+  timer_ = 0;
+  out.push_back({.kind = Action::Kind::kDisarmTimer});
+}
+
+void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out) {
+  phase_ = Phase::kRegistered;
+  ++registrations_;
+  waiting_logged_ = false;
+  Disarm(out);
+  Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
+}
+
+void RegistrationFsm::Log(Action::Level level, std::string message, std::vector<Action>& out) {
+  out.push_back({.kind = Action::Kind::kLog, .level = level, .message = std::move(message)});
+}
+
+void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Action>& out) {
+  if (!e.ok) {
+    server_ = 0;
+    if (e.dir_missing) {
+      phase_ = Phase::kNoSocketDir;  // the directory watch reports it: no timer
+      Log(Action::Level::kWarn, resource_ + ": " + e.detail, out);
+      return;
+    }
+    phase_ = Phase::kServeBackoff;
+    const milliseconds delay = retry_.Next();
+    Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
+    ArmTimer(delay, out);
+    return;
+  }
+  if (mode_ == Mode::kKubelet) {
+    Register(f, out);
+  } else {
+    phase_ = Phase::kPublished;
+  }
+}
+
+void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>& out) {
+  if (mode_ == Mode::kWatcher) {
+    // A kubelet is starting: its plugin watcher walks plugins_registry and will find us.
+    if (phase_ == Phase::kStreamGrace) ArmTimer(kWatcherGrace, out);
+    return;
+  }
+  if (!f.kubelet_socket.present()) return;
+  switch (phase_) {
+    case Phase::kRegistering:
+      if (f.kubelet_socket == attempt_kubelet_) return;  // this attempt already aims at it
+      break;
+    case Phase::kRegistered:
+      if (f.kubelet_socket == registered_with_) return;  // the kubelet we are registered with
+      break;
+    case Phase::kNoKubelet:
+    case Phase::kRetryWait:
+      break;
+    default:
+      return;  // not serving yet: registers once it serves
+  }
+  Log(Action::Level::kInfo, resource_ + ": kubelet.sock created (kubelet (re)started); registering",
+      out);
+  Register(f, out);
+}
+
+void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out) {
+  attempt_ = 0;
+  const bool other_kubelet = f.kubelet_socket.present() && !(f.kubelet_socket == attempt_kubelet_);
+  switch (e.outcome) {
+    case RegisterOutcome::kOk:
+      registered_with_ = attempt_kubelet_;
+      Registered("registered with the kubelet", out);
+      return;
+    case RegisterOutcome::kAlreadyConnected:
+      if (open_streams_ > 0) {
+        registered_with_ = attempt_kubelet_;
+        Registered("the kubelet already holds our connection (" + e.detail + "); registered", out);
+        return;
+      }
+      break;
+    case RegisterOutcome::kKubeletDown:
+      if (other_kubelet) {  // a new kubelet.sock appeared meanwhile
+        Register(f, out);
+        return;
+      }
+      phase_ = Phase::kNoKubelet;
+      if (!waiting_logged_) {
+        waiting_logged_ = true;
+        Log(Action::Level::kWarn,
+            resource_ + ": " + e.detail +
+                " (kubelet restarting?); will register when the kubelet re-creates kubelet.sock",
+            out);
+      }
+      ArmTimer(retry_.Next(), out);  // a safety net only: the directory watch is the trigger
+      return;
+    case RegisterOutcome::kFailed:
+      break;
+  }
+  if (other_kubelet) {
+    Register(f, out);
+    return;
+  }
+  phase_ = Phase::kRetryWait;
+  const milliseconds delay = retry_.Next();
+  Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
+  ArmTimer(delay, out);
+}
+
+void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vector<Action>& out) {
+  if (!e.newest || e.stream <= stream_floor_) {
+    Log(Action::Level::kDebug,
+        resource_ + ": ListAndWatch stream " + std::to_string(e.stream) +
+            " ended; a newer registration or stream replaced it",
+        out);
+    return;
+  }
+  if (mode_ == Mode::kKubelet) {
+    if (phase_ != Phase::kRegistered) return;  // already registering or waiting to
+    phase_ = Phase::kRetryWait;
+    const milliseconds delay = retry_.Next();
+    Log(Action::Level::kWarn,
+        resource_ + ": the kubelet's ListAndWatch stream ended; registering again" +
+            (delay.count() > 0 ? " in " + Ms(delay) : ""),
+        out);
+    ArmTimer(delay, out);
+    return;
+  }
+  if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
+  phase_ = Phase::kStreamGrace;
+  const milliseconds grace = kWatcherGrace + retry_.Next();
+  Log(Action::Level::kWarn,
+      resource_ + ": the kubelet's ListAndWatch stream ended; waiting " + Ms(grace) +
+          " for its plugin watcher before re-creating the socket",
+      out);
+  ArmTimer(grace, out);
+}
+
+void RegistrationFsm::OnNotify(const Event& e, std::vector<Action>& out) {
+  if (e.ok) {
+    Registered("registered by the kubelet's plugin watcher", out);
+    return;
+  }
+  if (e.detail.find("already connected") != std::string::npos && open_streams_ > 0) {
+    Registered("the kubelet already holds our connection (" + e.detail + "); registered", out);
+    return;
+  }
+  // The kubelet does not retry until the socket is re-created: re-create it, damped.
+  out.push_back({.kind = Action::Kind::kDropServer});
+  server_ = 0;
+  phase_ = Phase::kServeBackoff;
+  const milliseconds delay = retry_.Next();
+  Log(Action::Level::kWarn,
+      resource_ + ": the kubelet rejected the registration: " + e.detail +
+          "; re-creating the socket in " + Ms(delay),
+      out);
+  ArmTimer(delay, out);
+}
+
+void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
+  switch (phase_) {
+    case Phase::kServeBackoff:
+      Serve(out);
+      return;
+    case Phase::kRetryWait:
+    case Phase::kNoKubelet:
+      Register(f, out);
+      return;
+    case Phase::kStreamGrace:
+      Log(Action::Level::kWarn,
+          resource_ + ": the kubelet's plugin watcher did not come back; re-creating the socket",
+          out);
+      Serve(out);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace rdmadp::lifecycle

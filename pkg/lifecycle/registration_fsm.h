@@ -1,0 +1,263 @@
+// The registration lifecycle of one resource, as a pure state machine: events and facts in,
+// actions out. No I/O, no threads, no clock of its own (the caller passes `now`), so every
+// path is a table-driven unit test. The Manager owns one per resource on the event loop and
+// carries out the actions (serve a socket, start or cancel a Register, arm a timer).
+//
+// Why it looks like this (reference/kubelet-versions.md):
+//  - exactly one registration per event: a successful registration disarms every pending
+//    retry; a new kubelet.sock is recognised by its identity (inode + ctime), so the same
+//    kubelet is never registered with twice;
+//  - a dead kubelet.sock (the old kubelet's file during a restart) is waited out: the
+//    registrar reports "no listener" without sending anything, and the machine waits for
+//    the new file, probing with the damped policy only as a safety net;
+//  - a Register rejected with "already connected" (v1.37+, keyed by socket path) while our
+//    stream is open means the kubelet already has us: counted as registered;
+//  - watcher mode never re-creates its socket because a stream ended: the kubelet's plugin
+//    watcher walks plugins_registry at every start and finds the socket. Only when neither
+//    GetInfo nor a new stream comes within kWatcherGrace (longer than two 1 s reconciler
+//    passes) is the socket re-created, once; or after Notify(false);
+//  - one damped retry policy for every path: the first retry at once, then doubling from
+//    500 ms to 30 s; reset only when a stream stayed open kStableStream, so any loop the
+//    kubelet and the plugin could build between them slows down instead of spinning;
+//  - tokens (server incarnations, Register attempts, timer arms) come from one TokenSource
+//    per process and never repeat, so a result of an old incarnation can never match.
+//
+// State × event (kubelet mode; "—" = ignored). Register = start a Register attempt against
+// the kubelet.sock of `facts` (if it is missing: NoKubelet instead).
+//
+//  state \ event   | ServeDone ok      | kubelet.sock new id | RegisterDone            |
+//  StreamEnded (newest, after last Register) | Timer          | OwnSocketDeleted NoSocketDir     |
+//  —                 | —                   | —                       | — | —              | —
+//  ServeBackoff    | —                 | —                   | —                       | — | Serve
+//  | — NoKubelet       | —                 | Register            | —                       | — |
+//  Register       | Serve Registering     | —                 | cancel, Register    |
+//  ok/already+stream:      | —                                         | —              | Serve
+//                  |                   | (same id: —)        |  Registered; down:      | | | | | |
+//                  NoKubelet+probe timer; |                                           | | | | |
+//                  else RetryWait+timer   |                                           | |
+//  Registered      | —                 | Register (same: —)  | —                       | Register
+//  per policy (at once first)       | —              | Serve RetryWait       | —                 |
+//  Register            | —                       | —                                         |
+//  Register       | Serve (any, Serve)    | Register or       |                     | | | |
+//                  | NoKubelet         |                     |                         | | |
+//
+// State × event (watcher mode):
+//
+//  state \ event   | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)           |
+//  StreamEnded (newest)  | kubelet.sock new | Timer Published       | —            | — | Registered
+//  | drop, ServeBackoff      | StreamGrace+timer     | —                | — Registered      | — | —
+//  | Registered   | drop, ServeBackoff      | StreamGrace+timer     | —                | —
+//  StreamGrace     | —            | Published, disarm    | Registered   | drop, ServeBackoff      |
+//  —                     | re-arm grace     | re-create once ServeBackoff    | Published    | — | —
+//  | —                       | —                     | —                | Serve
+//
+// In both modes: SocketDirAppeared in NoSocketDir → Serve; ServeDone with the directory
+// missing → NoSocketDir (no timer: the directory watch reports it); Stop → cancel, drop, Idle.
+//
+// Not thread-safe: the event loop is its only caller.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmadp::lifecycle {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+inline constexpr milliseconds kFirstBackoff{500};
+inline constexpr milliseconds kMaxBackoff{30000};
+// A stream open this long proves the registration stable: the retry policy starts over.
+inline constexpr milliseconds kStableStream{10000};
+// Watcher mode: how long a lost stream waits for the kubelet's plugin watcher before the
+// socket is re-created. The watcher reconciles every 1 s and serialises operations per
+// socket, so a walk after a kubelet restart reaches us within two passes.
+inline constexpr milliseconds kWatcherGrace{2500};
+
+enum class Mode { kKubelet, kWatcher };
+
+// Never-repeating tokens for one process: server incarnations, Register attempts, timers.
+class TokenSource {
+ public:
+  uint64_t Next() { return ++last_; }
+
+ private:
+  uint64_t last_ = 0;
+};
+
+// Which kubelet.sock file: a restarted kubelet creates a new file (new inode or ctime).
+struct SocketId {
+  uint64_t inode = 0;  // 0: no such file
+  int64_t ctime_ns = 0;
+  bool present() const { return inode != 0; }
+  bool operator==(const SocketId&) const = default;
+};
+
+// What the adapter observed just before handing in an event.
+struct Facts {
+  Clock::time_point now;
+  SocketId kubelet_socket;
+};
+
+enum class RegisterOutcome {
+  kOk,
+  kKubeletDown,       // kubelet.sock missing or nothing accepts on it: nothing was sent
+  kAlreadyConnected,  // v1.37+: "device plugin already connected: <our path>"
+  kFailed,            // anything else (timeout, rejection, our own socket silent)
+};
+
+struct Event {
+  enum class Kind {
+    kStart,              // mode
+    kStop,               //
+    kServeDone,          // token (server), ok, dir_missing, detail
+    kSocketDirAppeared,  //
+    kKubeletSocketCreated,
+    kOwnSocketDeleted,  //
+    kRegisterDone,      // token (attempt), outcome, detail
+    kStreamOpened,      // token (server), stream
+    kStreamEnded,       // token (server), stream, newest
+    kGetInfo,           // token (server)
+    kNotify,            // token (server), ok, detail
+    kTimer,             // token (timer)
+  };
+  Kind kind;
+  uint64_t token = 0;
+  uint64_t stream = 0;
+  bool ok = false;
+  bool newest = false;
+  bool dir_missing = false;
+  Mode mode = Mode::kKubelet;
+  RegisterOutcome outcome = RegisterOutcome::kOk;
+  std::string detail{};
+
+  static Event Start(Mode m) { return {.kind = Kind::kStart, .mode = m}; }
+  static Event Stop() { return {.kind = Kind::kStop}; }
+  static Event ServeOk(uint64_t server) {
+    return {.kind = Kind::kServeDone, .token = server, .ok = true};
+  }
+  static Event ServeFailed(uint64_t server, bool dir_missing, std::string why) {
+    return {.kind = Kind::kServeDone,
+            .token = server,
+            .dir_missing = dir_missing,
+            .detail = std::move(why)};
+  }
+  static Event SocketDirAppeared() { return {.kind = Kind::kSocketDirAppeared}; }
+  static Event KubeletSocketCreated() { return {.kind = Kind::kKubeletSocketCreated}; }
+  static Event OwnSocketDeleted() { return {.kind = Kind::kOwnSocketDeleted}; }
+  static Event RegisterDone(uint64_t attempt, RegisterOutcome o, std::string detail = "") {
+    return {
+        .kind = Kind::kRegisterDone, .token = attempt, .outcome = o, .detail = std::move(detail)};
+  }
+  static Event StreamOpened(uint64_t server, uint64_t stream) {
+    return {.kind = Kind::kStreamOpened, .token = server, .stream = stream};
+  }
+  static Event StreamEnded(uint64_t server, uint64_t stream, bool newest) {
+    return {.kind = Kind::kStreamEnded, .token = server, .stream = stream, .newest = newest};
+  }
+  static Event GetInfo(uint64_t server) { return {.kind = Kind::kGetInfo, .token = server}; }
+  static Event Notify(uint64_t server, bool ok, std::string error = "") {
+    return {.kind = Kind::kNotify, .token = server, .ok = ok, .detail = std::move(error)};
+  }
+  static Event Timer(uint64_t timer) { return {.kind = Kind::kTimer, .token = timer}; }
+};
+
+struct Action {
+  enum class Kind {
+    kServe,           // token: the new server's; publish the socket, then report kServeDone
+    kDropServer,      // stop the server, remove its socket
+    kRegister,        // token: the attempt's; start a Register (cancels any in flight)
+    kCancelRegister,  //
+    kArmTimer,        // token, delay (replaces an armed timer)
+    kDisarmTimer,     //
+    kLog,             // level, message
+  };
+  enum class Level { kDebug, kInfo, kWarn };
+  Kind kind;
+  uint64_t token = 0;
+  milliseconds delay{0};
+  Level level = Level::kInfo;
+  std::string message{};
+  bool operator==(const Action&) const = default;
+};
+
+enum class Phase {
+  kIdle,
+  kNoSocketDir,
+  kServeBackoff,
+  kNoKubelet,
+  kRegistering,
+  kRegistered,
+  kRetryWait,
+  kPublished,
+  kStreamGrace,
+};
+std::string_view PhaseName(Phase p);
+
+// The first retry at once, then doubling from kFirstBackoff to kMaxBackoff.
+class RetryPolicy {
+ public:
+  milliseconds Next();
+  void Reset() { step_ = 0; }
+
+ private:
+  int step_ = 0;
+};
+
+class RegistrationFsm {
+ public:
+  // `resource` (<prefix>/<name>) only prefixes log messages.
+  RegistrationFsm(std::string resource, TokenSource* tokens);
+
+  std::vector<Action> Handle(const Event& event, const Facts& facts);
+
+  Phase phase() const { return phase_; }
+  Mode mode() const { return mode_; }
+  // Registered and, as far as we know, connected.
+  bool registered() const { return phase_ == Phase::kRegistered; }
+  uint64_t registrations() const { return registrations_; }
+  uint64_t register_attempts() const { return register_attempts_; }
+  uint64_t socket_recreations() const { return recreations_; }
+  uint64_t server_token() const { return server_; }
+
+ private:
+  void Serve(std::vector<Action>& out);
+  void Register(const Facts& facts, std::vector<Action>& out);
+  void ArmTimer(milliseconds delay, std::vector<Action>& out);
+  void Disarm(std::vector<Action>& out);
+  void Registered(std::string_view how, std::vector<Action>& out);
+  void Log(Action::Level level, std::string message, std::vector<Action>& out);
+
+  void OnServeDone(const Event& e, const Facts& f, std::vector<Action>& out);
+  void OnKubeletSocketCreated(const Facts& f, std::vector<Action>& out);
+  void OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out);
+  void OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out);
+  void OnNotify(const Event& e, std::vector<Action>& out);
+  void OnTimer(const Facts& f, std::vector<Action>& out);
+
+  const std::string resource_;
+  TokenSource* const tokens_;
+  Mode mode_ = Mode::kKubelet;
+  Phase phase_ = Phase::kIdle;
+  RetryPolicy retry_;
+  uint64_t server_ = 0;   // current server incarnation (0: none)
+  uint64_t attempt_ = 0;  // Register in flight (0: none)
+  uint64_t timer_ = 0;    // armed timer (0: none)
+  SocketId attempt_kubelet_;
+  SocketId registered_with_;
+  // Streams of the current server incarnation (ids restart with every incarnation).
+  uint64_t open_streams_ = 0;
+  uint64_t newest_stream_ = 0;
+  Clock::time_point newest_opened_at_{};
+  uint64_t stream_floor_ = 0;  // streams up to this id predate our latest registration
+  bool waiting_logged_ = false;
+  bool served_once_ = false;  // since the last Start: later serves are re-creations
+  uint64_t registrations_ = 0;
+  uint64_t register_attempts_ = 0;
+  uint64_t recreations_ = 0;
+};
+
+}  // namespace rdmadp::lifecycle

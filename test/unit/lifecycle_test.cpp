@@ -1,0 +1,387 @@
+// The registration state machine, driven with a fake clock: one case per way the plugin
+// used to fight the kubelet (reference/kubelet-versions.md), each asserting exact counts.
+#include <gtest/gtest.h>
+
+#include "pkg/lifecycle/registration_fsm.h"
+
+namespace rdmadp::lifecycle {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Carries out actions the way the Manager does, counting them. Serve succeeds unless told.
+struct Driver {
+  explicit Driver(Mode mode = Mode::kKubelet) { Do(Event::Start(mode)); }
+
+  std::vector<Action> Do(const Event& e) {
+    std::vector<Action> actions = fsm.Handle(e, facts);
+    std::vector<Action> all = actions;
+    for (const Action& a : actions) {
+      switch (a.kind) {
+        case Action::Kind::kServe: {
+          ++serves;
+          server = a.token;
+          auto more = Do(serve_fails ? Event::ServeFailed(a.token, dir_missing, "cannot listen")
+                                     : Event::ServeOk(a.token));
+          all.insert(all.end(), more.begin(), more.end());
+          break;
+        }
+        case Action::Kind::kDropServer:
+          ++drops;
+          break;
+        case Action::Kind::kRegister:
+          ++registers;
+          attempt = a.token;
+          break;
+        case Action::Kind::kCancelRegister:
+          ++cancels;
+          break;
+        case Action::Kind::kArmTimer:
+          timer = a.token;
+          timer_delay = a.delay;
+          break;
+        case Action::Kind::kDisarmTimer:
+          timer = 0;
+          break;
+        case Action::Kind::kLog:
+          log += a.message + "\n";
+          break;
+      }
+    }
+    return all;
+  }
+  void Advance(milliseconds d) { facts.now += d; }
+  // Fires the armed timer after its delay; false if none is armed.
+  bool FireTimer() {
+    if (timer == 0) return false;
+    Advance(timer_delay);
+    const uint64_t t = timer;
+    timer = 0;
+    Do(Event::Timer(t));
+    return true;
+  }
+  void RegisterAnswers(RegisterOutcome o, std::string detail = "") {
+    Do(Event::RegisterDone(attempt, o, std::move(detail)));
+  }
+  void KubeletRestarts(SocketId next) {
+    facts.kubelet_socket = next;
+    Do(Event::KubeletSocketCreated());
+  }
+
+  TokenSource tokens;
+  RegistrationFsm fsm{"rdma/a", &tokens};
+  Facts facts{Clock::time_point{}, SocketId{.inode = 10, .ctime_ns = 1}};
+  bool serve_fails = false;
+  bool dir_missing = false;
+  uint64_t server = 0, attempt = 0, timer = 0;
+  milliseconds timer_delay{0};
+  int serves = 0, registers = 0, drops = 0, cancels = 0;
+  std::string log;
+};
+
+const SocketId kNewKubelet{.inode = 11, .ctime_ns = 2};
+
+TEST(RetryPolicy, FirstAtOnceThenDoublingToTheCap) {
+  RetryPolicy p;
+  std::vector<long> got;
+  for (int i = 0; i < 9; ++i) got.push_back(static_cast<long>(p.Next().count()));
+  EXPECT_EQ(got, (std::vector<long>{0, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000}));
+  p.Reset();
+  EXPECT_EQ(p.Next().count(), 0);
+}
+
+TEST(RegistrationFsm, KubeletModeServesThenRegistersOnce) {
+  Driver d;
+  EXPECT_EQ(d.serves, 1);
+  EXPECT_EQ(d.registers, 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.registrations(), 1u);
+  EXPECT_EQ(d.timer, 0u);
+}
+
+// Finding 1: a retry timer armed during the outage fired after the new kubelet had
+// registered us, giving a second Register.
+TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Advance(milliseconds(60000));
+  d.Do(Event::StreamEnded(d.server, 1, true));  // the kubelet died; its file stays
+  ASSERT_TRUE(d.FireTimer());                   // at once: one probe
+  EXPECT_EQ(d.registers, 2);
+  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "kubelet.sock has no listener");
+  EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet);
+  // The safety-net probes find the dead file again and again: no Register reaches anyone.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(d.FireTimer());
+    d.RegisterAnswers(RegisterOutcome::kKubeletDown, "kubelet.sock has no listener");
+  }
+  EXPECT_EQ(d.timer_delay, milliseconds(16000));  // damped
+  const int before = d.registers;
+  d.KubeletRestarts(kNewKubelet);
+  EXPECT_EQ(d.registers, before + 1);
+  EXPECT_EQ(d.timer, 0u) << "a registration in flight leaves no retry armed";
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  // The same kubelet.sock reported again (a second inotify batch): nothing.
+  d.Do(Event::KubeletSocketCreated());
+  EXPECT_EQ(d.registers, before + 1);
+  EXPECT_FALSE(d.FireTimer());
+}
+
+TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptAtTheOldOneRestartsItOnce) {
+  Driver d;
+  d.KubeletRestarts(kNewKubelet);  // the attempt aimed at the old file
+  EXPECT_EQ(d.registers, 2);
+  EXPECT_EQ(d.cancels, 1);
+  d.Do(Event::KubeletSocketCreated());  // same file again: no third
+  EXPECT_EQ(d.registers, 2);
+}
+
+TEST(RegistrationFsm, StaleResultOfACancelledAttemptIsDropped) {
+  Driver d;
+  const uint64_t first = d.attempt;
+  d.KubeletRestarts(kNewKubelet);
+  d.Do(Event::RegisterDone(first, RegisterOutcome::kOk));
+  EXPECT_FALSE(d.fsm.registered());
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.registrations(), 1u);
+}
+
+// Finding 1 on v1.37+: a second Register at our path is rejected while our stream lives.
+TEST(RegistrationFsm, AlreadyConnectedWithAnOpenStreamCountsAsRegistered) {
+  Driver d;
+  d.Do(Event::StreamOpened(d.server, 1));  // the kubelet got through before our deadline
+  d.RegisterAnswers(RegisterOutcome::kAlreadyConnected, "device plugin already connected: x");
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, AlreadyConnectedWithoutAStreamIsRetriedDamped) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kAlreadyConnected, "device plugin already connected: x");
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  ASSERT_TRUE(d.FireTimer());
+  d.RegisterAnswers(RegisterOutcome::kFailed, "deadline exceeded");
+  EXPECT_EQ(d.timer_delay, milliseconds(500));
+}
+
+// Finding 3: when the kubelet (or another instance) ends a stream older than our newest
+// registration, re-registering starts a ping-pong.
+TEST(RegistrationFsm, StreamsOlderThanTheLatestRegistrationDoNotReRegister) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.KubeletRestarts(kNewKubelet);               // registers again
+  d.Do(Event::StreamEnded(d.server, 1, true));  // the old kubelet's stream, late
+  EXPECT_EQ(d.registers, 2);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 2));
+  d.Do(Event::StreamOpened(d.server, 3));
+  d.Do(Event::StreamEnded(d.server, 2, false));  // not the newest
+  EXPECT_EQ(d.registers, 2);
+  EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, QuickLossLoopsAreDampedAndAStableStreamResetsThePolicy) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  std::vector<long> delays;
+  uint64_t stream = 0;
+  for (int i = 0; i < 4; ++i) {
+    d.Do(Event::StreamOpened(d.server, ++stream));
+    d.Advance(milliseconds(100));
+    d.Do(Event::StreamEnded(d.server, stream, true));
+    delays.push_back(static_cast<long>(d.timer_delay.count()));
+    ASSERT_TRUE(d.FireTimer());
+    d.RegisterAnswers(RegisterOutcome::kOk);
+  }
+  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000}));
+  d.Do(Event::StreamOpened(d.server, ++stream));
+  d.Advance(kStableStream);
+  d.Do(Event::StreamEnded(d.server, stream, true));
+  EXPECT_EQ(d.timer_delay, milliseconds(0));
+}
+
+// Finding 5: tokens restart per resource incarnation, so an old incarnation's result matched.
+TEST(RegistrationFsm, TokensNeverRepeatAcrossIncarnations) {
+  TokenSource tokens;
+  Facts facts{Clock::time_point{}, SocketId{.inode = 10, .ctime_ns = 1}};
+  RegistrationFsm old_fsm("rdma/a", &tokens);
+  uint64_t old_attempt = 0;
+  for (const auto& a : old_fsm.Handle(Event::Start(Mode::kKubelet), facts)) {
+    if (a.kind == Action::Kind::kServe) {
+      for (const auto& b : old_fsm.Handle(Event::ServeOk(a.token), facts)) {
+        if (b.kind == Action::Kind::kRegister) old_attempt = b.token;
+      }
+    }
+  }
+  ASSERT_NE(old_attempt, 0u);
+  old_fsm.Handle(Event::Stop(), facts);
+  RegistrationFsm reborn("rdma/a", &tokens);
+  uint64_t new_attempt = 0;
+  for (const auto& a : reborn.Handle(Event::Start(Mode::kKubelet), facts)) {
+    if (a.kind == Action::Kind::kServe) {
+      for (const auto& b : reborn.Handle(Event::ServeOk(a.token), facts)) {
+        if (b.kind == Action::Kind::kRegister) new_attempt = b.token;
+      }
+    }
+  }
+  EXPECT_NE(old_attempt, new_attempt);
+  reborn.Handle(Event::RegisterDone(old_attempt, RegisterOutcome::kOk), facts);
+  EXPECT_FALSE(reborn.registered());
+}
+
+TEST(RegistrationFsm, NoKubeletSockWaitsForItWithoutATimer) {
+  Driver d;
+  d.facts.kubelet_socket = {};
+  d.Do(Event::Stop());
+  d.Do(Event::Start(Mode::kKubelet));
+  EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet);
+  EXPECT_EQ(d.timer, 0u);
+  EXPECT_NE(d.log.find("does not exist yet; will register when the kubelet creates it"),
+            std::string::npos);
+  const int before = d.registers;
+  d.KubeletRestarts(kNewKubelet);
+  EXPECT_EQ(d.registers, before + 1);
+}
+
+TEST(RegistrationFsm, OwnSocketRemovedByTheKubeletIsServedAndRegisteredOnce) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.facts.kubelet_socket = kNewKubelet;  // cleanup then kubelet.sock, in one batch
+  d.Do(Event::OwnSocketDeleted());
+  d.Do(Event::KubeletSocketCreated());
+  EXPECT_EQ(d.serves, 2);
+  EXPECT_EQ(d.registers, 2);
+}
+
+TEST(RegistrationFsm, ServeWithoutItsDirectoryWaitsForTheDirectory) {
+  Driver d;
+  d.serve_fails = true;
+  d.dir_missing = true;
+  d.Do(Event::Stop());
+  d.Do(Event::Start(Mode::kKubelet));
+  EXPECT_EQ(d.fsm.phase(), Phase::kNoSocketDir);
+  EXPECT_EQ(d.timer, 0u);
+  d.serve_fails = false;
+  d.Do(Event::SocketDirAppeared());
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+}
+
+TEST(RegistrationFsm, ServeFailuresRetryDamped) {
+  Driver d;
+  d.serve_fails = true;
+  d.Do(Event::Stop());
+  d.Do(Event::Start(Mode::kKubelet));
+  std::vector<long> delays{static_cast<long>(d.timer_delay.count())};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(d.FireTimer());
+    delays.push_back(static_cast<long>(d.timer_delay.count()));
+  }
+  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000}));
+}
+
+// Finding 2: every end of the newest stream re-created the watcher socket.
+TEST(RegistrationFsm, WatcherStreamEndWaitsForTheWatcherInsteadOfRecreating) {
+  Driver d(Mode::kWatcher);
+  EXPECT_EQ(d.fsm.phase(), Phase::kPublished);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_TRUE(d.fsm.registered());
+  d.Do(Event::StreamEnded(d.server, 1, true));  // kubelet restart
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace);
+  EXPECT_EQ(d.timer_delay, kWatcherGrace);
+  d.Do(Event::GetInfo(d.server));  // the new kubelet walked plugins_registry
+  d.Do(Event::StreamOpened(d.server, 2));
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_EQ(d.serves, 1) << "the socket was never re-created";
+  EXPECT_EQ(d.fsm.registrations(), 2u);
+  EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, WatcherRecreatesOnceWhenTheWatcherNeverComesBack) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  d.Do(Event::StreamEnded(d.server, 1, true));  // e.g. another instance's stream ended (#121994)
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.serves, 2);
+  EXPECT_EQ(d.fsm.socket_recreations(), 1u);
+  EXPECT_FALSE(d.FireTimer()) << "one re-creation, then the kubelet's own retries";
+}
+
+TEST(RegistrationFsm, WatcherGraceRestartsWhenANewKubeletStarts) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  d.Advance(milliseconds(2000));
+  d.Do(Event::KubeletSocketCreated());  // the kubelet is starting: its walk will find us
+  EXPECT_EQ(d.timer_delay, kWatcherGrace);
+  d.Do(Event::GetInfo(d.server));
+  EXPECT_EQ(d.timer, 0u);
+  EXPECT_EQ(d.serves, 1);
+}
+
+TEST(RegistrationFsm, WatcherStaleStreamEndAfterGetInfoIsIgnored) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  d.Do(Event::GetInfo(d.server));  // the watcher re-registers us (kubelet restarted) ...
+  d.Do(Event::StreamEnded(d.server, 1, true));  // ... before the old stream's end arrives
+  EXPECT_EQ(d.timer, 0u);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistered);
+}
+
+TEST(RegistrationFsm, WatcherRejectionRecreatesDamped) {
+  Driver d(Mode::kWatcher);
+  std::vector<long> delays;
+  for (int i = 0; i < 3; ++i) {
+    d.Do(Event::Notify(d.server, false, "RegisterPlugin error -- forced"));
+    EXPECT_EQ(d.fsm.phase(), Phase::kServeBackoff);
+    delays.push_back(static_cast<long>(d.timer_delay.count()));
+    ASSERT_TRUE(d.FireTimer());
+  }
+  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000}));
+  EXPECT_EQ(d.serves, 4);
+  EXPECT_EQ(d.drops, 3);
+  EXPECT_NE(d.log.find("the kubelet rejected the registration"), std::string::npos);
+}
+
+TEST(RegistrationFsm, WatcherAlreadyConnectedWithAStreamCountsAsRegistered) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, false, "device plugin already connected: /p"));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.serves, 1);
+}
+
+TEST(RegistrationFsm, EventsOfAnEarlierServerAreIgnored) {
+  Driver d(Mode::kWatcher);
+  const uint64_t old_server = d.server;
+  d.Do(Event::Notify(d.server, false, "rejected"));
+  ASSERT_TRUE(d.FireTimer());
+  ASSERT_NE(d.server, old_server);
+  d.Do(Event::Notify(old_server, true));
+  d.Do(Event::StreamEnded(old_server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kPublished);
+  EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, StopCancelsEverything) {
+  Driver d;
+  d.Do(Event::Stop());
+  EXPECT_EQ(d.cancels, 1);
+  EXPECT_EQ(d.drops, 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kIdle);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_FALSE(d.fsm.registered());
+}
+
+}  // namespace
+}  // namespace rdmadp::lifecycle
