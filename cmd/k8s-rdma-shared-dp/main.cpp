@@ -64,6 +64,13 @@ int RunValidate(const cli::Options& opts) {
   }
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const config::Config& c = loaded->config;
+  const auto too_long =
+      config::SocketPathProblems(c, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
+  if (!too_long.empty()) {
+    for (const auto& p : too_long) std::fprintf(stderr, "%s\n", p.c_str());
+    std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
+    return 1;
+  }
   std::printf("%s: valid; %zu resource(s), periodic rescan %s\n", opts.config_file.c_str(),
               c.resources.size(),
               c.periodic_update_interval_seconds == 0
@@ -137,6 +144,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
+  if (const auto too_long = config::SocketPathProblems(
+          loaded->config, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
+      !too_long.empty()) {
+    for (const auto& p : too_long) log::Error(p);
+    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
+    return 1;
+  }
   if (!CheckRdmaNetnsMode()) return 1;
 
   manager::ManagerOptions mo;

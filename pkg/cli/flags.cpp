@@ -271,4 +271,11 @@ std::string Usage(std::string_view program) {
   return out;
 }
 
+std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir, RegistrationMode mode) {
+  std::vector<std::string> dirs;
+  if (mode != RegistrationMode::kWatcher) dirs.push_back(kubelet_root_dir + "/device-plugins");
+  if (mode != RegistrationMode::kKubelet) dirs.push_back(kubelet_root_dir + "/plugins_registry");
+  return dirs;
+}
+
 }  // namespace rdmadp::cli

@@ -41,5 +41,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);
 std::string Usage(std::string_view program);
 
 std::string_view RegistrationModeName(RegistrationMode mode);
+// Where sockets go in `mode` under the kubelet root (auto: either).
+std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir, RegistrationMode mode);
 
 }  // namespace rdmadp::cli

@@ -64,4 +64,12 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text);
 // Reads `path` and calls ParseConfig. A read failure is one line naming the path.
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path);
 
+// The kernel keeps a unix socket path in 108 bytes (107 characters). Our sockets are
+// `<dir>/.<resourceName>-<8 hex>.sock` while they are being published (see
+// server/resource_server.h). One line per resource whose path would not fit under one of
+// `socket_dirs`, naming the field, the length and the limit; empty when all fit.
+std::vector<std::string> SocketPathProblems(const Config& config,
+                                            const std::vector<std::string>& socket_dirs);
+inline constexpr size_t kMaxUnixSocketPath = 107;
+
 }  // namespace rdmadp::config

@@ -139,7 +139,7 @@ void RegistrationFsm::Serve(std::vector<Action>& out) {
   out.push_back({.kind = Action::Kind::kServe, .token = server_});
 }
 
-void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out) {
+void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fresh) {
   if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
   attempt_ = 0;
   Disarm(out);
@@ -159,7 +159,7 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out) {
   stream_floor_ = newest_stream_;
   phase_ = Phase::kRegistering;
   ++register_attempts_;
-  out.push_back({.kind = Action::Kind::kRegister, .token = attempt_});
+  out.push_back({.kind = Action::Kind::kRegister, .token = attempt_, .fresh = fresh});
 }
 
 void RegistrationFsm::ArmTimer(milliseconds delay, std::vector<Action>& out) {
@@ -228,7 +228,7 @@ void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>
   }
   Log(Action::Level::kInfo, resource_ + ": kubelet.sock created (kubelet (re)started); registering",
       out);
-  Register(f, out);
+  Register(f, out, /*fresh=*/true);
 }
 
 void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out) {

@@ -180,6 +180,9 @@ struct Action {
   uint64_t token = 0;
   milliseconds delay{0};
   Level level = Level::kInfo;
+  // kRegister: kubelet.sock was just created, so skip the liveness probe (the kubelet may
+  // sit between bind() and listen()); a dead file cannot have just appeared.
+  bool fresh = false;
   std::string message{};
   bool operator==(const Action&) const = default;
 };
@@ -225,7 +228,7 @@ class RegistrationFsm {
 
  private:
   void Serve(std::vector<Action>& out);
-  void Register(const Facts& facts, std::vector<Action>& out);
+  void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
   void ArmTimer(milliseconds delay, std::vector<Action>& out);
   void Disarm(std::vector<Action>& out);
   void Registered(std::string_view how, std::vector<Action>& out);

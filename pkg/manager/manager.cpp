@@ -93,10 +93,7 @@ int Manager::Run() {
   // Shutdown: cancel registrations first (they may be mid-RPC), then stop every server,
   // which ends streams and removes our own sockets and nothing else.
   stopping_ = true;
-  for (auto& [name, res] : resources_) {
-    res->registration.reset();
-    res->retry.reset();
-  }
+  for (auto& [name, res] : resources_) res->registration.reset();
   while (!resources_.empty()) StopResource(resources_.begin());
   kubelet_channel_.reset();
   verbs_.reset();
@@ -167,9 +164,7 @@ pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
 
 void Manager::StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
                            bool keep_spec) {
-  it->second->registration.reset();
-  it->second->retry.reset();
-  DropServer(*it->second);  // our socket goes before we look for other instances
+  Drive(*it->second, lifecycle::Event::Stop());  // our socket goes before we look for others
   if (!keep_spec) RemoveCdiSpec(*it->second);
   resources_.erase(it);
 }
@@ -187,144 +182,17 @@ void Manager::StartResource(const config::ResourceConfig& rc,
                   ": no RDMA device matches its selectors; registering with 0 "
                   "devices (run with --log-level=debug to see what was found)"));
   }
+  res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &tokens_);
+  const std::string name = rc.resource_name;
+  res->timer = std::make_unique<Timer>(*loop_, [this, name] {
+    if (auto it = resources_.find(name); it != resources_.end()) {
+      Drive(*it->second, lifecycle::Event::Timer(it->second->timer_token));
+    }
+  });
   Resource& ref = *res;
-  resources_[rc.resource_name] = std::move(res);
-  Serve(ref);
-}
-
-void Manager::Serve(Resource& res) {
-  res.registration.reset();
-  DropServer(res);
-  res.registered = false;
-  if (!PathExists(SocketDir()) && (root_dir_watch_ >= 0 || ancestor_watch_ >= 0)) {
-    // No polling: the watch on the kubelet root calls Serve again when it appears.
-    log::Warn(Cat(res.config.FullName(), ": ", SocketDir(),
-                  " does not exist yet; will serve "
-                  "when the kubelet creates it (is --kubelet-root-dir right?)"));
-    return;
-  }
-  const uint64_t generation = ++res.generation;
-  const std::string name = res.config.resource_name;
-
-  server::ResourceServerOptions opts;
-  opts.socket_path = Cat(SocketDir(), "/", server::SocketFileName(name, instance_id_));
-  opts.serve_watcher_registration = WatcherMode();
-  opts.on_stream_end = [this, name, generation](uint64_t stream, bool newest) {
-    loop_->Post([=, this] { OnStreamEnded(name, generation, stream, newest); });
-  };
-  opts.watcher.on_get_info = [this] { loop_->Post([this] { OnWatcherGetInfo(); }); };
-  opts.watcher.on_status = [this, name, generation](bool ok, const std::string& error) {
-    loop_->Post([=, this] { OnWatcherStatus(name, generation, ok, error); });
-  };
-  auto started = server::ResourceServer::Start(std::move(opts), res.snapshot);
-  if (!started.ok()) {
-    RetryLater(res, std::string(started.status().message()));
-    return;
-  }
-  res.server = std::move(*started);
-  log::Info(Cat(res.config.FullName(), ": serving on ", res.server->socket_path()));
-  if (!WatcherMode()) Register(res);
-}
-
-void Manager::Register(Resource& res) {
-  if (!res.server) return;
-  res.registration.reset();
-  res.registered = false;
-  if (!PathExists(KubeletSocket())) {
-    // No polling: the directory watch calls us again when kubelet.sock appears.
-    log::Warn(Cat(res.config.FullName(), ": ", KubeletSocket(),
-                  " does not exist yet; will register when the kubelet creates it"));
-    return;
-  }
-  const uint64_t attempt = ++res.attempt;
-  const std::string name = res.config.resource_name;
-  server::RegistrationRequest req;
-  req.own_socket = res.server->socket_path();
-  req.kubelet_socket = KubeletSocket();
-  if (!kubelet_channel_) kubelet_channel_ = server::UnixChannel(KubeletSocket());
-  if (!res.own_channel) res.own_channel = server::UnixChannel(req.own_socket);
-  req.own_channel = res.own_channel;
-  req.kubelet_channel = kubelet_channel_;
-  req.register_timeout = kRegisterTimeout;
-  req.resource_name = res.config.FullName();
-  res.registration = std::make_unique<server::KubeletRegistration>(
-      std::move(req), [this, name, attempt](const absl::Status& status) {
-        loop_->Post([=, this] { OnRegisterDone(name, attempt, status); });
-      });
-}
-
-void Manager::OnRegisterDone(const std::string& name, uint64_t attempt,
-                             const absl::Status& status) {
-  auto it = resources_.find(name);
-  if (it == resources_.end() || it->second->attempt != attempt) return;
-  Resource& res = *it->second;
-  res.registration.reset();
-  if (!status.ok()) {
-    RetryLater(res, Cat(std::string(status.message()),
-                        " (check that the kubelet runs and --kubelet-root-dir is its root)"));
-    return;
-  }
-  res.registered = true;
-  ++res.registrations;
-  res.backoff = kInitialBackoff;
-  log::Info(Cat(res.config.FullName(), ": registered with the kubelet (",
-                res.snapshot->advertised().slots, " slot(s))"));
-}
-
-void Manager::OnWatcherStatus(const std::string& name, uint64_t generation, bool ok,
-                              const std::string& error) {
-  auto it = resources_.find(name);
-  if (it == resources_.end() || it->second->generation != generation) return;
-  Resource& res = *it->second;
-  if (ok) {
-    res.registered = true;
-    ++res.registrations;
-    res.backoff = kInitialBackoff;
-    log::Info(Cat(res.config.FullName(), ": registered by the kubelet's plugin watcher"));
-    return;
-  }
-  // The kubelet does not retry until the socket is re-created: re-create it, with back-off.
-  DropServer(res);
-  RetryLater(res, Cat("the kubelet rejected the registration: ", error));
-}
-
-void Manager::OnStreamEnded(const std::string& name, uint64_t generation, uint64_t stream,
-                            bool newest) {
-  auto it = resources_.find(name);
-  if (stopping_ || it == resources_.end() || it->second->generation != generation) return;
-  Resource& res = *it->second;
-  if (!newest) {
-    log::Debug(Cat(res.config.FullName(), ": older ListAndWatch stream ", stream, " ended"));
-    return;
-  }
-  log::Warn(Cat(res.config.FullName(),
-                ": the kubelet's ListAndWatch stream ended; "
-                "registering again"));
-  if (WatcherMode()) {
-    Serve(res);
-  } else {
-    Register(res);
-  }
-}
-
-void Manager::RetryLater(Resource& res, const std::string& why) {
-  ReportProblem(log::Level::kWarn, Cat(res.config.FullName(), ": ", why, "; retrying in ",
-                                       res.backoff.count(), " ms"));
-  if (!res.retry) {
-    const std::string name = res.config.resource_name;
-    res.retry = std::make_unique<Timer>(*loop_, [this, name] {
-      auto it = resources_.find(name);
-      if (it == resources_.end()) return;
-      Resource& r = *it->second;
-      if (!r.server) {
-        Serve(r);
-      } else if (!WatcherMode()) {
-        Register(r);
-      }
-    });
-  }
-  res.retry->ArmOnce(res.backoff);
-  res.backoff = std::min(res.backoff * 2, kMaxBackoff);
+  resources_[name] = std::move(res);
+  Drive(ref, lifecycle::Event::Start(WatcherMode() ? lifecycle::Mode::kWatcher
+                                                   : lifecycle::Mode::kKubelet));
 }
 
 void Manager::Rescan(std::string_view reason) {
@@ -349,6 +217,11 @@ void Manager::Rescan(std::string_view reason) {
 
 void Manager::Reload(std::string_view reason) {
   auto loaded = config::LoadConfigFile(options_.config_file);
+  if (loaded.ok()) {
+    const auto too_long = config::SocketPathProblems(
+        loaded->config, cli::SocketDirs(options_.kubelet_root_dir, options_.registration_mode));
+    if (!too_long.empty()) loaded = absl::InvalidArgumentError(Join(too_long, "\n"));
+  }
   if (!loaded.ok()) {
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
     ReportProblem(log::Level::kError, std::string(loaded.status().message()));

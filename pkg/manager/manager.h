@@ -15,6 +15,7 @@
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/fd/unique_fd.h"
+#include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/event_loop.h"
 #include "pkg/metrics/http_endpoint.h"
@@ -73,17 +74,18 @@ class Manager {
   // rewrites the same file).
   void StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
                     bool keep_spec = false);
-  void Serve(Resource& res);
-  void Register(Resource& res);
-  void OnRegisterDone(const std::string& name, uint64_t attempt, const absl::Status& status);
-  void OnStreamEnded(const std::string& name, uint64_t generation, uint64_t stream, bool newest);
+  // Hands `event` to the resource's state machine and carries out what it decides.
+  void Drive(Resource& res, const lifecycle::Event& event);
+  // Posts `event` for resource `name` to the loop (any thread); dropped if it is gone.
+  std::function<void(lifecycle::Event)> PostTo(const std::string& name);
+  lifecycle::Facts CurrentFacts() const;
+  // Publishes the resource's socket; the outcome is the event to hand back.
+  lifecycle::Event ServeSocket(Resource& res, uint64_t server_token);
+  void StartRegistration(Resource& res, uint64_t attempt, bool fresh);
   void OnWatcherGetInfo();
   void DecideAutoMode(cli::RegistrationMode mode, std::string_view why);
   void CleanStaleSockets(const std::string& dir);
   void WatchSocketDirs();
-  void OnWatcherStatus(const std::string& name, uint64_t generation, bool ok,
-                       const std::string& error);
-  void RetryLater(Resource& res, const std::string& why);
   void OnSignal();
   void OnInotifyEvents();
   void ApplyPeriodicInterval();
@@ -103,6 +105,7 @@ class Manager {
   config::Config config_;
   sysfs::Scanner scanner_;
   std::string instance_id_;
+  lifecycle::TokenSource tokens_;  // one per process: tokens never repeat
   std::unique_ptr<EventLoop> loop_;
   UniqueFd signal_fd_;
   UniqueFd inotify_fd_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/manager/manager.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/text/cat.h"
@@ -16,8 +17,6 @@ namespace rdmadp::manager {
 
 using std::chrono::milliseconds;
 
-inline constexpr milliseconds kInitialBackoff{250};
-inline constexpr milliseconds kMaxBackoff{30000};
 inline constexpr milliseconds kReloadDebounce{100};
 inline constexpr milliseconds kEventDebounce{20};
 inline constexpr milliseconds kRegisterTimeout{5000};
@@ -57,16 +56,14 @@ inline std::string Describe(const pool::PoolSnapshot& snap) {
 struct Manager::Resource {
   config::ResourceConfig config;
   pool::SnapshotPtr snapshot;  // latest, kept even while not serving
+  // The registration lifecycle; this struct only carries out its actions.
+  std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::ResourceServer> server;
   std::unique_ptr<server::KubeletRegistration> registration;
-  std::unique_ptr<Timer> retry;
+  std::unique_ptr<Timer> timer;
+  uint64_t timer_token = 0;                    // the FSM's token for the armed timer
   std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
-  uint64_t attempt = 0;                        // registration attempts; stale results are dropped
-  uint64_t generation = 0;  // server incarnations; stale stream/watcher events are dropped
-  milliseconds backoff = kInitialBackoff;
-  bool registered = false;
-  uint64_t registrations = 0;
-  uint64_t allocations_before = 0;  // answered by earlier servers of this resource
+  uint64_t allocations_before = 0;             // answered by earlier servers of this resource
   pool::CdiNaming cdi_naming;
   std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
 };

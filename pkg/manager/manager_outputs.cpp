@@ -51,10 +51,10 @@ metrics::View Manager::BuildView() const {
     r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
     r.slots = adv.slots;
     r.healthy_slots = adv.healthy ? adv.slots : 0;
-    r.registered = res->registered;
+    r.registered = res->fsm->registered();
     r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
     r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
-    r.registrations = res->registrations;
+    r.registrations = res->fsm->registrations();
     v.resources.push_back(std::move(r));
   }
   v.counters = counters_;

@@ -102,7 +102,8 @@ void Manager::CleanStaleSockets(const std::string& dir) {
   // of another instance, and with nobody accepting on them: provably dead.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string file = entry.path().filename();
+    std::string file = entry.path().filename();
+    if (file.starts_with(".")) file.erase(0, 1);  // not yet published by a dead instance
     if (!entry.is_socket(ec) || !file.ends_with(".sock") || file.size() < 14) continue;
     const std::string stem = file.substr(0, file.size() - 5);
     const auto dash = stem.rfind('-');
@@ -139,9 +140,11 @@ void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
   mode_ = mode;
   WatchSocketDirs();
   CleanStaleSockets(SocketDir());
+  const auto fsm_mode = mode == cli::RegistrationMode::kWatcher ? lifecycle::Mode::kWatcher
+                                                                : lifecycle::Mode::kKubelet;
   for (auto& [name, res] : resources_) {
     res->own_channel.reset();  // the socket moves to the other directory
-    Serve(*res);               // and registers
+    Drive(*res, lifecycle::Event::Start(fsm_mode));
   }
 }
 
@@ -203,30 +206,20 @@ void Manager::OnInotifyEvents() {
       ancestor_watch_ = -1;
     }
     WatchSocketDirs();
-    for (auto& [rname, res] : resources_) {
-      if (!res->server && PathExists(SocketDir())) Serve(*res);
-    }
+    for (auto& [rname, res] : resources_) Drive(*res, lifecycle::Event::SocketDirAppeared());
   }
   for (const auto& file : lost) {
     for (auto& [rname, res] : resources_) {
       if (!res->server || BaseOf(res->server->socket_path()) != file) continue;
-      // Our own Serve() replaces the file too; only a socket that is still gone was lost.
+      // Our own re-creation replaces the file too; only a socket that is still gone was lost.
       if (PathExists(res->server->socket_path())) continue;
-      log::Warn(Cat(res->config.FullName(), ": socket ", res->server->socket_path(),
-                    " was removed (kubelet restart?); serving it again"));
-      Serve(*res);
+      Drive(*res, lifecycle::Event::OwnSocketDeleted());
     }
   }
-  if (kubelet_started && !WatcherMode()) {
-    ++counters_.kubelet_restarts;
-    log::Info(Cat(KubeletSocket(), " created (kubelet (re)started): registering every resource"));
-    for (auto& [rname, res] : resources_) {
-      if (!res->server) {
-        Serve(*res);
-      } else {
-        Register(*res);
-      }
-    }
+  if (kubelet_started) {
+    if (!WatcherMode()) ++counters_.kubelet_restarts;
+    log::Info(Cat(KubeletSocket(), " created (kubelet (re)started)"));
+    for (auto& [rname, res] : resources_) Drive(*res, lifecycle::Event::KubeletSocketCreated());
   }
 }
 

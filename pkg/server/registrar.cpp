@@ -4,6 +4,7 @@
 #include <grpcpp/security/credentials.h>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
+#include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::server {
@@ -25,8 +26,7 @@ std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
   return grpc::CreateCustomChannel("unix://" + path, grpc::InsecureChannelCredentials(), args);
 }
 
-KubeletRegistration::KubeletRegistration(RegistrationRequest request,
-                                         std::function<void(absl::Status)> done)
+KubeletRegistration::KubeletRegistration(RegistrationRequest request, DoneFn done)
     : request_(std::move(request)), done_(std::move(done)), thread_([this] { Run(); }) {}
 
 KubeletRegistration::~KubeletRegistration() {
@@ -56,6 +56,12 @@ grpc::Status KubeletRegistration::Call(
 }
 
 void KubeletRegistration::Run() {
+  using lifecycle::RegisterOutcome;
+  // 0. A listener on kubelet.sock. A bare connect: nothing reaches the kubelet's handlers.
+  if (request_.probe_kubelet && !SocketHasListener(request_.kubelet_socket)) {
+    done_(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
+    return;
+  }
   // 1. Our own socket answers: the kubelet dials it back before answering Register.
   {
     grpc::experimental::ChannelResetConnectionBackoff(request_.own_channel.get());
@@ -68,8 +74,8 @@ void KubeletRegistration::Run() {
         });
     if (!s.ok()) {
       if (s.error_code() != grpc::StatusCode::CANCELLED) {
-        done_(absl::UnavailableError(
-            Cat("own socket ", request_.own_socket, " does not answer: ", s.error_message())));
+        done_(RegisterOutcome::kFailed,
+              Cat("own socket ", request_.own_socket, " does not answer: ", s.error_message()));
       }
       return;
     }
@@ -89,10 +95,13 @@ void KubeletRegistration::Run() {
                         [&](grpc::ClientContext* ctx) { return stub->Register(ctx, req, &reply); });
   if (s.error_code() == grpc::StatusCode::CANCELLED) return;
   if (s.ok()) {
-    done_(absl::OkStatus());
+    done_(RegisterOutcome::kOk, "");
+  } else if (s.error_message().find("already connected") != std::string::npos) {
+    done_(RegisterOutcome::kAlreadyConnected, s.error_message());
   } else {
-    done_(absl::UnavailableError(
-        Cat("Register with ", request_.kubelet_socket, " failed: ", s.error_message())));
+    done_(RegisterOutcome::kFailed,
+          Cat("Register with ", request_.kubelet_socket, " failed: ", s.error_message(),
+              " (check that the kubelet runs and --kubelet-root-dir is its root)"));
   }
 }
 

@@ -1,9 +1,11 @@
 // Registration of one resource with the kubelet over <root>/device-plugins/kubelet.sock.
-// One attempt runs on its own thread: first our own socket must answer
-// GetDevicePluginOptions (so the kubelet's dial-back inside Register succeeds), then
-// Register is called with a deadline. The outcome is reported once through `done`, on the
-// attempt's thread. Destroying the object cancels the RPC in flight and joins the thread;
-// `done` is not called after destruction begins.
+// One attempt runs on its own thread: first kubelet.sock must have a listener (a restarting
+// kubelet leaves its dead file behind for seconds: then nothing is sent and the outcome is
+// kKubeletDown), then our own socket must answer GetDevicePluginOptions (so the kubelet's
+// dial-back inside Register succeeds), then Register is called with a deadline. A Register
+// rejected with "already connected" (v1.37+, same socket path) is kAlreadyConnected. The
+// outcome is reported once through `done`, on the attempt's thread. Destroying the object cancels
+// the RPC in flight and joins the thread; `done` is not called after destruction begins.
 //
 // The channels are long-lived and passed in (see UnixChannel): gRPC 1.51 leaks the socket
 // of a connection attempt cancelled together with its channel, and a kubelet restart
@@ -20,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "absl/status/status.h"
+#include "pkg/lifecycle/registration_fsm.h"
 
 namespace rdmadp::server {
 
@@ -33,13 +35,17 @@ struct RegistrationRequest {
   std::shared_ptr<grpc::Channel> own_channel;      // UnixChannel(own_socket)
   std::shared_ptr<grpc::Channel> kubelet_channel;  // UnixChannel(kubelet_socket)
   std::string resource_name;                       // <prefix>/<name>
+  // Check for a listener on kubelet.sock first (see above); off right after the file was
+  // created, when the kubelet may sit between bind() and listen().
+  bool probe_kubelet = true;
   std::chrono::milliseconds self_check_timeout{2000};
   std::chrono::milliseconds register_timeout{10000};
 };
 
 class KubeletRegistration {
  public:
-  KubeletRegistration(RegistrationRequest request, std::function<void(absl::Status)> done);
+  using DoneFn = std::function<void(lifecycle::RegisterOutcome, std::string detail)>;
+  KubeletRegistration(RegistrationRequest request, DoneFn done);
   ~KubeletRegistration();
 
   KubeletRegistration(const KubeletRegistration&) = delete;
@@ -52,7 +58,7 @@ class KubeletRegistration {
                     const std::function<grpc::Status(grpc::ClientContext*)>& call);
 
   const RegistrationRequest request_;
-  const std::function<void(absl::Status)> done_;
+  const DoneFn done_;
   std::mutex mu_;
   grpc::ClientContext* active_ = nullptr;
   bool cancelled_ = false;

@@ -1,9 +1,15 @@
 // One resource's gRPC server on its own unix socket. Owns the socket file: created on
-// Start, removed on destruction (and nothing else is ever removed).
+// Start, removed on destruction if it is still the file Start created (and nothing else is
+// ever removed).
+//
+// The socket is published atomically: bound and listening under a hidden name (".<file>",
+// which the kubelet's plugin watcher ignores), then rename()d into place. A client that
+// reacts to the file's appearance never meets ECONNREFUSED (and gRPC's 1 s back-off).
 // Created and destroyed on the event-loop thread; Publish() is called there too.
 #pragma once
 
 #include <grpcpp/server.h>
+#include <sys/types.h>
 
 #include <functional>
 #include <memory>
@@ -21,6 +27,7 @@ struct ResourceServerOptions {
   // Also serve pluginregistration.Registration (watcher and auto modes).
   bool serve_watcher_registration = false;
   StreamHub::StreamEndFn on_stream_end;       // gRPC thread
+  StreamHub::StreamOpenFn on_stream_open;     // gRPC thread
   WatcherRegistrationService::Hooks watcher;  // gRPC thread
 };
 
@@ -50,6 +57,7 @@ class ResourceServer {
   DevicePluginService plugin_;
   std::unique_ptr<WatcherRegistrationService> watcher_;
   std::unique_ptr<grpc::Server> server_;
+  ino_t inode_ = 0;  // of the published socket file
 };
 
 }  // namespace rdmadp::server

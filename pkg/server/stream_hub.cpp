@@ -56,8 +56,8 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-StreamHub::StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end)
-    : current_(std::move(initial)), on_end_(std::move(on_end)) {}
+StreamHub::StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end, StreamOpenFn on_open)
+    : current_(std::move(initial)), on_end_(std::move(on_end)), on_open_(std::move(on_open)) {}
 
 pool::SnapshotPtr StreamHub::Current() const {
   std::lock_guard lock(mu_);
@@ -89,6 +89,8 @@ SnapshotStream* StreamHub::OpenStream() {
   } else {
     streams_.push_back(stream);
     stream->Offer(current_);  // the full list first, on every stream
+    // Under the lock, so the open is reported before Closed() can report the end.
+    if (on_open_) on_open_(stream->id());
   }
   return stream.get();
 }

@@ -57,8 +57,11 @@ class StreamHub {
   // Called on a gRPC thread when a stream ends: its id, and whether it was the newest stream
   // (only the newest stream's end means the kubelet lost us).
   using StreamEndFn = std::function<void(uint64_t id, bool was_newest)>;
+  // Called on a gRPC thread when a stream opens, before its end can be reported.
+  using StreamOpenFn = std::function<void(uint64_t id)>;
 
-  explicit StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end = nullptr);
+  explicit StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end = nullptr,
+                     StreamOpenFn on_open = nullptr);
 
   pool::SnapshotPtr Current() const;
   // Swaps in `next`; pushes it to every open stream when what the kubelet sees changed.
@@ -80,6 +83,7 @@ class StreamHub {
   uint64_t next_id_ = 1;
   bool ending_ = false;
   StreamEndFn on_end_;
+  StreamOpenFn on_open_;
 };
 
 }  // namespace rdmadp::server

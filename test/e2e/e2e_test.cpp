@@ -463,15 +463,19 @@ int MakeSocketFile(const std::string& path, bool listening) {
 }
 
 TEST_F(E2E, StaleSocketsOfDeadInstancesAreRemovedAndNothingElse) {
+  // Left behind after the kubelet started (its start-up cleanup removes every socket).
+  h.WriteConfig(PluginHarness::DemoConfig());
+  ASSERT_TRUE(h.kubelet().Start().ok());
   const std::string dir = h.kubelet().device_plugin_dir();
-  std::filesystem::create_directories(dir);
   MakeSocketFile(dir + "/hca_shared_devices_a-deadbeef.sock", false);
+  MakeSocketFile(dir + "/.hca_shared_devices_a-feedf00d.sock", false);  // died mid-publish
   const int live = MakeSocketFile(dir + "/hca_shared_devices_b-0badf00d.sock", true);
   MakeSocketFile(dir + "/someone-else-dead.sock", false);
-  StartAll();
+  h.StartPlugin();
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(WaitRegistered(kB));
   EXPECT_FALSE(std::filesystem::exists(dir + "/hca_shared_devices_a-deadbeef.sock"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/.hca_shared_devices_a-feedf00d.sock"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/hca_shared_devices_b-0badf00d.sock"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/someone-else-dead.sock"));
   EXPECT_THAT(h.PluginLog(), HasSubstr("removed stale socket"));

@@ -1,19 +1,40 @@
-// A kubelet simulator that treats a device plugin the way the real kubelet's device
-// manager does (reference/kubelet-contract.md):
-//  - serves v1beta1.Registration/Register on <root>/device-plugins/kubelet.sock, checks the
-//    version and the extended-resource name with the kubelet's error texts (code UNKNOWN);
-//  - inside Register: joins the endpoint to the socket dir, dials it (blocking, 10 s),
-//    calls GetDevicePluginOptions, starts the ListAndWatch consumer, then answers;
-//  - a newer registration for the same resource replaces (and cancels) the older stream;
-//  - each ListAndWatch message is a full snapshot: capacity = all, allocatable = "Healthy";
-//    a stream end marks every device unhealthy and is never re-dialled;
-//  - Restart(): stops, removes every socket in device-plugins, starts again;
-//  - plugin watcher (EnableWatcher): inotify on <root>/plugins_registry plus a walk at start;
-//    for each new socket: dial, GetInfo (1 s), validate type, versions and name, dial the
-//    endpoint verbatim, GetDevicePluginOptions, start ListAndWatch, then
-//    NotifyRegistrationStatus(true). A failure is notified as (false, reason) and, like the
-//    real kubelet, not retried until the socket is re-created. Deleting a socket deregisters.
-// Thread-safe; waits use a condition variable, never sleeps.
+// A kubelet simulator that treats a device plugin the way the real kubelet does, version
+// by version (reference/kubelet-versions.md, read from the kubelet's source), including
+// its unkind parts. Chosen per test with KubeletEra:
+//
+//  kV124      Register is answered at once; the endpoint is dialled afterwards, options are
+//             taken from the request (GetDevicePluginOptions is never called). A newer
+//             registration overwrites the endpoint without stopping the old one; the end of
+//             a stream that is no longer current is ignored.
+//  kV125to136 Register is synchronous: dial (10 s), GetDevicePluginOptions, ListAndWatch
+//             started, then the answer. Clients keyed by name; the old client is not
+//             closed; the end of *any* stream of a resource disconnects its current client
+//             (#121994). The watcher's DeRegisterPlugin disconnects the current client by name.
+//  kV137      Clients keyed by (name, socket path) (#135437): the same path again is
+//             rejected with "device plugin already connected: <path>"; a disconnect removes
+//             the endpoint at its path (a late one can evict a newer endpoint there);
+//             survivors are promoted without going unhealthy; unhealthy only when the last
+//             endpoint goes.
+//
+// In every era: all live streams of a resource write into one device view (last writer
+// wins); a stream end marks the resource unhealthy (allocatable 0, capacity kept) as above
+// and is never re-dialled; Kill() leaves the dead kubelet.sock file (connect: ECONNREFUSED)
+// until Start() runs CleanupPluginDirectory (every socket in device-plugins goes) and
+// serves a new kubelet.sock; checkpointed resources start at allocatable 0.
+//
+// Plugin watcher (EnableWatcher): inotify on plugins_registry (dot files and non-sockets
+// ignored) plus a walk at every start; a desired state of path -> UUID (a new UUID per
+// Create); a reconciler every 1 s that unregisters first (actual-state entries whose UUID is
+// gone or changed) and then registers; operations serialised per socket path (one running
+// at a time, the other skipped until a later pass); after a failed operation the path is
+// refused for 500 ms, doubling to ~2 min, reset by a success but not by re-creation.
+// Register operation: dial (10 s), GetInfo (1 s), type/version/name validation (failure:
+// Notify(false)), actual state updated, the era's connect (failure: Notify(false), not
+// retried until the socket is re-created), Notify(true) (5 s).
+//
+// Every dial uses a local subchannel pool (grpc-go dials a fresh connection each time).
+// Thread-safe; waits use a condition variable, never sleeps (Restart's downtime is the
+// modelled outage itself).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -24,6 +45,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,38 +56,60 @@
 
 namespace rdmadp::testing {
 
+enum class KubeletEra { kV124, kV125to136, kV137 };
+const char* EraName(KubeletEra era);
+inline const KubeletEra kAllEras[] = {KubeletEra::kV124, KubeletEra::kV125to136, KubeletEra::kV137};
+
 struct SimResource {
-  std::string endpoint;  // absolute socket path the plugin registered
-  int registrations = 0;
-  bool stream_open = false;
+  std::string endpoint;      // socket path of the current client
+  int registrations = 0;     // clients connected (Register accepted, or watcher registration)
+  int register_calls = 0;    // Register RPCs received on kubelet.sock, whatever the outcome
+  bool stream_open = false;  // the current client's stream
   int streams_ended = 0;
   std::vector<v1beta1::ListAndWatchResponse> snapshots;  // every message, in order
   int64_t capacity = 0;
   int64_t allocatable = 0;
   bool has_options = false;
   v1beta1::DevicePluginOptions options;
+  // Time the running kubelet saw capacity > 0 with allocatable 0 (not while it was down).
+  int64_t zero_allocatable_ms = 0;
+  int zero_windows = 0;
+  std::optional<std::chrono::steady_clock::time_point> zero_since;
 };
 
 struct SimState {
   std::map<std::string, SimResource> resources;  // by resource name
   std::vector<std::string> events;               // human-readable log, in order
-  std::vector<std::string> rejected;             // Register errors returned
+  std::vector<std::string> rejected;             // Register errors and Notify(false) texts
+  int register_calls = 0;                        // on kubelet.sock, all resources
+  int registry_creates = 0;  // socket files created in plugins_registry (watcher's view)
+  int watcher_notifies_ok = 0;
 };
 
 class KubeletSimulator {
  public:
-  explicit KubeletSimulator(std::string root_dir);
+  explicit KubeletSimulator(std::string root_dir, KubeletEra era = KubeletEra::kV125to136);
   ~KubeletSimulator();
 
-  // Creates <root>/device-plugins and serves kubelet.sock.
+  KubeletEra era() const { return era_; }
+  // Cleans up device-plugins (every socket goes) and serves kubelet.sock; starts the
+  // plugin watcher if enabled.
   absl::Status Start();
-  // Stops serving, cancels every stream and drops every plugin connection.
+  // The kubelet process dies: every stream and connection ends, kubelet.sock stays as a
+  // dead file, the watcher stops. Nothing in plugins_registry is touched.
+  void Kill();
+  // Kill, `downtime` of outage, Start.
+  absl::Status Restart(std::chrono::milliseconds downtime = std::chrono::milliseconds(0));
+  // Kill and remove kubelet.sock (the end of a test).
   void Stop();
-  // Stop, remove every socket in device-plugins (as the real kubelet does), Start.
-  absl::Status Restart();
 
   // Blocks until `pred` holds or `timeout` passes; returns whether it held.
   bool WaitFor(const std::function<bool(const SimState&)>& pred, std::chrono::milliseconds timeout);
+  // True if `pred` stays false for the whole `window` (a quiet period).
+  bool StaysFalse(const std::function<bool(const SimState&)>& pred,
+                  std::chrono::milliseconds window) {
+    return !WaitFor(pred, window);
+  }
   SimState State() const;
   // Waits until each of `resources` has registered at least `times` times and has an open
   // stream with a snapshot on it.
@@ -73,15 +118,14 @@ class KubeletSimulator {
 
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource,
                                                      const std::vector<std::string>& ids);
-  // Ends the resource's ListAndWatch stream from the kubelet side.
+  // Ends the resource's current ListAndWatch stream from the kubelet side.
   void CancelStream(const std::string& resource);
 
   // Register calls block this long before being handled (a hung kubelet).
   void SetRegisterDelay(std::chrono::milliseconds delay);
-
   // Serve the plugin-watcher path too (from the next Start()).
   void EnableWatcher() { watcher_enabled_ = true; }
-  // The next `n` watcher registrations are answered NotifyRegistrationStatus(false).
+  // The next `n` watcher registrations fail in RegisterPlugin (answered Notify(false)).
   void RejectNextWatcherRegistrations(int n);
 
   std::string device_plugin_dir() const { return root_ + "/device-plugins"; }
@@ -91,30 +135,65 @@ class KubeletSimulator {
  private:
   class RegistrationService;
   struct Client;
+  struct WatchedPlugin {  // actual state of the plugin watcher
+    uint64_t uuid = 0;
+    std::string name;
+    std::string endpoint;
+  };
 
   grpc::Status HandleRegister(const v1beta1::RegisterRequest& request);
-  // Dial, options, stream; shared by both registration paths. Empty string on success.
-  std::string Connect(const std::string& resource, const std::string& endpoint);
-  void WatchRegistry();
-  void RegisterWatched(const std::string& socket_path);
-  void Consume(std::shared_ptr<Client> client, std::string resource);
+  // The era's connect: dial, options, ListAndWatch. Empty string on success.
+  std::string Connect(const std::string& name, const std::string& endpoint,
+                      const v1beta1::DevicePluginOptions* request_options);
+  // The era's reaction to a client's stream ending. Requires mu_.
+  void OnClientEnded(const std::shared_ptr<Client>& client);
+  void Disconnect(const std::shared_ptr<Client>& client);  // requires mu_
+  // Requires mu_: removes `client` from the era's maps; true if the resource has no client.
+  void MarkUnhealthy(const std::string& name);           // requires mu_
+  void SetAllocatable(SimResource& res, int64_t value);  // requires mu_
+  void Consume(std::shared_ptr<Client> client);
+  std::shared_ptr<Client> CurrentClient(const std::string& name) const;  // requires mu_
+
+  // Plugin watcher.
+  void WatcherLoop();
+  void Reconcile();  // requires mu_
+  void RegisterOperation(std::string path, uint64_t uuid);
+  void UnregisterOperation(std::string path, WatchedPlugin plugin);
+  void OperationDone(const std::string& path, bool failed);  // requires mu_
+  bool Dial(const std::shared_ptr<grpc::Channel>& channel, std::chrono::milliseconds timeout);
+  void StartThread(std::function<void()> fn);  // requires mu_
+
   void Note(const std::string& event);  // requires mu_
+  bool Stopping() const;
 
   const std::string root_;
+  const KubeletEra era_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   SimState state_;
-  std::map<std::string, std::shared_ptr<Client>> clients_;  // by resource name
-  std::vector<std::thread> consumers_;
+  // Every client this kubelet process connected, until it dies (old ones are not closed).
+  std::vector<std::shared_ptr<Client>> clients_;
+  std::map<std::string, std::shared_ptr<Client>> current_;  // by name (endpoints[name])
+  std::map<std::string, std::map<std::string, std::shared_ptr<Client>>> by_path_;  // kV137
+  std::vector<std::thread> threads_;
   std::unique_ptr<RegistrationService> service_;
+  std::unique_ptr<grpc::Server> server_;
   bool watcher_enabled_ = false;
   std::chrono::milliseconds register_delay_{0};
   bool stopping_ = false;
   int reject_watcher_ = 0;
-  std::map<std::string, std::string> watched_;  // socket path -> resource name
+  // Plugin watcher state.
+  std::map<std::string, uint64_t> desired_;      // socket path -> UUID
+  std::map<std::string, WatchedPlugin> actual_;  // socket path -> registered plugin
+  std::set<std::string> running_ops_;            // socket paths with an operation
+  struct Backoff {
+    std::chrono::steady_clock::time_point until;
+    std::chrono::milliseconds last{0};
+  };
+  std::map<std::string, Backoff> backoff_;  // socket path -> refused until
+  uint64_t next_uuid_ = 0;
   int watcher_stop_fd_ = -1;
   std::thread watcher_;
-  std::unique_ptr<grpc::Server> server_;
 };
 
 }  // namespace rdmadp::testing

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <future>
 
 #include "pkg/api/pluginregistration.grpc.pb.h"
@@ -204,8 +205,13 @@ TEST(SocketPath, NamesAndLiveness) {
 
 class RegistrarTest : public ServerTest {
  protected:
-  absl::Status RegisterOnce(const std::string& name, const std::string& kubelet_sock) {
-    std::promise<absl::Status> result;
+  struct Result {
+    lifecycle::RegisterOutcome outcome = lifecycle::RegisterOutcome::kFailed;
+    std::string detail;
+    bool ok() const { return outcome == lifecycle::RegisterOutcome::kOk; }
+  };
+  Result RegisterOnce(const std::string& name, const std::string& kubelet_sock) {
+    std::promise<Result> result;
     RegistrationRequest req;
     req.own_socket = socket;
     req.kubelet_socket = kubelet_sock;
@@ -213,10 +219,12 @@ class RegistrarTest : public ServerTest {
     req.kubelet_channel = UnixChannel(kubelet_sock);
     req.register_timeout = milliseconds(2000);
     req.resource_name = name;
-    KubeletRegistration reg(req, [&](absl::Status s) { result.set_value(s); });
+    KubeletRegistration reg(req, [&](lifecycle::RegisterOutcome o, std::string detail) {
+      result.set_value({o, std::move(detail)});
+    });
     auto future = result.get_future();
     if (future.wait_for(std::chrono::seconds(15)) != std::future_status::ready) {
-      return absl::DeadlineExceededError("no result");
+      return {lifecycle::RegisterOutcome::kFailed, "no result"};
     }
     return future.get();
   }
@@ -237,29 +245,53 @@ TEST_F(RegistrarTest, RegistersAndTheKubeletStreams) {
   EXPECT_EQ(kubelet.State().resources.at("rdma/hca").endpoint, socket);
 }
 
-TEST_F(RegistrarTest, KubeletRejectionAndAbsenceAreErrors) {
+TEST_F(RegistrarTest, KubeletRejectionIsAFailureAndAbsenceIsKubeletDown) {
   ASSERT_TRUE(kubelet.Start().ok());
   socket = kubelet.device_plugin_dir() + "/hca-x.sock";
   StartServer(Snapshot(1));
-  absl::Status bad = RegisterOnce("RDMA/hca", kubelet.kubelet_socket());
-  EXPECT_THAT(std::string(bad.message()), HasSubstr("the ResourceName \"RDMA/hca\" is invalid"));
-  absl::Status absent = RegisterOnce("rdma/hca", tmp.path() + "/no-kubelet.sock");
-  EXPECT_FALSE(absent.ok());
-  EXPECT_THAT(std::string(absent.message()), HasSubstr("Register with"));
+  Result bad = RegisterOnce("RDMA/hca", kubelet.kubelet_socket());
+  EXPECT_EQ(bad.outcome, lifecycle::RegisterOutcome::kFailed);
+  EXPECT_THAT(bad.detail, HasSubstr("the ResourceName \"RDMA/hca\" is invalid"));
+  Result absent = RegisterOnce("rdma/hca", tmp.path() + "/no-kubelet.sock");
+  EXPECT_EQ(absent.outcome, lifecycle::RegisterOutcome::kKubeletDown);
+  EXPECT_THAT(absent.detail, HasSubstr("has no listener"));
+}
+
+TEST_F(RegistrarTest, ADeadKubeletSockIsKubeletDownAndNothingIsSent) {
+  ASSERT_TRUE(kubelet.Start().ok());
+  socket = kubelet.device_plugin_dir() + "/hca-x.sock";
+  StartServer(Snapshot(1));
+  kubelet.Kill();  // the process is gone; its kubelet.sock file stays, nobody accepts
+  ASSERT_TRUE(std::filesystem::exists(kubelet.kubelet_socket()));
+  Result dead = RegisterOnce("rdma/hca", kubelet.kubelet_socket());
+  EXPECT_EQ(dead.outcome, lifecycle::RegisterOutcome::kKubeletDown);
+  EXPECT_EQ(kubelet.State().register_calls, 0);
+}
+
+TEST_F(RegistrarTest, SamePathTwiceOnV137IsAlreadyConnected) {
+  testing::KubeletSimulator v137(tmp.path() + "/k137", testing::KubeletEra::kV137);
+  ASSERT_TRUE(v137.Start().ok());
+  socket = v137.device_plugin_dir() + "/hca-x.sock";
+  StartServer(Snapshot(1));
+  ASSERT_TRUE(RegisterOnce("rdma/hca", v137.kubelet_socket()).ok());
+  Result again = RegisterOnce("rdma/hca", v137.kubelet_socket());
+  EXPECT_EQ(again.outcome, lifecycle::RegisterOutcome::kAlreadyConnected);
+  EXPECT_THAT(again.detail, HasSubstr("device plugin already connected: " + socket));
 }
 
 TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
+  ASSERT_TRUE(kubelet.Start().ok());
   StartServer(Snapshot(1));
   bool called = false;
   {
     RegistrationRequest req;
     req.own_socket = tmp.path() + "/nobody-listens.sock";  // self-check waits for it
-    req.kubelet_socket = tmp.path() + "/kubelet.sock";
+    req.kubelet_socket = kubelet.kubelet_socket();
     req.own_channel = UnixChannel(req.own_socket);
     req.kubelet_channel = UnixChannel(req.kubelet_socket);
     req.resource_name = "rdma/hca";
     req.self_check_timeout = milliseconds(60000);
-    KubeletRegistration reg(req, [&](absl::Status) { called = true; });
+    KubeletRegistration reg(req, [&](lifecycle::RegisterOutcome, std::string) { called = true; });
   }  // must not take 60 s
   EXPECT_FALSE(called);
 }

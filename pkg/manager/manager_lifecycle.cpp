@@ -1,0 +1,135 @@
+// Manager: the thin adapter between each resource's registration state machine
+// (pkg/lifecycle) and the world: it observes facts, hands in events and carries out the
+// actions (serve a socket, start or cancel a Register, arm a timer, log). Loop thread only;
+// other threads reach it through PostTo().
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "pkg/log/log.h"
+#include "pkg/manager/manager_internal.h"
+#include "pkg/server/socket_path.h"
+
+namespace rdmadp::manager {
+
+lifecycle::Facts Manager::CurrentFacts() const {
+  lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = {}};
+  struct stat st {};
+  if (::lstat(KubeletSocket().c_str(), &st) == 0) {
+    facts.kubelet_socket = {.inode = static_cast<uint64_t>(st.st_ino),
+                            .ctime_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+  }
+  return facts;
+}
+
+std::function<void(lifecycle::Event)> Manager::PostTo(const std::string& name) {
+  return [this, name](lifecycle::Event event) {
+    loop_->Post([this, name, event = std::move(event)] {
+      if (stopping_) return;
+      if (auto it = resources_.find(name); it != resources_.end()) Drive(*it->second, event);
+    });
+  };
+}
+
+void Manager::Drive(Resource& res, const lifecycle::Event& event) {
+  using Kind = lifecycle::Action::Kind;
+  for (const lifecycle::Action& action : res.fsm->Handle(event, CurrentFacts())) {
+    switch (action.kind) {
+      case Kind::kServe:
+        Drive(res, ServeSocket(res, action.token));
+        break;
+      case Kind::kDropServer:
+        res.registration.reset();
+        DropServer(res);
+        break;
+      case Kind::kRegister:
+        StartRegistration(res, action.token, action.fresh);
+        break;
+      case Kind::kCancelRegister:
+        res.registration.reset();
+        break;
+      case Kind::kArmTimer:
+        res.timer_token = action.token;
+        // "At once" still goes through the loop: no recursion, and other events interleave.
+        res.timer->ArmOnce(std::max(action.delay, milliseconds(1)));
+        break;
+      case Kind::kDisarmTimer:
+        res.timer->Disarm();
+        res.timer_token = 0;
+        break;
+      case Kind::kLog:
+        switch (action.level) {
+          case lifecycle::Action::Level::kDebug:
+            log::Debug(action.message);
+            break;
+          case lifecycle::Action::Level::kInfo:
+            log::Info(action.message);
+            break;
+          case lifecycle::Action::Level::kWarn:
+            ReportProblem(log::Level::kWarn, action.message);
+            break;
+        }
+        break;
+    }
+  }
+}
+
+lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
+  res.registration.reset();
+  DropServer(res);
+  if (!PathExists(SocketDir())) {
+    const std::string why = Cat(SocketDir(), " does not exist yet; will serve when the kubelet ",
+                                "creates it (is --kubelet-root-dir right?)");
+    // Without a watch that would see it appear, wait with back-off instead.
+    const bool watched = root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
+    return lifecycle::Event::ServeFailed(server_token, watched, why);
+  }
+  auto post = PostTo(res.config.resource_name);
+  server::ResourceServerOptions opts;
+  opts.socket_path =
+      Cat(SocketDir(), "/", server::SocketFileName(res.config.resource_name, instance_id_));
+  opts.serve_watcher_registration = WatcherMode();
+  opts.on_stream_open = [post, server_token](uint64_t stream) {
+    post(lifecycle::Event::StreamOpened(server_token, stream));
+  };
+  opts.on_stream_end = [post, server_token](uint64_t stream, bool newest) {
+    post(lifecycle::Event::StreamEnded(server_token, stream, newest));
+  };
+  opts.watcher.on_get_info = [this, post, server_token] {
+    loop_->Post([this] { OnWatcherGetInfo(); });
+    post(lifecycle::Event::GetInfo(server_token));
+  };
+  opts.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
+    post(lifecycle::Event::Notify(server_token, ok, error));
+  };
+  auto started = server::ResourceServer::Start(std::move(opts), res.snapshot);
+  if (!started.ok()) {
+    return lifecycle::Event::ServeFailed(server_token, false,
+                                         std::string(started.status().message()));
+  }
+  res.server = std::move(*started);
+  log::Info(Cat(res.config.FullName(), ": serving on ", res.server->socket_path()));
+  return lifecycle::Event::ServeOk(server_token);
+}
+
+void Manager::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
+  res.registration.reset();
+  if (!res.server) return;
+  server::RegistrationRequest req;
+  req.own_socket = res.server->socket_path();
+  req.kubelet_socket = KubeletSocket();
+  if (!kubelet_channel_) kubelet_channel_ = server::UnixChannel(KubeletSocket());
+  if (!res.own_channel) res.own_channel = server::UnixChannel(req.own_socket);
+  req.own_channel = res.own_channel;
+  req.kubelet_channel = kubelet_channel_;
+  req.register_timeout = kRegisterTimeout;
+  req.resource_name = res.config.FullName();
+  req.probe_kubelet = !fresh;
+  auto post = PostTo(res.config.resource_name);
+  res.registration = std::make_unique<server::KubeletRegistration>(
+      std::move(req), [post, attempt](lifecycle::RegisterOutcome outcome, std::string detail) {
+        post(lifecycle::Event::RegisterDone(attempt, outcome, std::move(detail)));
+      });
+}
+
+}  // namespace rdmadp::manager
