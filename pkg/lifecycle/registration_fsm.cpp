@@ -98,6 +98,10 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
         phase_ = Phase::kPublished;
         Disarm(out);
       }
+      if (phase_ == Phase::kRegistered && awaiting_stream_ && e.stream > stream_floor_) {
+        awaiting_stream_ = false;
+        Disarm(out);
+      }
       break;
     case K::kStreamEnded:
       if (e.token != server_) break;
@@ -133,6 +137,7 @@ void RegistrationFsm::Serve(std::vector<Action>& out) {
   if (served_once_) ++recreations_;
   served_once_ = true;
   server_ = tokens_->Next();
+  awaiting_stream_ = false;
   open_streams_ = 0;
   newest_stream_ = 0;
   stream_floor_ = 0;
@@ -157,6 +162,8 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
   attempt_ = tokens_->Next();
   attempt_kubelet_ = f.kubelet_socket;
   stream_floor_ = newest_stream_;
+  lost_while_registering_ = false;
+  awaiting_stream_ = false;
   phase_ = Phase::kRegistering;
   ++register_attempts_;
   out.push_back({.kind = Action::Kind::kRegister, .token = attempt_, .fresh = fresh});
@@ -179,6 +186,8 @@ void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out)
   waiting_logged_ = false;
   Disarm(out);
   Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
+  awaiting_stream_ = !StreamSinceRegistration();
+  if (awaiting_stream_) ArmTimer(kStreamWait, out);
 }
 
 void RegistrationFsm::Log(Action::Level level, std::string message, std::vector<Action>& out) {
@@ -238,6 +247,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
     case RegisterOutcome::kOk:
       registered_with_ = attempt_kubelet_;
       Registered("registered with the kubelet", out);
+      if (lost_while_registering_) LostStream(out);  // its stream is already gone
       return;
     case RegisterOutcome::kAlreadyConnected:
       if (open_streams_ > 0) {
@@ -283,15 +293,10 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vec
     return;
   }
   if (mode_ == Mode::kKubelet) {
-    if (phase_ != Phase::kRegistered) return;  // already registering or waiting to
-    phase_ = Phase::kRetryWait;
-    const milliseconds delay = retry_.Next();
-    Log(Action::Level::kWarn,
-        resource_ + ": the kubelet's ListAndWatch stream ended; registering again" +
-            (delay.count() > 0 ? " in " + Ms(delay) : ""),
-        out);
-    ArmTimer(delay, out);
-    return;
+    // The stream of the attempt in flight: the answer may still say OK, but it is gone.
+    if (phase_ == Phase::kRegistering) lost_while_registering_ = true;
+    if (phase_ == Phase::kRegistered) LostStream(out);
+    return;  // otherwise already waiting to register
   }
   if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
   phase_ = Phase::kStreamGrace;
@@ -303,7 +308,23 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vec
   ArmTimer(grace, out);
 }
 
+void RegistrationFsm::LostStream(std::vector<Action>& out) {
+  phase_ = Phase::kRetryWait;
+  const milliseconds delay = retry_.Next();
+  Log(Action::Level::kWarn,
+      resource_ + ": the kubelet's ListAndWatch stream ended; registering again" +
+          (delay.count() > 0 ? " in " + Ms(delay) : ""),
+      out);
+  ArmTimer(delay, out);
+}
+
 void RegistrationFsm::OnNotify(const Event& e, std::vector<Action>& out) {
+  if (e.ok && phase_ == Phase::kStreamGrace) {
+    // The answer to the registration whose stream already ended (a new registration would
+    // have called GetInfo first): counted, and the grace keeps running.
+    ++registrations_;
+    return;
+  }
   if (e.ok) {
     Registered("registered by the kubelet's plugin watcher", out);
     return;
@@ -338,6 +359,19 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
           resource_ + ": the kubelet's plugin watcher did not come back; re-creating the socket",
           out);
       Serve(out);
+      return;
+    case Phase::kRegistered:
+      if (!awaiting_stream_) return;
+      awaiting_stream_ = false;
+      Log(Action::Level::kWarn,
+          resource_ + ": registered, but the kubelet's ListAndWatch stream did not arrive within " +
+              Ms(kStreamWait),
+          out);
+      if (mode_ == Mode::kKubelet) {
+        LostStream(out);
+      } else {
+        Serve(out);  // the watcher registers a re-created socket again
+      }
       return;
     default:
       return;

@@ -19,6 +19,8 @@
 //  - one damped retry policy for every path: the first retry at once, then doubling from
 //    500 ms to 30 s; reset only when a stream stayed open kStableStream, so any loop the
 //    kubelet and the plugin could build between them slows down instead of spinning;
+//  - a registration must be followed by the kubelet's stream within kStreamWait, or it is
+//    treated as lost (kubelet mode: register again; watcher mode: re-create);
 //  - tokens (server incarnations, Register attempts, timer arms) come from one TokenSource
 //    per process and never repeat, so a result of an old incarnation can never match.
 //
@@ -76,6 +78,11 @@ inline constexpr milliseconds kStableStream{10000};
 // socket is re-created. The watcher reconciles every 1 s and serialises operations per
 // socket, so a walk after a kubelet restart reaches us within two passes.
 inline constexpr milliseconds kWatcherGrace{2500};
+// After a registration, how long the kubelet's ListAndWatch may take to reach us. A
+// v1.25-1.36 kubelet can disconnect a client between its Connect and its first stream
+// (another instance's stream ended, #121994): it then thinks us unhealthy while we think
+// we are registered. Without a stream by then, we register again.
+inline constexpr milliseconds kStreamWait{2000};
 
 enum class Mode { kKubelet, kWatcher };
 
@@ -239,6 +246,8 @@ class RegistrationFsm {
   void OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnNotify(const Event& e, std::vector<Action>& out);
+  void LostStream(std::vector<Action>& out);  // kubelet mode: register again, damped
+  bool StreamSinceRegistration() const { return newest_stream_ > stream_floor_ && open_streams_ > 0; }
   void OnTimer(const Facts& f, std::vector<Action>& out);
 
   const std::string resource_;
@@ -257,6 +266,9 @@ class RegistrationFsm {
   Clock::time_point newest_opened_at_{};
   uint64_t stream_floor_ = 0;  // streams up to this id predate our latest registration
   bool waiting_logged_ = false;
+  // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
+  bool lost_while_registering_ = false;
+  bool awaiting_stream_ = false;  // registered; the watchdog for its first stream is armed
   bool served_once_ = false;  // since the last Start: later serves are re-creations
   uint64_t registrations_ = 0;
   uint64_t register_attempts_ = 0;

@@ -8,6 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <grpcpp/server_posix.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -39,16 +41,6 @@ std::shared_ptr<grpc::Channel> LocalChannel(const std::string& path) {
   return grpc::CreateCustomChannel("unix://" + path, grpc::InsecureChannelCredentials(), args);
 }
 
-// What a dead kubelet leaves behind: a socket file nobody accepts on.
-void LeaveDeadSocket(const std::string& path) {
-  if (fs::exists(path)) return;
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  (void)::bind(fd.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
-}
-
 int64_t MsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration_cast<milliseconds>(b - a).count();
 }
@@ -73,6 +65,7 @@ struct KubeletSimulator::Client {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1beta1::DevicePlugin::Stub> stub;
   grpc::ClientContext stream_ctx;
+  bool connected = false;  // Connect finished (the kubelet's c.grpc is set)
   bool streaming = false;
   bool ended = false;
 };
@@ -122,11 +115,28 @@ absl::Status KubeletSimulator::Start() {
   }
   service_ = std::make_unique<RegistrationService>(this);
   grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort("unix:" + kubelet_socket(), grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
-  if (!server_ || bound == 0) return absl::UnavailableError("kubelet sim: cannot listen");
+  if (!server_) return absl::UnavailableError("kubelet sim: cannot start the gRPC server");
+  // net.Listen("unix", ...): socket, bind, listen, as grpc-go's server does.
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, kubelet_socket().c_str(), sizeof(addr.sun_path) - 1);
+  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listen_fd_, 128) != 0) {
+    return absl::UnavailableError("kubelet sim: cannot listen on " + kubelet_socket());
+  }
+  accept_stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  acceptor_ = std::thread([this, server = server_.get()] {
+    while (true) {
+      pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {accept_stop_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+      if (fds[1].revents != 0) return;
+      const int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (conn >= 0) grpc::AddInsecureChannelFromFd(server, conn);
+    }
+  });
   {
     std::lock_guard lock(mu_);
     // Checkpointed resources come back as stopped endpoints: capacity, no allocatable.
@@ -161,10 +171,21 @@ void KubeletSimulator::Kill() {
     ::close(watcher_stop_fd_);
     watcher_stop_fd_ = -1;
   }
+  if (acceptor_.joinable()) {
+    const uint64_t one = 1;
+    ssize_t ignored = ::write(accept_stop_fd_, &one, sizeof(one));
+    (void)ignored;
+    acceptor_.join();
+    ::close(accept_stop_fd_);
+    accept_stop_fd_ = -1;
+  }
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);  // the file stays: connect() now gets ECONNREFUSED
+    listen_fd_ = -1;
+  }
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_.reset();
-    LeaveDeadSocket(kubelet_socket());
   }
   std::vector<std::thread> threads;
   {
@@ -188,7 +209,7 @@ void KubeletSimulator::Kill() {
   actual_.clear();
   running_ops_.clear();
   backoff_.clear();
-  if (!state_.events.empty() && state_.events.back() != "kubelet killed") Note("kubelet killed");
+  Note("kubelet killed");
 }
 
 absl::Status KubeletSimulator::Restart(milliseconds downtime) {
@@ -303,6 +324,7 @@ std::string KubeletSimulator::Connect(const std::string& name, const std::string
     paths[endpoint] = client;
   }
   current_[name] = client;  // the old client is not closed, in any era
+  client->connected = true;
   clients_.push_back(client);
   SimResource& res = state_.resources[name];
   res.endpoint = endpoint;
@@ -348,7 +370,9 @@ void KubeletSimulator::Disconnect(const std::shared_ptr<Client>& client) {
       current_[client->name] = it->second.begin()->second;  // promoted
     }
   }
-  client->stream_ctx.TryCancel();
+  // Disconnect() closes the connection only if Connect() got that far (c.grpc != nil);
+  // a client disconnected mid-Connect carries on once its Connect completes.
+  if (client->connected) client->stream_ctx.TryCancel();
   if (current_.count(client->name) == 0) MarkUnhealthy(client->name);
   Note("disconnected " + client->name + " at " + client->endpoint);
 }
@@ -424,20 +448,20 @@ void KubeletSimulator::WatcherLoop() {
   UniqueFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   ::inotify_add_watch(in.Get(), plugins_registry_dir().c_str(),
                       IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
-  auto add = [&](const std::string& name) {  // requires mu_
+  auto add = [&](const std::string& name, bool created) {  // requires mu_
     if (name.empty() || name[0] == '.') return;
     const std::string path = plugins_registry_dir() + "/" + name;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
     desired_[path] = ++next_uuid_;
-    ++state_.registry_creates;
+    if (created) ++state_.registry_creates;
     Note("watcher saw " + path);
   };
   {
     std::lock_guard lock(mu_);
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(plugins_registry_dir(), ec)) {
-      add(e.path().filename());
+      add(e.path().filename(), /*created=*/false);
     }
     Reconcile();  // wait.Until runs the first pass at once
   }
@@ -456,7 +480,7 @@ void KubeletSimulator::WatcherLoop() {
         p += sizeof(inotify_event) + ev->len;
         const std::string name = ev->len > 0 ? ev->name : "";
         if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
-          add(name);
+          add(name, /*created=*/true);
         } else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
           desired_.erase(plugins_registry_dir() + "/" + name);
         }

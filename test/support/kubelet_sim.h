@@ -82,7 +82,7 @@ struct SimState {
   std::vector<std::string> events;               // human-readable log, in order
   std::vector<std::string> rejected;             // Register errors and Notify(false) texts
   int register_calls = 0;                        // on kubelet.sock, all resources
-  int registry_creates = 0;  // socket files created in plugins_registry (watcher's view)
+  int registry_creates = 0;  // sockets created in plugins_registry while the watcher ran
   int watcher_notifies_ok = 0;
 };
 
@@ -178,6 +178,12 @@ class KubeletSimulator {
   std::vector<std::thread> threads_;
   std::unique_ptr<RegistrationService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // kubelet.sock is our own listening socket, its connections handed to gRPC: closing it
+  // leaves the file in place with nothing accepting, as a dead kubelet process does (gRPC
+  // would remove the file on shutdown, which a crashed kubelet never does).
+  int listen_fd_ = -1;
+  int accept_stop_fd_ = -1;
+  std::thread acceptor_;
   bool watcher_enabled_ = false;
   std::chrono::milliseconds register_delay_{0};
   bool stopping_ = false;

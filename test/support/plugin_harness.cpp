@@ -7,7 +7,8 @@
 
 namespace rdmadp::testing {
 
-PluginHarness::PluginHarness() : node_(tmp_.path() + "/node"), kubelet_(tmp_.path() + "/kubelet") {
+PluginHarness::PluginHarness(KubeletEra era)
+    : node_(tmp_.path() + "/node"), kubelet_(tmp_.path() + "/kubelet", era) {
   std::filesystem::create_directories(tmp_.path() + "/config");
 }
 

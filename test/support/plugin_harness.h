@@ -16,7 +16,7 @@ namespace rdmadp::testing {
 
 class PluginHarness {
  public:
-  PluginHarness();
+  explicit PluginHarness(KubeletEra era = KubeletEra::kV125to136);
 
   FakeNode& node() { return node_; }
   KubeletSimulator& kubelet() { return kubelet_; }

@@ -95,10 +95,36 @@ TEST(RegistrationFsm, KubeletModeServesThenRegistersOnce) {
   EXPECT_EQ(d.serves, 1);
   EXPECT_EQ(d.registers, 1);
   EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  d.Do(Event::StreamOpened(d.server, 1));  // v1.25+: the stream starts before the answer
   d.RegisterAnswers(RegisterOutcome::kOk);
   EXPECT_TRUE(d.fsm.registered());
   EXPECT_EQ(d.fsm.registrations(), 1u);
   EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, ARegistrationWithoutAStreamIsWatchedAndRetried) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);  // v1.24: answered first, the stream follows
+  EXPECT_EQ(d.timer_delay, kStreamWait);
+  d.Do(Event::StreamOpened(d.server, 1));
+  EXPECT_EQ(d.timer, 0u) << "the stream arrived: watchdog disarmed";
+  // v1.25-1.36: disconnected between Connect and the first stream; we never see a stream.
+  d.KubeletRestarts(kNewKubelet);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.registers, 3);
+  EXPECT_NE(d.log.find("did not arrive within"), std::string::npos);
+}
+
+TEST(RegistrationFsm, WatcherRegistrationWithoutAStreamRecreatesOnce) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::Notify(d.server, true));
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.serves, 2);
+  EXPECT_FALSE(d.FireTimer());
 }
 
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
@@ -123,6 +149,7 @@ TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
   d.KubeletRestarts(kNewKubelet);
   EXPECT_EQ(d.registers, before + 1);
   EXPECT_EQ(d.timer, 0u) << "a registration in flight leaves no retry armed";
+  d.Do(Event::StreamOpened(d.server, 2));
   d.RegisterAnswers(RegisterOutcome::kOk);
   EXPECT_TRUE(d.fsm.registered());
   // The same kubelet.sock reported again (a second inotify batch): nothing.
@@ -184,6 +211,30 @@ TEST(RegistrationFsm, StreamsOlderThanTheLatestRegistrationDoNotReRegister) {
   d.Do(Event::StreamEnded(d.server, 2, false));  // not the newest
   EXPECT_EQ(d.registers, 2);
   EXPECT_EQ(d.timer, 0u);
+}
+
+// The kubelet (v1.25+) opens our stream before it answers Register; another instance's exit
+// can end that stream (#121994) before the answer reaches us.
+TEST(RegistrationFsm, StreamLostBeforeTheRegisterAnswerRegistersAgain) {
+  Driver d;
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.registers, 1);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_EQ(d.fsm.registrations(), 1u);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.registers, 2);
+}
+
+TEST(RegistrationFsm, WatcherStreamLostBeforeNotifyKeepsTheGrace) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace);
+  EXPECT_NE(d.timer, 0u);
 }
 
 TEST(RegistrationFsm, QuickLossLoopsAreDampedAndAStableStreamResetsThePolicy) {
