@@ -303,7 +303,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vec
   const milliseconds grace = kWatcherGrace + retry_.Next();
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet's ListAndWatch stream ended; waiting " + Ms(grace) +
-          " for its plugin watcher before re-creating the socket",
+          " for its plugin watcher to find the socket again",
       out);
   ArmTimer(grace, out);
 }

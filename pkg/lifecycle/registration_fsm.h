@@ -247,7 +247,9 @@ class RegistrationFsm {
   void OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnNotify(const Event& e, std::vector<Action>& out);
   void LostStream(std::vector<Action>& out);  // kubelet mode: register again, damped
-  bool StreamSinceRegistration() const { return newest_stream_ > stream_floor_ && open_streams_ > 0; }
+  bool StreamSinceRegistration() const {
+    return newest_stream_ > stream_floor_ && open_streams_ > 0;
+  }
   void OnTimer(const Facts& f, std::vector<Action>& out);
 
   const std::string resource_;
@@ -269,7 +271,7 @@ class RegistrationFsm {
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
   bool lost_while_registering_ = false;
   bool awaiting_stream_ = false;  // registered; the watchdog for its first stream is armed
-  bool served_once_ = false;  // since the last Start: later serves are re-creations
+  bool served_once_ = false;      // since the last Start: later serves are re-creations
   uint64_t registrations_ = 0;
   uint64_t register_attempts_ = 0;
   uint64_t recreations_ = 0;

@@ -1,5 +1,6 @@
 #include "test/support/kubelet_sim.h"
 
+#include <grpcpp/server_posix.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -7,8 +8,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <grpcpp/server_posix.h>
 
 #include <algorithm>
 #include <cstring>

@@ -1,0 +1,233 @@
+// The registration lifecycle against the kubelet of every era (reference/kubelet-versions.md):
+// the real binary, the era-faithful simulator, exact counts and a quiet window after every
+// event — a loop that re-registers would pass "registered at least once", not these.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "pkg/text/cat.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr char kA[] = "rdma/hca_shared_devices_a";
+constexpr char kB[] = "rdma/hca_shared_devices_b";
+const std::vector<std::string> kBoth = {kA, kB};
+constexpr milliseconds kQuiet{5000};  // nothing may register or be lost in this window
+
+// Everything that moves when something registers, is rejected or is lost.
+std::string Activity(const SimState& s) {
+  std::string out = Cat("creates=", s.registry_creates, " notified=", s.watcher_notifies_ok,
+                        " rejected=", s.rejected.size());
+  for (const auto& [name, r] : s.resources) {
+    Append(out, " ", name, ":", r.register_calls, "/", r.registrations, "/", r.streams_ended);
+  }
+  return out;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+class Lifecycle : public ::testing::TestWithParam<KubeletEra> {
+ protected:
+  void SetUp() override { h.AddDemoHcas(); }
+  void TearDown() override {
+    if (!HasFailure()) return;
+    std::cerr << "---- plugin log ----\n" << h.PluginLog() << "---- kubelet events ----\n";
+    for (const auto& e : h.kubelet().State().events) {
+      if (!e.starts_with("snapshot")) std::cerr << e << "\n";
+    }
+  }
+  void StartAll(std::vector<std::string> extra = {}) {
+    h.WriteConfig(PluginHarness::DemoConfig());
+    ASSERT_TRUE(h.kubelet().Start().ok());
+    h.StartPlugin(std::move(extra));
+    ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 1, milliseconds(10000)));
+  }
+  // True if nothing registers, is rejected or is lost for `window`.
+  bool Quiet(milliseconds window = kQuiet) {
+    const std::string base = Activity(h.kubelet().State());
+    return h.kubelet().StaysFalse([&](const SimState& s) { return Activity(s) != base; }, window);
+  }
+  // Watcher mode: registered and notified `n` times in all.
+  bool WaitNotified(int n) {
+    return h.kubelet().WaitFor([n](const SimState& s) { return s.watcher_notifies_ok >= n; },
+                               milliseconds(15000));
+  }
+  bool Healthy() {
+    return h.kubelet().WaitFor(
+        [](const SimState& s) {
+          for (const auto& name : kBoth) {
+            const SimResource& r = s.resources.at(name);
+            if (!r.stream_open || r.capacity == 0 || r.allocatable != r.capacity) return false;
+          }
+          return true;
+        },
+        milliseconds(10000));
+  }
+  ino_t Inode(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  }
+  std::string Era() const { return EraName(GetParam()); }
+
+  PluginHarness h{GetParam()};
+};
+
+// A real restart leaves the dead kubelet.sock in place for the outage: exactly one Register
+// per resource reaches the new kubelet, and then nothing for 5 s.
+TEST_P(Lifecycle, KubeletRestartWithADeadSocketRegistersExactlyOnce) {
+  StartAll();
+  const SimState before = h.kubelet().State();
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(1500)).ok());
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  EXPECT_TRUE(Quiet());
+  const SimState after = h.kubelet().State();
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(after.resources.at(name).register_calls, before.resources.at(name).register_calls + 1)
+        << name;
+    EXPECT_EQ(after.resources.at(name).registrations, 2) << name;
+    std::cout << "[measured] " << Era() << " kubelet mode, restart after 1.5 s down: " << name
+              << " zero-allocatable "
+              << after.resources.at(name).zero_allocatable_ms -
+                     before.resources.at(name).zero_allocatable_ms
+              << " ms\n";
+  }
+  EXPECT_TRUE(after.rejected.empty());
+  EXPECT_TRUE(Healthy());
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"7"}).ok());
+}
+
+// The watcher walks plugins_registry at every start: nothing needs re-creating.
+TEST_P(Lifecycle, WatcherModeRestartKeepsTheSocket) {
+  h.kubelet().EnableWatcher();
+  StartAll({"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitNotified(2));
+  const std::string socket = h.kubelet().State().resources.at(kA).endpoint;
+  const ino_t inode = Inode(socket);
+  const int creates = h.kubelet().State().registry_creates;
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(500)).ok());
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  ASSERT_TRUE(WaitNotified(4));
+  EXPECT_TRUE(Quiet());
+  const SimState after = h.kubelet().State();
+  EXPECT_EQ(Inode(socket), inode) << "the socket was re-created";
+  EXPECT_EQ(after.registry_creates, creates) << "the new kubelet saw no new socket";
+  for (const auto& name : kBoth) EXPECT_EQ(after.resources.at(name).registrations, 2) << name;
+  EXPECT_EQ(Count(h.PluginLog(), "re-creating the socket"), 0u);
+  EXPECT_TRUE(Healthy());
+}
+
+// An outage longer than the grace: at most one re-creation, then one registration.
+TEST_P(Lifecycle, WatcherModeLongOutageRecreatesAtMostOnce) {
+  h.kubelet().EnableWatcher();
+  StartAll({"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitNotified(2));
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(4000)).ok());
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  ASSERT_TRUE(WaitNotified(4));
+  EXPECT_TRUE(Quiet());
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(h.kubelet().State().resources.at(name).registrations, 2) << name;
+  }
+  EXPECT_LE(Count(h.PluginLog(), "re-creating the socket"), 2u);  // one per resource
+  EXPECT_TRUE(Healthy());
+}
+
+// A plugin paused across a restart (CPU starvation, a debugger) sees everything at once when
+// it resumes: one registration per resource, no chain.
+TEST_P(Lifecycle, SlowPluginAcrossAKubeletRestartRegistersOnce) {
+  StartAll();
+  const SimState before = h.kubelet().State();
+  h.plugin().Signal(SIGSTOP);
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(300)).ok());
+  // While it is stopped nothing can register (this is the pause itself, and an assertion).
+  EXPECT_TRUE(Quiet(milliseconds(1000)));
+  h.plugin().Signal(SIGCONT);
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  EXPECT_TRUE(Quiet());
+  const SimState after = h.kubelet().State();
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(after.resources.at(name).register_calls, before.resources.at(name).register_calls + 1)
+        << name;
+    EXPECT_EQ(after.resources.at(name).registrations, 2) << name;
+  }
+  EXPECT_TRUE(Healthy());
+}
+
+TEST_P(Lifecycle, SlowPluginInWatcherModeIsRegisteredWithoutRecreation) {
+  h.kubelet().EnableWatcher();
+  StartAll({"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitNotified(2));
+  const std::string socket = h.kubelet().State().resources.at(kA).endpoint;
+  const ino_t inode = Inode(socket);
+  h.plugin().Signal(SIGSTOP);
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(0)).ok());
+  EXPECT_TRUE(Quiet(milliseconds(3000)));  // GetInfo times out while it is stopped
+  h.plugin().Signal(SIGCONT);
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(15000)));
+  ASSERT_TRUE(WaitNotified(4));
+  EXPECT_TRUE(Quiet());
+  EXPECT_EQ(Inode(socket), inode) << "the socket was re-created";
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(h.kubelet().State().resources.at(name).registrations, 2) << name;
+  }
+  EXPECT_TRUE(Healthy());
+}
+
+// Rolling update in kubelet mode: the new instance registers beside the old one, the old
+// one exits, and both settle without ping-pong. Exact registrations per era: v1.25-1.36
+// disconnects the current client when the old stream ends (#121994), so the new instance
+// registers once more; v1.24 ignores the old stream's end; v1.37 promotes the survivor.
+TEST_P(Lifecycle, RollingUpdateSettlesWithoutPingPong) {
+  StartAll();
+  const SimState start = h.kubelet().State();
+  PluginProcess second(PluginBinary(), h.PluginArgs(), h.root() + "/second.log");
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  EXPECT_TRUE(Quiet(milliseconds(2000))) << "two live instances fight";
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(5000)), 0);
+  const int expected = GetParam() == KubeletEra::kV125to136 ? 3 : 2;
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, expected, milliseconds(10000)));
+  EXPECT_TRUE(Quiet());
+  const SimState after = h.kubelet().State();
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(after.resources.at(name).registrations, expected) << name;
+    std::cout << "[measured] " << Era() << " rolling update: " << name << " zero-allocatable "
+              << after.resources.at(name).zero_allocatable_ms -
+                     start.resources.at(name).zero_allocatable_ms
+              << " ms\n";
+  }
+  EXPECT_TRUE(after.rejected.empty());
+  EXPECT_TRUE(Healthy());
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.WaitExit(milliseconds(5000)), 0);
+  if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
+}
+
+INSTANTIATE_TEST_SUITE_P(Eras, Lifecycle, ::testing::ValuesIn(kAllEras),
+                         [](const ::testing::TestParamInfo<KubeletEra>& p) {
+                           switch (p.param) {
+                             case KubeletEra::kV124:
+                               return std::string("v124");
+                             case KubeletEra::kV125to136:
+                               return std::string("v125to136");
+                             case KubeletEra::kV137:
+                               return std::string("v137");
+                           }
+                           return std::string("unknown");
+                         });
+
+}  // namespace
+}  // namespace rdmadp::testing
