@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-release}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
-  lifecycle_bench
+  lifecycle_bench registration_bench lifecycle_e2e_test
 
 mkdir -p bench
 results=$(mktemp)
@@ -20,6 +20,14 @@ echo "== rescan (fake sysfs trees on tmpfs, as sysfs is in memory)"
 TMPDIR=/dev/shm "$BUILD_DIR/test/rescan_bench"
 echo "== start, recovery, change propagation, big pools"
 "$BUILD_DIR/test/lifecycle_bench"
+echo "== registrations per kubelet restart and zero-allocatable time, per kubelet era and mode"
+"$BUILD_DIR/test/registration_bench"
+echo "== lifecycle e2e group, ${BENCH_LIFECYCLE_RUNS:-20} runs in a row (other cores busy)"
+if BUILD_DIR="$BUILD_DIR" ./scripts/lifecycle-loop.sh "${BENCH_LIFECYCLE_RUNS:-20}" | tee /dev/stderr |
+    tail -n 1 | grep -q ', 0 failed'; then loop_verdict=ok; else loop_verdict=MISSED; fi
+loop_failed=$(grep -c FAILED "$(ls -td /tmp/rdmadp-loop-* | head -n 1)/summary" || true)
+printf 'lifecycle e2e	failed runs of %s	%s			0	%s\n' "${BENCH_LIFECYCLE_RUNS:-20}" \
+  "$loop_failed" "$loop_verdict" >>"$results"
 echo "== Allocate latency and footprint (idle window ${BENCH_IDLE_SECONDS:-60} s)"
 "$BUILD_DIR/test/alloc_bench"
 

@@ -1,5 +1,7 @@
 #include "test/support/plugin_process.h"
 
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,7 +20,11 @@ extern char** environ;
 
 namespace rdmadp::testing {
 
-std::string PluginBinary() { return RDMADP_PLUGIN_BINARY; }
+std::string PluginBinary() {
+  // Overridable, so that a long test loop can run copies while the tree is rebuilt.
+  const char* env = std::getenv("RDMADP_PLUGIN_BINARY");
+  return env != nullptr && *env != '\0' ? env : RDMADP_PLUGIN_BINARY;
+}
 
 PluginProcess::PluginProcess(const std::string& binary, const std::vector<std::string>& args,
                              const std::string& stderr_path) {
