@@ -21,8 +21,7 @@ namespace {
 constexpr int kRestarts = 3;
 constexpr milliseconds kOutage{1000};
 constexpr milliseconds kSettle{3000};  // the old stale timer fired 0.87 s after the first
-const std::vector<std::string> kNames = {"rdma/hca_shared_devices_a",
-                                         "rdma/hca_shared_devices_b"};
+const std::vector<std::string> kNames = {"rdma/hca_shared_devices_a", "rdma/hca_shared_devices_b"};
 
 struct Totals {
   double calls = 0, registrations = 0, zero_ms = 0;
@@ -59,7 +58,8 @@ void Restarts(KubeletEra era, bool watcher) {
   if (watcher) h.kubelet().EnableWatcher();
   if (!h.kubelet().Start().ok()) return;
   h.StartPlugin({watcher ? "--registration-mode=watcher" : "--registration-mode=kubelet"});
-  const std::string label = std::string(testing::EraName(era)) + (watcher ? " watcher" : " kubelet");
+  const std::string label =
+      std::string(testing::EraName(era)) + (watcher ? " watcher" : " kubelet");
   if (!Settled(h.kubelet(), 1)) {
     Row("registration", label + ": start", 0, "", "", "", "MISSED");
     return;
@@ -75,12 +75,12 @@ void Restarts(KubeletEra era, bool watcher) {
   }
   const Totals after = Sum(h.kubelet().State());
   const double per = static_cast<double>(kRestarts * kNames.size());
-  const double regs =
-      watcher ? (after.registrations - before.registrations) / per : (after.calls - before.calls) / per;
-  Row("registration", label + ": registrations per kubelet restart", regs, "",
-      "exactly one wanted", "1.00", Verdict(regs == 1.0));
-  Row("registration", label + ": zero allocatable per restart", (after.zero_ms - before.zero_ms) / per,
-      "ms", "from the new kubelet's start", "", "info");
+  const double regs = watcher ? (after.registrations - before.registrations) / per
+                              : (after.calls - before.calls) / per;
+  Row("registration", label + ": registrations per kubelet restart", regs, "", "exactly one wanted",
+      "1.00", Verdict(regs == 1.0));
+  Row("registration", label + ": zero allocatable per restart",
+      (after.zero_ms - before.zero_ms) / per, "ms", "from the new kubelet's start", "", "info");
 }
 
 void RollingUpdate(KubeletEra era) {
@@ -101,8 +101,8 @@ void RollingUpdate(KubeletEra era) {
   const Totals after = Sum(h.kubelet().State());
   const double per = static_cast<double>(kNames.size());
   Row("registration", label + ": rolling update, registrations of the new pod",
-      (after.registrations - before.registrations) / per, "", "v1.25-1.36 adds one (#121994)",
-      "", "info");
+      (after.registrations - before.registrations) / per, "", "v1.25-1.36 adds one (#121994)", "",
+      "info");
   Row("registration", label + ": zero allocatable per rolling update",
       (after.zero_ms - before.zero_ms) / per, "ms", "", "", "info");
   second.Signal(SIGTERM);

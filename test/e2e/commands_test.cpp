@@ -84,6 +84,24 @@ TEST_F(Commands, ValidateAcceptsAGoodConfig) {
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 1000 slot(s)"));
 }
 
+TEST_F(Commands, NamesTooLongForASocketPathAreRejectedByValidateAndTheDaemon) {
+  const std::string name(62, 'x');  // valid for Kubernetes, too long for the socket path
+  h.WriteConfig(R"({"configList": [{"resourceName": ")" + name +
+                R"(", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})");
+  const std::string root = "--kubelet-root-dir=/var/lib/kubelet";
+  RunResult v = Run({"validate", root});
+  EXPECT_EQ(v.status, 1) << v.output;
+  RunResult daemon = Run({root});
+  EXPECT_EQ(daemon.status, 1) << daemon.output;
+  for (const RunResult& r : {v, daemon}) {
+    EXPECT_THAT(r.output, HasSubstr("config: configList[0].resourceName: \"" + name +
+                                    "\" is too long for its socket in "
+                                    "/var/lib/kubelet/device-plugins: 109 bytes, the limit for a "
+                                    "unix socket path is 107 (use at most 60 characters here"));
+  }
+  EXPECT_THAT(daemon.output, HasSubstr("nothing was started"));
+}
+
 TEST_F(Commands, ValidatePrintsTheDaemonsMessages) {
   h.WriteConfig(
       R"({"configList": [{"resourceName": "a", "rdmaHcaMax": -3, "devices": ["ib/0"]}]})");

@@ -507,7 +507,8 @@ TEST_F(E2E, TwoInstancesServeSideBySideDuringARollingUpdate) {
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
   second.Signal(SIGTERM);
   EXPECT_EQ(second.WaitExit(milliseconds(2000)), 0);
-  if (HasFailure()) std::cerr << "---- second instance ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
+  if (HasFailure())
+    std::cerr << "---- second instance ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
 }
 
 TEST_F(E2E, NoSocketDirectoryYetServesWhenTheKubeletCreatesIt) {

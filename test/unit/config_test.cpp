@@ -209,5 +209,28 @@ TEST(LinkTypes, NamesMatchTheGoPlugin) {
   EXPECT_FALSE(IsKnownLinkType("ethernet"));
 }
 
+// Finding 6 of the lifecycle issue: 62-63 character names are valid for Kubernetes but
+// do not fit a unix socket path under the default root.
+TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
+  auto config_with = [](size_t length) {
+    Config c;
+    ResourceConfig rc;
+    rc.resource_name = std::string(length, 'a');
+    c.resources.push_back(rc);
+    return c;
+  };
+  const std::vector<std::string> kubelet = {"/var/lib/kubelet/device-plugins"};  // 31 chars
+  EXPECT_TRUE(SocketPathProblems(config_with(60), kubelet).empty());
+  const auto problems = SocketPathProblems(config_with(61), kubelet);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr("config: configList[0].resourceName: \""));
+  EXPECT_THAT(problems[0], HasSubstr("108 bytes, the limit for a unix socket path is 107"));
+  EXPECT_THAT(problems[0], HasSubstr("use at most 60 characters here"));
+  const std::vector<std::string> both = {"/var/lib/kubelet/device-plugins",
+                                         "/var/lib/kubelet/plugins_registry"};
+  EXPECT_TRUE(SocketPathProblems(config_with(58), both).empty());
+  EXPECT_EQ(SocketPathProblems(config_with(59), both).size(), 1u);
+}
+
 }  // namespace
 }  // namespace rdmadp::config

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <condition_variable>
@@ -193,6 +195,41 @@ TEST_F(ServerTest, MissingDirectoryIsAClearError) {
   auto r = ResourceServer::Start(opts, Snapshot(1));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("--kubelet-root-dir"));
+}
+
+// Finding 4 of the lifecycle issue: a client reacting to the socket's appearance (the
+// kubelet's plugin watcher) got ECONNREFUSED 16 times in 20, and gRPC's 1 s back-off.
+TEST_F(ServerTest, TheSocketAcceptsTheMomentItAppears) {
+  for (int i = 0; i < 20; ++i) {
+    const int in = ::inotify_init1(IN_CLOEXEC);
+    ASSERT_GE(::inotify_add_watch(in, tmp.path().c_str(), IN_CREATE | IN_MOVED_TO), 0);
+    StartServer(Snapshot(1));
+    bool seen = false;
+    alignas(inotify_event) char buf[4096];
+    while (!seen) {
+      pollfd pfd{in, POLLIN, 0};
+      ASSERT_EQ(::poll(&pfd, 1, 5000), 1);
+      const ssize_t n = ::read(in, buf, sizeof(buf));
+      for (char* p = buf; p < buf + n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(p);
+        p += sizeof(inotify_event) + ev->len;
+        if (ev->len > 0 && std::string(ev->name) == "hca-test.sock") seen = true;
+      }
+    }
+    EXPECT_TRUE(SocketHasListener(socket)) << "round " << i;
+    ::close(in);
+    server.reset();
+    EXPECT_FALSE(Exists(socket));
+  }
+}
+
+TEST_F(ServerTest, AnOldServerNeverRemovesANewerSocketAtItsPath) {
+  StartServer(Snapshot(1));
+  std::unique_ptr<ResourceServer> old = std::move(server);
+  StartServer(Snapshot(2));  // the same path, published over the old file
+  old.reset();
+  EXPECT_TRUE(Exists(socket));
+  EXPECT_TRUE(SocketHasListener(socket));
 }
 
 TEST(SocketPath, NamesAndLiveness) {
