@@ -222,6 +222,7 @@ void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>
     return;
   }
   if (!f.kubelet_socket.present()) return;
+  announced_ = f.kubelet_socket;
   switch (phase_) {
     case Phase::kRegistering:
       if (f.kubelet_socket == attempt_kubelet_) return;  // this attempt already aims at it
@@ -246,12 +247,14 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
   switch (e.outcome) {
     case RegisterOutcome::kOk:
       registered_with_ = attempt_kubelet_;
+      if (registered_with_ == announced_) announced_ = {};  // from now on it may die
       Registered("registered with the kubelet", out);
       if (lost_while_registering_) LostStream(out);  // its stream is already gone
       return;
     case RegisterOutcome::kAlreadyConnected:
       if (open_streams_ > 0) {
         registered_with_ = attempt_kubelet_;
+        if (registered_with_ == announced_) announced_ = {};
         Registered("the kubelet already holds our connection (" + e.detail + "); registered", out);
         return;
       }
@@ -259,6 +262,11 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
     case RegisterOutcome::kKubeletDown:
       if (other_kubelet) {  // a new kubelet.sock appeared meanwhile
         Register(f, out);
+        return;
+      }
+      if (announced_.present() && attempt_kubelet_ == announced_) {
+        // Probed between the new kubelet's bind() and listen(): wait for it to listen.
+        Register(f, out, /*fresh=*/true);
         return;
       }
       phase_ = Phase::kNoKubelet;

@@ -262,6 +262,9 @@ class RegistrationFsm {
   uint64_t timer_ = 0;    // armed timer (0: none)
   SocketId attempt_kubelet_;
   SocketId registered_with_;
+  // The kubelet.sock whose creation inotify reported last, until we register with it: a
+  // "no listener" for it means the kubelet sits between bind() and listen(), not dead.
+  SocketId announced_;
   // Streams of the current server incarnation (ids restart with every incarnation).
   uint64_t open_streams_ = 0;
   uint64_t newest_stream_ = 0;

@@ -167,6 +167,36 @@ TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptAtTheOldOneRestartsItOnce) {
   EXPECT_EQ(d.registers, 2);
 }
 
+// Found by the 200-restart soak: the attempt (started on our socket's deletion) probed the
+// new kubelet.sock between the kubelet's bind() and listen(); its creation event had already
+// been consumed (same file as the attempt), so only the 30 s damped probe was left.
+TEST(RegistrationFsm, NoListenerOnAJustCreatedKubeletSockWaitsForItsListen) {
+  Driver d;
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.facts.kubelet_socket = kNewKubelet;  // created, not yet listening
+  d.Do(Event::OwnSocketDeleted());       // the kubelet's cleanup: re-serve, register
+  EXPECT_EQ(d.registers, 2);
+  d.Do(Event::KubeletSocketCreated());  // the same file: the attempt already aims at it
+  EXPECT_EQ(d.registers, 2);
+  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "kubelet.sock has no listener");
+  EXPECT_EQ(d.registers, 3) << "registers again at once, waiting for the listener";
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  EXPECT_EQ(d.timer, 0u);
+}
+
+TEST(RegistrationFsm, AKubeletSockWeRegisteredWithThatDiesIsWaitedOut) {
+  Driver d;
+  d.KubeletRestarts(kNewKubelet);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Advance(kStableStream);
+  d.Do(Event::StreamEnded(d.server, 1, true));  // that kubelet died; its file stays
+  ASSERT_TRUE(d.FireTimer());
+  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "no listener");
+  EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet) << "not mistaken for a kubelet about to listen";
+}
+
 TEST(RegistrationFsm, StaleResultOfACancelledAttemptIsDropped) {
   Driver d;
   const uint64_t first = d.attempt;
