@@ -12,6 +12,8 @@ packages=(
   libcpp-httplib-dev
   libgtest-dev libgmock-dev
   iproute2 util-linux procps
+  # The CDI consumer test: the reference CDI Go library, as containerd/CRI-O/podman embed it.
+  golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
 )
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).

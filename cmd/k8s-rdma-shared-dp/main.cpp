@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/cdi/cdi_spec.h"
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/log/log.h"
@@ -54,6 +55,17 @@ bool CheckRdmaNetnsMode() {
   return false;
 }
 
+// Checks that depend on the flags as well as the config: socket paths under the kubelet
+// root, and in CDI mode the CDI kinds.
+std::vector<std::string> ModeProblems(const cli::Options& opts, const config::Config& c) {
+  auto problems =
+      config::SocketPathProblems(c, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
+  if (opts.use_cdi) {
+    for (auto& p : cdi::KindProblems(c)) problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
 // `validate`: the daemon's own config checks, nothing started.
 int RunValidate(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file);
@@ -64,10 +76,9 @@ int RunValidate(const cli::Options& opts) {
   }
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const config::Config& c = loaded->config;
-  const auto too_long =
-      config::SocketPathProblems(c, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
-  if (!too_long.empty()) {
-    for (const auto& p : too_long) std::fprintf(stderr, "%s\n", p.c_str());
+  const auto problems = ModeProblems(opts, c);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
     std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
     return 1;
   }
@@ -144,10 +155,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
-  if (const auto too_long = config::SocketPathProblems(
-          loaded->config, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
-      !too_long.empty()) {
-    for (const auto& p : too_long) log::Error(p);
+  if (const auto problems = ModeProblems(opts, loaded->config); !problems.empty()) {
+    for (const auto& p : problems) log::Error(p);
     log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
     return 1;
   }

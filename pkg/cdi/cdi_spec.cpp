@@ -12,14 +12,6 @@ namespace {
 bool IsLetter(char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)); }
 bool IsAlnum(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); }
 
-std::string Sanitize(std::string_view in) {
-  std::string out;
-  for (char c : in) out += IsAlnum(c) || c == '_' || c == '-' || c == '.' ? c : '-';
-  if (out.empty() || !IsLetter(out.front())) out.insert(out.begin(), 'r');
-  while (!out.empty() && !IsAlnum(out.back())) out.pop_back();
-  return out;
-}
-
 uint32_t Fnv1a(std::string_view s) {
   uint32_t h = 2166136261u;
   for (char c : s) {
@@ -29,16 +21,40 @@ uint32_t Fnv1a(std::string_view s) {
   return h;
 }
 
-}  // namespace
-
-std::string VendorOrClassProblem(std::string_view name) {
-  if (name.empty()) return "empty name";
+std::string NameProblem(std::string_view name, bool vendor) {
+  if (name.size() < 2) {
+    return "must be at least 2 characters: every released CDI library (up to v1.1.0) panics on "
+           "a one-character name, and with it every CDI request on the node";
+  }
   if (!IsLetter(name.front())) return "must start with a letter";
   if (!IsAlnum(name.back())) return "must end with a letter or digit";
   for (char c : name) {
-    if (!IsAlnum(c) && c != '_' && c != '-' && c != '.') return Cat("invalid character '", c, "'");
+    if (!IsAlnum(c) && c != '_' && c != '-' && !(vendor && c == '.')) {
+      return Cat("invalid character '", c, "'");
+    }
   }
   return "";
+}
+
+}  // namespace
+
+std::string VendorProblem(std::string_view name) { return NameProblem(name, true); }
+std::string ClassProblem(std::string_view name) { return NameProblem(name, false); }
+
+std::vector<std::string> KindProblems(const config::Config& config) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    const auto& rc = config.resources[i];
+    if (auto p = VendorProblem(rc.resource_prefix); !p.empty()) {
+      out.push_back(Cat("config: configList[", i, "].resourcePrefix: \"", rc.resource_prefix,
+                        "\" cannot be a CDI vendor (--use-cdi): ", p));
+    }
+    if (auto p = ClassProblem(rc.resource_name); !p.empty()) {
+      out.push_back(Cat("config: configList[", i, "].resourceName: \"", rc.resource_name,
+                        "\" cannot be a CDI class (--use-cdi): ", p));
+    }
+  }
+  return out;
 }
 
 std::string DeviceNameProblem(std::string_view name) {
@@ -55,7 +71,7 @@ std::string DeviceNameProblem(std::string_view name) {
 }
 
 std::string Kind(const config::ResourceConfig& resource) {
-  return Cat(Sanitize(resource.resource_prefix), "/", Sanitize(resource.resource_name));
+  return Cat(resource.resource_prefix, "/", resource.resource_name);
 }
 
 std::string SpecFileName(const config::ResourceConfig& resource) {
@@ -63,7 +79,7 @@ std::string SpecFileName(const config::ResourceConfig& resource) {
 }
 
 std::string AnnotationKey(const config::ResourceConfig& resource) {
-  std::string name = Cat("rdmadp_", resource.resource_name);
+  std::string name = Cat("rdmadp_", resource.resource_prefix, "_", resource.resource_name);
   if (name.size() > 63) {
     char hash[10];
     std::snprintf(hash, sizeof(hash), "_%08x", Fnv1a(resource.FullName()));

@@ -17,22 +17,31 @@ namespace rdmadp::cdi {
 inline constexpr std::string_view kCdiVersion = "0.5.0";
 inline constexpr std::string_view kAnnotationPrefix = "cdi.k8s.io/";
 
-// `rdma/hca_shared_devices_a`; characters CDI does not allow become '-', and a vendor or
-// class not starting with a letter gets an "r" in front.
+// `<resourcePrefix>/<resourceName>`, verbatim: no mapping, so two resources can never share
+// a kind. KindProblems() says whether every released CDI library accepts it.
 std::string Kind(const config::ResourceConfig& resource);
+
+// CDI mode: one line per resource whose kind a released CDI library would reject or crash
+// on (cdi-consumers.md: a one-character vendor or class panics every release up to v1.1.0,
+// taking down every CDI request on the node), naming the field; empty when all are fine.
+// Kinds are verbatim and (prefix, name) pairs unique, so kinds are unique by construction.
+std::vector<std::string> KindProblems(const config::Config& config);
 
 // File name of the resource's spec: `k8s-rdma-shared-dp_<prefix>_<name>.json`.
 std::string SpecFileName(const config::ResourceConfig& resource);
 
-// `cdi.k8s.io/rdmadp_<name>`: one key per resource, so two pools in one container do not
+// `cdi.k8s.io/rdmadp_<prefix>_<name>`: one key per resource (prefix included, so two
+// resources with one name and two prefixes differ), so two pools in one container do not
 // collide. The name part is kept within the 63 characters Kubernetes allows (hash suffix).
 std::string AnnotationKey(const config::ResourceConfig& resource);
 
 // The spec document (JSON, which every CDI reader accepts).
 std::string SpecJson(const pool::PoolSnapshot& snapshot);
 
-// Empty when `name` is a valid CDI vendor or class name, else why not.
-std::string VendorOrClassProblem(std::string_view name);
+// Empty when `name` is a CDI vendor (letters, digits, '_', '-', '.') or class (no '.') name
+// that every released library accepts, else why not.
+std::string VendorProblem(std::string_view name);
+std::string ClassProblem(std::string_view name);
 // Empty when `name` is a valid CDI device name, else why not.
 std::string DeviceNameProblem(std::string_view name);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "pkg/fd/unique_fd.h"
@@ -15,26 +16,35 @@ namespace rdmadp::cdi {
 absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name,
                                  const std::string& content) {
   ::mkdir(dir.c_str(), 0755);  // the runtime may not have created it yet
-  const std::string tmp = Cat(dir, "/.", name, ".tmp");
   const std::string final_path = Cat(dir, "/", name);
+  // A new file of our own (O_EXCL, random name), so two instances during a rolling update
+  // never interleave writes, and nothing planted in the directory is ever written through.
+  std::string tmp = Cat(dir, "/.", name, ".XXXXXX");
   {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
     if (!fd.Valid()) {
-      return absl::UnavailableError(Cat("CDI spec ", final_path, ": cannot create ", tmp, ": ",
-                                        std::strerror(errno),
+      return absl::UnavailableError(Cat("CDI spec ", final_path, ": cannot create a temp file in ",
+                                        dir, ": ", std::strerror(errno),
                                         " (is --cdi-spec-dir mounted writable?)"));
     }
+    ::fchmod(fd.Get(), 0644);  // runtimes read it; mkostemp creates 0600
     size_t done = 0;
     while (done < content.size()) {
       const ssize_t n = ::write(fd.Get(), content.data() + done, content.size() - done);
       if (n <= 0) {
+        const int err = errno;
         ::unlink(tmp.c_str());
         return absl::UnavailableError(
-            Cat("CDI spec ", final_path, ": write failed: ", std::strerror(errno)));
+            Cat("CDI spec ", final_path, ": write failed: ", std::strerror(err)));
       }
       done += static_cast<size_t>(n);
     }
-    ::fsync(fd.Get());
+    if (::fsync(fd.Get()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return absl::UnavailableError(
+          Cat("CDI spec ", final_path, ": fsync failed: ", std::strerror(err)));
+    }
   }
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
     const int err = errno;

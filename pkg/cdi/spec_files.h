@@ -8,7 +8,8 @@
 
 namespace rdmadp::cdi {
 
-// Writes `content` to dir/name atomically: a temp file in the same directory, fsync, rename.
+// Writes `content` to dir/name atomically: a new uniquely named temp file in the same
+// directory (mkostemp: O_EXCL, never follows a planted link), fsync, rename.
 // Readers (container runtimes) see the old spec or the new one, never half of one.
 absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name,
                                  const std::string& content);

@@ -218,9 +218,12 @@ void Manager::Rescan(std::string_view reason) {
 void Manager::Reload(std::string_view reason) {
   auto loaded = config::LoadConfigFile(options_.config_file);
   if (loaded.ok()) {
-    const auto too_long = config::SocketPathProblems(
+    auto problems = config::SocketPathProblems(
         loaded->config, cli::SocketDirs(options_.kubelet_root_dir, options_.registration_mode));
-    if (!too_long.empty()) loaded = absl::InvalidArgumentError(Join(too_long, "\n"));
+    if (options_.use_cdi) {
+      for (auto& p : cdi::KindProblems(loaded->config)) problems.push_back(std::move(p));
+    }
+    if (!problems.empty()) loaded = absl::InvalidArgumentError(Join(problems, "\n"));
   }
   if (!loaded.ok()) {
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));

@@ -82,6 +82,21 @@ void Manager::SyncCdiSpec(Resource& res) {
   if (!options_.use_cdi) return;
   if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
   const std::string file = cdi::SpecFileName(res.config);
+  if (res.snapshot->hcas().empty()) {
+    // CDI >= 1.0 rejects a spec without devices at every refresh of the spec dirs; with
+    // no HCA, Allocate names no CDI device either.
+    if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, file); !s.ok()) {
+      ReportProblem(log::Level::kError, Cat(res.config.FullName(), ": ", std::string(s.message()),
+                                            "; will retry at the next rescan"));
+      return;
+    }
+    if (res.cdi_written) {
+      log::Info(Cat(res.config.FullName(), ": pool is empty; CDI spec ", options_.cdi_spec_dir, "/",
+                    file, " removed"));
+    }
+    res.cdi_written = res.snapshot->advertised();
+    return;
+  }
   if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
       !s.ok()) {
     // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.

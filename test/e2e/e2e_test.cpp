@@ -606,11 +606,11 @@ TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {
   EXPECT_THAT(names_of(*a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0",
                                         "rdma/hca_shared_devices_a=0000:11:00.0"));
   EXPECT_EQ(names_of(*a), SpecDeviceNames(spec_a));
-  EXPECT_EQ(a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_hca_shared_devices_a"),
+  EXPECT_EQ(a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
             "rdma/hca_shared_devices_a=0000:10:00.0,rdma/hca_shared_devices_a=0000:11:00.0");
   auto b = h.kubelet().Allocate(kB, {"0"});
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_hca_shared_devices_a"),
+  EXPECT_EQ(b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
             0u);  // one key per resource: two pools in one container do not collide
 
   // The Go plugin's stale-spec bug: the spec must follow the pool.

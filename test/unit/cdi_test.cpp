@@ -52,8 +52,8 @@ void ExpectValidCdiSpec(const std::string& text) {
   const std::string kind = spec["kind"].Scalar();
   const auto slash = kind.find('/');
   ASSERT_NE(slash, std::string::npos);
-  EXPECT_EQ(VendorOrClassProblem(kind.substr(0, slash)), "");
-  EXPECT_EQ(VendorOrClassProblem(kind.substr(slash + 1)), "");
+  EXPECT_EQ(VendorProblem(kind.substr(0, slash)), "");
+  EXPECT_EQ(ClassProblem(kind.substr(slash + 1)), "");
   ASSERT_TRUE(spec["devices"].IsSequence());
   for (const auto& dev : spec["devices"]) {
     ASSERT_TRUE(dev["name"].IsScalar());
@@ -70,19 +70,38 @@ void ExpectValidCdiSpec(const std::string& text) {
 TEST(CdiNames, KindsAnnotationKeysAndFiles) {
   EXPECT_EQ(Kind(Resource("rdma", "hca_shared_devices_a")), "rdma/hca_shared_devices_a");
   EXPECT_EQ(Kind(Resource("example.com", "pool1")), "example.com/pool1");
-  EXPECT_EQ(Kind(Resource("1net.example", "9pool")), "r1net.example/r9pool");
-  EXPECT_EQ(AnnotationKey(Resource("rdma", "hca_a")), "cdi.k8s.io/rdmadp_hca_a");
+  EXPECT_EQ(AnnotationKey(Resource("rdma", "hca_a")), "cdi.k8s.io/rdmadp_rdma_hca_a");
+  EXPECT_NE(AnnotationKey(Resource("a.example", "pool")),
+            AnnotationKey(Resource("b.example", "pool")));
   const std::string long_key = AnnotationKey(Resource("rdma", std::string(63, 'a')));
   EXPECT_EQ(long_key.size() - std::string("cdi.k8s.io/").size(), 63u);
   EXPECT_NE(AnnotationKey(Resource("rdma", std::string(62, 'a') + "b")), long_key);
   EXPECT_EQ(SpecFileName(Resource("rdma", "hca_a")), "k8s-rdma-shared-dp_rdma_hca_a.json");
 }
 
+TEST(CdiNames, KindProblemsNameTheFieldAndNeverSanitize) {
+  config::Config c;
+  c.resources = {Resource("rdma", "a"), Resource("x", "hca"), Resource("rdma", "1hca"),
+                 Resource("rdma", "r1hca"), Resource("ab", "hc")};
+  const auto problems = KindProblems(c);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_THAT(problems[0], ::testing::HasSubstr("config: configList[0].resourceName: \"a\" cannot "
+                                                "be a CDI class (--use-cdi): must be at least 2"));
+  EXPECT_THAT(problems[1], ::testing::HasSubstr("config: configList[1].resourcePrefix: \"x\""));
+  EXPECT_THAT(problems[2], ::testing::HasSubstr("configList[2].resourceName: \"1hca\" cannot be a "
+                                                "CDI class (--use-cdi): must start with a letter"));
+  EXPECT_NE(Kind(c.resources[3]), Kind(c.resources[2])) << "no mapping can merge two kinds";
+}
+
 TEST(CdiNames, ParserRules) {
-  EXPECT_EQ(VendorOrClassProblem("nvidia.com"), "");
-  EXPECT_NE(VendorOrClassProblem("-x"), "");
-  EXPECT_NE(VendorOrClassProblem("1x"), "");
-  EXPECT_NE(VendorOrClassProblem("x/"), "");
+  EXPECT_EQ(VendorProblem("nvidia.com"), "");
+  EXPECT_NE(ClassProblem("nvidia.com"), "") << "a class has no dots";
+  EXPECT_NE(VendorProblem("-x"), "");
+  EXPECT_NE(VendorProblem("1x"), "");
+  EXPECT_NE(VendorProblem("x/"), "");
+  EXPECT_THAT(VendorProblem("x"), ::testing::HasSubstr("at least 2 characters"));
+  EXPECT_THAT(ClassProblem("a"), ::testing::HasSubstr("panics"));
+  EXPECT_EQ(ClassProblem("hc"), "");
   EXPECT_EQ(DeviceNameProblem("0000:3b:00.0"), "");
   EXPECT_NE(DeviceNameProblem("a b"), "");
   EXPECT_NE(DeviceNameProblem(""), "");
@@ -122,8 +141,8 @@ TEST(CdiSpec, AllocateNamesResolveInTheSpec) {
   std::vector<std::string> allocated;
   for (const auto& d : resp.cdi_devices()) allocated.push_back(d.name());
   EXPECT_EQ(allocated, in_spec);
-  ASSERT_EQ(resp.annotations().count("cdi.k8s.io/rdmadp_pool1"), 1u);
-  EXPECT_EQ(resp.annotations().at("cdi.k8s.io/rdmadp_pool1"),
+  ASSERT_EQ(resp.annotations().count("cdi.k8s.io/rdmadp_example.com_pool1"), 1u);
+  EXPECT_EQ(resp.annotations().at("cdi.k8s.io/rdmadp_example.com_pool1"),
             "example.com/pool1=0000:10:00.0,example.com/pool1=0000:11:00.0,"
             "example.com/pool1=0000:12:00.0");
 }
@@ -143,6 +162,23 @@ TEST(SpecFiles, AtomicWriteAndExactRemoval) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     left.push_back(e.path().filename());
   EXPECT_THAT(left, ElementsAre("nvidia.com_other.yaml"));  // no temp file, foreign file kept
+}
+
+TEST(SpecFiles, PlantedLinksAreNeverWrittenThroughAndTempNamesAreUnique) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.path() + "/cdi";
+  std::filesystem::create_directories(dir);
+  const std::string victim = tmp.path() + "/victim";
+  std::ofstream(victim) << "precious";
+  std::filesystem::create_symlink(victim, dir + "/.mine.json.tmp");  // the old fixed name
+  ASSERT_TRUE(WriteSpecAtomically(dir, "mine.json", "{\"a\": 1}").ok());
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "precious");
+  EXPECT_TRUE(
+      std::filesystem::is_regular_file(std::filesystem::symlink_status(dir + "/mine.json")));
+  EXPECT_EQ(std::filesystem::status(dir + "/mine.json").permissions() &
+                std::filesystem::perms::others_read,
+            std::filesystem::perms::others_read);
 }
 
 TEST(SpecFiles, UnwritableDirectoryIsAClearError) {

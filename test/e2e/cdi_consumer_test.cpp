@@ -1,0 +1,256 @@
+// CDI mode against the real consumer: what the plugin writes is loaded by the reference CDI
+// library (test/cdi/cdicheck, built against Debian's package, the code containerd, CRI-O and
+// podman embed), and every name an Allocate returned — in cdi_devices and in the annotation
+// — must resolve and inject into an OCI spec. Edge cases from cdi-consumers.md.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "pkg/text/cat.h"
+#include "test/support/fs_wait.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+struct Checked {
+  int status = -1;
+  std::string output;
+};
+
+// Where the checker sees the host's /dev/infiniband (set by the fixture; "" = the real one).
+std::string g_host_infiniband;
+
+// Runs cdicheck; `names` are qualified device names, `annotations` KEY=VALUE pairs. The
+// library stats every hostPath and wants a char device, so the checker runs in a private
+// mount namespace whose /dev/infiniband holds real device nodes named like the fake node's.
+Checked Check(const std::string& dir, int devices, const std::vector<std::string>& names = {},
+              const std::vector<std::string>& annotations = {}) {
+  std::string cmd = Cat(RDMADP_CDICHECK_BINARY, " -dir '", dir, "' -devices ", devices);
+  for (const auto& a : annotations) Append(cmd, " -annotation '", a, "'");
+  for (const auto& n : names) Append(cmd, " '", n, "'");
+  if (!g_host_infiniband.empty()) {
+    cmd = Cat("unshare -m --propagation private sh -c \"mount -t tmpfs tmpfs /dev && ",
+              "mkdir /dev/infiniband && mount --bind '", g_host_infiniband,
+              "' /dev/infiniband && exec ", cmd, "\"");
+  }
+  Append(cmd, " 2>&1");
+  Checked out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.output.append(buf, n);
+  const int raw = ::pclose(p);
+  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+struct Allocated {
+  std::vector<std::string> names;        // cdi_devices
+  std::vector<std::string> annotations;  // KEY=VALUE
+};
+
+class CdiConsumer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    cdi = h.root() + "/cdi";
+    std::filesystem::create_directories(cdi);
+    // Char device nodes (/dev/null's numbers, harmless) for every fake /dev/infiniband file.
+    g_host_infiniband = h.root() + "/host-infiniband";
+    std::filesystem::create_directories(g_host_infiniband);
+    for (const auto& e : std::filesystem::directory_iterator(h.node().dev_root() + "/infiniband")) {
+      const std::string node = g_host_infiniband + "/" + e.path().filename().string();
+      ASSERT_EQ(::mknod(node.c_str(), S_IFCHR | 0666, ::makedev(1, 3)), 0) << node;
+    }
+  }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "---- plugin log ----\n" << h.PluginLog();
+  }
+  void Start(const std::string& config, const std::vector<std::string>& resources) {
+    h.WriteConfig(config);
+    ASSERT_TRUE(h.kubelet().Start().ok());
+    h.StartPlugin({"--use-cdi", "--cdi-spec-dir=" + cdi});
+    ASSERT_TRUE(h.kubelet().WaitRegistered(resources, 1, milliseconds(10000)));
+  }
+  Allocated Allocate(const std::string& resource) {
+    Allocated out;
+    auto r = h.kubelet().Allocate(resource, {"0"});
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return out;
+    for (const auto& d : r->container_responses(0).cdi_devices()) out.names.push_back(d.name());
+    for (const auto& [k, v] : r->container_responses(0).annotations()) {
+      out.annotations.push_back(k + "=" + v);
+    }
+    return out;
+  }
+  size_t SpecFiles() {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(cdi)) n += e.is_regular_file();
+    return n;
+  }
+  // Waits for the resource's `n`-th ListAndWatch message (after a SIGHUP rescan).
+  bool WaitMessages(const std::string& resource, size_t n) {
+    return h.kubelet().WaitFor(
+        [&](const SimState& s) { return s.resources.at(resource).snapshots.size() >= n; },
+        milliseconds(10000));
+  }
+
+  PluginHarness h;
+  std::string cdi;
+};
+
+TEST_F(CdiConsumer, ShortestLegalNamesLoadAndInject) {
+  Start(R"({"configList": [{"resourcePrefix": "ab", "resourceName": "hc", "rdmaHcaMax": 5,
+            "selectors": {"vendors": ["15b3"]}}]})",
+        {"ab/hc"});
+  const Allocated a = Allocate("ab/hc");
+  ASSERT_EQ(a.names.size(), 4u);
+  EXPECT_EQ(a.names[0], "ab/hc=0000:10:00.0");
+  ASSERT_EQ(a.annotations.size(), 1u);
+  EXPECT_THAT(a.annotations[0], HasSubstr("cdi.k8s.io/rdmadp_ab_hc="));
+  const Checked c = Check(cdi, 4, a.names, a.annotations);
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("ok: 4 device(s) declared, 8 name(s) resolved"));
+}
+
+// A one-character vendor or class panics every released CDI library (the checker proves
+// it on a hand-written spec); the plugin refuses such a config before writing anything.
+TEST_F(CdiConsumer, KindsThatCrashTheLibraryAreRejectedBeforeAnySpecIsWritten) {
+  const std::string bad = cdi + "-bad";
+  std::filesystem::create_directories(bad);
+  std::ofstream(bad + "/x.json") << R"({"cdiVersion": "0.5.0", "kind": "x/hca",
+      "devices": [{"name": "d0", "containerEdits": {"deviceNodes": [{"path": "/dev/null"}]}}]})";
+  const Checked crash = Check(bad, -1);
+  EXPECT_EQ(crash.status, 1);
+  EXPECT_THAT(crash.output, HasSubstr("panic inside the CDI library"));
+
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}},
+      {"resourcePrefix": "x", "resourceName": "hca", "rdmaHcaMax": 1,
+       "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "1hca", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})");
+  const std::vector<std::string> flags = {"--config-file=" + h.config_path(),
+                                          "--sysfs-root=" + h.node().sysfs_root(),
+                                          "--dev-root=" + h.node().dev_root(),
+                                          "--kubelet-root-dir=" + h.kubelet_root(),
+                                          "--cdi-spec-dir=" + cdi,
+                                          "--no-link-up"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), flags.begin(), flags.end());
+    return RunToExit(args, milliseconds(10000));
+  };
+  const RunResult validate = with({"validate", "--use-cdi"});
+  const RunResult daemon = with({"--use-cdi"});
+  for (const RunResult& r : {validate, daemon}) {
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("config: configList[0].resourceName: \"a\" cannot be a CDI "
+                                    "class (--use-cdi): must be at least 2 characters"));
+    EXPECT_THAT(r.output, HasSubstr("config: configList[1].resourcePrefix: \"x\" cannot be a "
+                                    "CDI vendor (--use-cdi)"));
+    EXPECT_THAT(r.output, HasSubstr("config: configList[2].resourceName: \"1hca\" cannot be a "
+                                    "CDI class (--use-cdi): must start with a letter"));
+  }
+  EXPECT_EQ(SpecFiles(), 0u);
+  EXPECT_EQ(with({"validate"}).status, 0) << "without CDI these names are fine";
+}
+
+TEST_F(CdiConsumer, AnEmptyPoolHasNoSpecAndOneThatFillsAndEmptiesFollows) {
+  const std::string r = "rdma/pool";
+  h.node().RemoveCharDevices("mlx5_0");
+  h.node().RemoveCharDevices("mlx5_1");
+  Start(R"({"periodicUpdateInterval": 0, "configList": [{"resourceName": "pool",
+            "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0", "ib1"]}}]})",
+        {r});
+  EXPECT_EQ(SpecFiles(), 0u) << "CDI >= 1.0 rejects a spec without devices";
+  EXPECT_EQ(Check(cdi, 0).status, 0);
+
+  h.node().RestoreCharDevices("mlx5_0");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitMessages(r, 2));
+  const Allocated filled = Allocate(r);
+  ASSERT_EQ(filled.names.size(), 1u);
+  const Checked c = Check(cdi, 1, filled.names, filled.annotations);
+  EXPECT_EQ(c.status, 0) << c.output;
+
+  h.node().RemoveCharDevices("mlx5_0");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitMessages(r, 3));
+  EXPECT_EQ(SpecFiles(), 0u);
+  EXPECT_EQ(Check(cdi, 0).status, 0);
+  EXPECT_EQ(h.kubelet().State().resources.at(r).capacity, 0) << "and nothing to allocate";
+}
+
+TEST_F(CdiConsumer, AfterAShrinkEveryNewAllocationResolves) {
+  const std::string r = "rdma/pool";
+  Start(R"({"periodicUpdateInterval": 0, "configList": [{"resourceName": "pool",
+            "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0", "ib1"]}}]})",
+        {r});
+  const Allocated before = Allocate(r);
+  ASSERT_EQ(before.names.size(), 2u);
+  EXPECT_EQ(Check(cdi, 2, before.names, before.annotations).status, 0);
+  h.node().RemoveCharDevices("mlx5_1");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitMessages(r, 2));
+  const Allocated after = Allocate(r);
+  ASSERT_EQ(after.names.size(), 1u);
+  const Checked c = Check(cdi, 1, after.names, after.annotations);
+  EXPECT_EQ(c.status, 0) << c.output;
+  // The removed HCA's name no longer resolves: a checkpointed allocation replayed after an
+  // HCA is gone fails at container start (inherent to the device-plugin API; README).
+  EXPECT_EQ(Check(cdi, 1, {before.names[1]}).status, 1);
+}
+
+TEST_F(CdiConsumer, TwoPoolsSharingHcasDoNotConflict) {
+  Start(R"({"configList": [
+      {"resourceName": "all", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "ib0only", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})",
+        {"rdma/all", "rdma/ib0only"});
+  const Allocated all = Allocate("rdma/all");
+  const Allocated one = Allocate("rdma/ib0only");
+  std::vector<std::string> names = all.names;
+  names.insert(names.end(), one.names.begin(), one.names.end());
+  std::vector<std::string> annotations = all.annotations;
+  annotations.insert(annotations.end(), one.annotations.begin(), one.annotations.end());
+  const Checked c = Check(cdi, 5, names, annotations);  // one container holding both pools
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("10 name(s) resolved"));
+}
+
+TEST_F(CdiConsumer, TwoInstancesOfARollingUpdateKeepTheSpecsLoadable) {
+  Start(R"({"configList": [{"resourceName": "pool", "rdmaHcaMax": 2,
+            "selectors": {"vendors": ["15b3"]}}]})",
+        {"rdma/pool"});
+  PluginProcess second(PluginBinary(), h.PluginArgs({"--use-cdi", "--cdi-spec-dir=" + cdi}),
+                       h.root() + "/second.log");
+  ASSERT_TRUE(h.kubelet().WaitRegistered({"rdma/pool"}, 2, milliseconds(10000)));
+  EXPECT_EQ(SpecFiles(), 1u) << "no temp file left behind";
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(5000)), 0);
+  EXPECT_EQ(SpecFiles(), 1u) << "the survivor still serves the resource";
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        const auto& r = s.resources.at("rdma/pool");
+        return r.stream_open && r.allocatable == r.capacity;
+      },
+      milliseconds(10000)));
+  const Allocated a = Allocate("rdma/pool");
+  const Checked c = Check(cdi, 4, a.names, a.annotations);
+  EXPECT_EQ(c.status, 0) << c.output;
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.WaitExit(milliseconds(5000)), 0);
+  EXPECT_EQ(SpecFiles(), 0u);
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
