@@ -144,9 +144,6 @@ int main(int argc, char** argv) {
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));
-  for (const auto& arg : opts.positional) {
-    log::Warn(Cat("ignoring positional argument \"", arg, "\""));
-  }
 
   auto loaded = config::LoadConfigFile(opts.config_file);
   if (!loaded.ok()) {

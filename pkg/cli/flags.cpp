@@ -1,5 +1,7 @@
 #include "pkg/cli/flags.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <optional>
@@ -125,11 +127,14 @@ const std::vector<FlagSpec>& Specs() {
       {"log-level", "debug|info|warning|error", "Minimum level of log lines on stderr.",
        ShowString(&Options::log_level),
        [](Options& o, std::string_view v) {
-         if (v != "debug" && v != "info" && v != "warning" && v != "error") {
+         std::string level(v);
+         for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+         if (level == "warn") level = "warning";
+         if (level != "debug" && level != "info" && level != "warning" && level != "error") {
            return absl::InvalidArgumentError(
                Cat("invalid value \"", v, "\" for -log-level: use debug, info, warning or error"));
          }
-         o.log_level = std::string(v);
+         o.log_level = level;
          return absl::OkStatus();
        }},
       {"log-format", "text|json", "Log line format.", ShowString(&Options::log_format),
@@ -169,6 +174,35 @@ const std::vector<FlagSpec>& Specs() {
        }},
   };
   return kSpecs;
+}
+
+// Levenshtein distance, for "did you mean" on a mistyped command.
+size_t Distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A positional argument that is not a command: never run the daemon on a typo.
+absl::Status UnexpectedArgument(std::string_view arg, bool first) {
+  std::string hint;
+  for (std::string_view command : {"discover", "validate"}) {
+    if (first && Distance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
+  }
+  if (hint.empty() && (arg == "true" || arg == "false")) {
+    hint = "; boolean flags take their value after '=', e.g. --use-cdi=true";
+  }
+  if (hint.empty()) hint = "; the commands are `discover` and `validate`, flags start with -";
+  return absl::InvalidArgumentError(Cat("unexpected argument \"", arg, "\"", hint));
 }
 
 const FlagSpec* Find(std::string_view name) {
@@ -238,6 +272,9 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
     if (options.positional.front() == "discover") options.command = Command::kDiscover;
     if (options.positional.front() == "validate") options.command = Command::kValidate;
     if (options.command != Command::kRun) options.positional.erase(options.positional.begin());
+  }
+  if (requested == Command::kRun && !options.positional.empty()) {
+    return UnexpectedArgument(options.positional.front(), options.command == Command::kRun);
   }
   return options;
 }

@@ -33,7 +33,8 @@ struct Options {
   std::vector<std::string> positional;
 };
 
-// Parses argv[1..]. A first positional `discover` or `validate` selects that command.
+// Parses argv[1..]. A first positional `discover` or `validate` selects that command; any
+// other positional argument is an error (with "did you mean" for a mistyped command).
 // Errors name the flag: `flag provided but not defined: -foo`.
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);
 

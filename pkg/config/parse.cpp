@@ -1,5 +1,6 @@
 // Structure and type checks of the config file. yaml-cpp reads both JSON and YAML; its
 // exceptions are caught here and never leave the module.
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -239,6 +240,12 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
 }
 
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        Cat("config: ", path, " is a directory; --config-file must name the file in it (the "
+            "ConfigMap's key, e.g. ", path, "/config.json)"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(Cat("config: cannot read ", path, ": ", std::strerror(errno),

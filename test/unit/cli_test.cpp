@@ -64,10 +64,27 @@ TEST(Flags, Errors) {
   EXPECT_FALSE(Parse({"---config-file=/x"}).ok());
 }
 
-TEST(Flags, PositionalArgumentsAndDoubleDash) {
-  auto o = Parse({"extra", "--use-cdi", "--", "--not-a-flag"});
+TEST(Flags, StrayArgumentsAreUsageErrorsNeverARun) {
+  EXPECT_EQ(Parse({"valdiate", "--config-file", "x"}).status().message(),
+            "unexpected argument \"valdiate\"; did you mean `validate`?");
+  EXPECT_EQ(Parse({"dicsover"}).status().message(),
+            "unexpected argument \"dicsover\"; did you mean `discover`?");
+  EXPECT_EQ(Parse({"--use-cdi", "true", "validate"}).status().message(),
+            "unexpected argument \"true\"; boolean flags take their value after '=', e.g. "
+            "--use-cdi=true");
+  EXPECT_THAT(std::string(Parse({"validate", "extra"}).status().message()),
+              HasSubstr("unexpected argument \"extra\"; the commands are"));
+  EXPECT_FALSE(Parse({"--", "--not-a-flag"}).ok());
+  auto v = Parse({"validate", "--use-cdi"});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->command, Command::kValidate);
+}
+
+TEST(Flags, LogLevelIgnoresCase) {
+  auto o = Parse({"--log-level=DEBUG"});
   ASSERT_TRUE(o.ok());
-  EXPECT_EQ(o->positional, (std::vector<std::string>{"extra", "--not-a-flag"}));
+  EXPECT_EQ(o->log_level, "debug");
+  EXPECT_EQ(Parse({"--log-level=Warn"})->log_level, "warning");
 }
 
 TEST(Usage, ListsEveryFlagWithItsDefault) {
