@@ -57,11 +57,11 @@ bool CheckRdmaNetnsMode() {
 
 // Checks that depend on the flags as well as the config: socket paths under the kubelet
 // root, and in CDI mode the CDI kinds.
-std::vector<std::string> ModeProblems(const cli::Options& opts, const config::Config& c) {
-  auto problems =
-      config::SocketPathProblems(c, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode));
+std::vector<std::string> ModeProblems(const cli::Options& opts, const config::LoadedConfig& l) {
+  auto problems = config::SocketPathProblems(
+      l.config, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode), l.indices);
   if (opts.use_cdi) {
-    for (auto& p : cdi::KindProblems(c)) problems.push_back(std::move(p));
+    for (auto& p : cdi::KindProblems(l.config, l.indices)) problems.push_back(std::move(p));
   }
   return problems;
 }
@@ -76,10 +76,22 @@ int RunValidate(const cli::Options& opts) {
   }
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const config::Config& c = loaded->config;
-  const auto problems = ModeProblems(opts, c);
+  const auto problems = ModeProblems(opts, *loaded);
+  for (const auto& entry : loaded->skipped) {
+    for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
+  }
   if (!problems.empty()) {
     for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
     std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
+    return 1;
+  }
+  if (!loaded->skipped.empty()) {
+    for (const auto& entry : loaded->skipped) {
+      std::fprintf(stderr, "%s would be skipped at start; the other entries would serve\n",
+                   entry.Label().c_str());
+    }
+    std::fprintf(stderr, "%s: invalid (%zu of %zu entries)\n", opts.config_file.c_str(),
+                 loaded->skipped.size(), loaded->skipped.size() + c.resources.size());
     return 1;
   }
   std::printf("%s: valid; %zu resource(s), periodic rescan %s\n", opts.config_file.c_str(),
@@ -152,10 +164,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
-  if (const auto problems = ModeProblems(opts, loaded->config); !problems.empty()) {
+  if (const auto problems = ModeProblems(opts, *loaded);
+      !problems.empty() && !config::SkipEntries(*loaded, problems)) {
     for (const auto& p : problems) log::Error(p);
     log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
     return 1;
+  }
+  for (const auto& entry : loaded->skipped) {
+    for (const auto& p : entry.problems) log::Error(p);
+    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
+                   loaded->config.resources.size(),
+                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
   }
   if (!CheckRdmaNetnsMode()) return 1;
 
@@ -172,6 +191,6 @@ int main(int argc, char** argv) {
   mo.version = RDMADP_VERSION;
   mo.cdi_spec_dir = opts.cdi_spec_dir;
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
-  manager::Manager manager(std::move(mo), std::move(loaded->config));
+  manager::Manager manager(std::move(mo), std::move(loaded->config), std::move(loaded->skipped));
   return manager.Run();
 }

@@ -41,16 +41,18 @@ std::string NameProblem(std::string_view name, bool vendor) {
 std::string VendorProblem(std::string_view name) { return NameProblem(name, true); }
 std::string ClassProblem(std::string_view name) { return NameProblem(name, false); }
 
-std::vector<std::string> KindProblems(const config::Config& config) {
+std::vector<std::string> KindProblems(const config::Config& config,
+                                      const std::vector<size_t>& indices) {
   std::vector<std::string> out;
   for (size_t i = 0; i < config.resources.size(); ++i) {
     const auto& rc = config.resources[i];
+    const size_t index = i < indices.size() ? indices[i] : i;
     if (auto p = VendorProblem(rc.resource_prefix); !p.empty()) {
-      out.push_back(Cat("config: configList[", i, "].resourcePrefix: \"", rc.resource_prefix,
+      out.push_back(Cat("config: configList[", index, "].resourcePrefix: \"", rc.resource_prefix,
                         "\" cannot be a CDI vendor (--use-cdi): ", p));
     }
     if (auto p = ClassProblem(rc.resource_name); !p.empty()) {
-      out.push_back(Cat("config: configList[", i, "].resourceName: \"", rc.resource_name,
+      out.push_back(Cat("config: configList[", index, "].resourceName: \"", rc.resource_name,
                         "\" cannot be a CDI class (--use-cdi): ", p));
     }
   }

@@ -25,7 +25,8 @@ std::string Kind(const config::ResourceConfig& resource);
 // on (cdi-consumers.md: a one-character vendor or class panics every release up to v1.1.0,
 // taking down every CDI request on the node), naming the field; empty when all are fine.
 // Kinds are verbatim and (prefix, name) pairs unique, so kinds are unique by construction.
-std::vector<std::string> KindProblems(const config::Config& config);
+std::vector<std::string> KindProblems(const config::Config& config,
+                                      const std::vector<size_t>& indices = {});
 
 // File name of the resource's spec: `k8s-rdma-shared-dp_<prefix>_<name>.json`.
 std::string SpecFileName(const config::ResourceConfig& resource);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,15 +52,38 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
-struct LoadedConfig {
-  Config config;
-  // Non-fatal findings (deprecated keys, case-insensitive key matches), one line each.
-  std::vector<std::string> warnings;
+// A configList entry invalid on its own (kubelet name rules, an unknown key inside it,
+// impossible selector values, a duplicate name): left out so that the others serve.
+struct SkippedEntry {
+  size_t index = 0;
+  std::string resource_name;          // as written; may be empty or invalid
+  std::vector<std::string> problems;  // `config: configList[N]...: ...`, one line each
+  std::string Label() const;          // `configList[N] (name)`
+  bool operator==(const SkippedEntry&) const = default;
 };
 
-// Parses and validates config text. On failure the status message holds one line per
-// problem, each `config: <field path>: <problem>`; every problem is reported, not just the first.
+struct LoadedConfig {
+  Config config;                // the valid entries only
+  std::vector<size_t> indices;  // configList index of each entry in config.resources
+  // Non-fatal findings (deprecated keys, case-insensitive key matches), one line each.
+  std::vector<std::string> warnings;
+  std::vector<SkippedEntry> skipped;
+};
+
+// Parses and validates config text. A problem outside any entry (the file cannot be
+// parsed, a top-level key), or every entry invalid, fails the whole file: the status message
+// holds one line per problem, each `config: <field path>: <problem>`; every problem is
+// reported, not just the first. Entries invalid on their own are returned in `skipped`
+// while the valid ones are in `config` (one bad entry never takes down good ones).
 absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text);
+
+// The configList index a problem line names (`config: configList[N]...`), if any.
+std::optional<size_t> EntryOf(std::string_view problem);
+
+// Moves the entries named by entry-local `problems` (checks that need the flags: socket
+// paths, CDI kinds) into `loaded.skipped`. Returns false, changing nothing, if a problem
+// is not entry-local or no entry would be left.
+bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems);
 
 // Reads `path` and calls ParseConfig. A read failure is one line naming the path.
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path);
@@ -68,8 +92,10 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path);
 // `<dir>/.<resourceName>-<8 hex>.sock` while they are being published (see
 // server/resource_server.h). One line per resource whose path would not fit under one of
 // `socket_dirs`, naming the field, the length and the limit; empty when all fit.
+// `indices`: the configList index of each resource (LoadedConfig::indices); empty = 0, 1, ...
 std::vector<std::string> SocketPathProblems(const Config& config,
-                                            const std::vector<std::string>& socket_dirs);
+                                            const std::vector<std::string>& socket_dirs,
+                                            const std::vector<size_t>& indices = {});
 inline constexpr size_t kMaxUnixSocketPath = 107;
 
 }  // namespace rdmadp::config

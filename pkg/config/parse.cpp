@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -187,6 +189,24 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   return res;
 }
 
+}  // namespace
+
+// The entry a finding belongs to: N for "config: configList[N]<. [ :>...", else none.
+std::optional<size_t> EntryOf(std::string_view error) {
+  constexpr std::string_view kPrefix = "config: configList[";
+  if (!error.starts_with(kPrefix)) return std::nullopt;
+  error.remove_prefix(kPrefix.size());
+  size_t n = 0;
+  const auto [end, ec] = std::from_chars(error.data(), error.data() + error.size(), n);
+  if (ec != std::errc() || end == error.data() || end == error.data() + error.size() ||
+      *end != ']') {
+    return std::nullopt;
+  }
+  return n;
+}
+
+namespace {
+
 RawConfig ReadTop(const YAML::Node& root, Reader& r) {
   RawConfig raw;
   if (root.IsNull()) return raw;  // Go decodes `null` to an empty config
@@ -233,18 +253,82 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
   LoadedConfig loaded;
   loaded.config = Validate(raw, findings);
   if (!findings.errors.empty()) {
-    return absl::InvalidArgumentError(Join(findings.errors, "\n"));
+    // Entry-local problems only, and at least one entry left: isolate the bad entries.
+    std::map<size_t, std::vector<std::string>> per_entry;
+    bool whole_file = loaded.config.resources.size() != raw.resources.size();
+    for (const auto& e : findings.errors) {
+      if (auto entry = EntryOf(e)) {
+        per_entry[*entry].push_back(e);
+      } else {
+        whole_file = true;
+      }
+    }
+    if (whole_file || per_entry.size() >= loaded.config.resources.size()) {
+      return absl::InvalidArgumentError(Join(findings.errors, "\n"));
+    }
+    std::vector<ResourceConfig> kept;
+    for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
+      auto it = per_entry.find(i);
+      if (it == per_entry.end()) {
+        kept.push_back(std::move(loaded.config.resources[i]));
+      } else {
+        loaded.skipped.push_back(
+            {i, loaded.config.resources[i].resource_name, std::move(it->second)});
+      }
+    }
+    loaded.config.resources = std::move(kept);
+  }
+  for (size_t i = 0; i < raw.resources.size(); ++i) {
+    const bool skipped = std::any_of(loaded.skipped.begin(), loaded.skipped.end(),
+                                     [i](const SkippedEntry& e) { return e.index == i; });
+    if (!skipped) loaded.indices.push_back(i);
   }
   loaded.warnings = std::move(findings.warnings);
   return loaded;
+}
+
+bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems) {
+  std::map<size_t, std::vector<std::string>> per_entry;
+  for (const auto& p : problems) {
+    auto entry = EntryOf(p);
+    if (!entry) return false;
+    per_entry[*entry].push_back(p);
+  }
+  std::vector<ResourceConfig> kept;
+  std::vector<size_t> kept_indices;
+  std::vector<SkippedEntry> skipped;
+  for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
+    const size_t index = i < loaded.indices.size() ? loaded.indices[i] : i;
+    auto it = per_entry.find(index);
+    if (it == per_entry.end()) {
+      kept.push_back(loaded.config.resources[i]);
+      kept_indices.push_back(index);
+    } else {
+      skipped.push_back({index, loaded.config.resources[i].resource_name, it->second});
+    }
+  }
+  if (kept.empty()) return false;
+  loaded.config.resources = std::move(kept);
+  loaded.indices = std::move(kept_indices);
+  loaded.skipped.insert(loaded.skipped.end(), skipped.begin(), skipped.end());
+  std::sort(loaded.skipped.begin(), loaded.skipped.end(),
+            [](const SkippedEntry& a, const SkippedEntry& b) { return a.index < b.index; });
+  return true;
+}
+
+std::string SkippedEntry::Label() const {
+  return resource_name.empty() ? Cat("configList[", index, "]")
+                               : Cat("configList[", index, "] (", resource_name, ")");
 }
 
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
-        Cat("config: ", path, " is a directory; --config-file must name the file in it (the "
-            "ConfigMap's key, e.g. ", path, "/config.json)"));
+        Cat("config: ", path,
+            " is a directory; --config-file must name the file in it (the "
+            "ConfigMap's key, e.g. ",
+            path, "/config.json)"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {

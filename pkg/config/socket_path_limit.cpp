@@ -4,7 +4,8 @@
 namespace rdmadp::config {
 
 std::vector<std::string> SocketPathProblems(const Config& config,
-                                            const std::vector<std::string>& socket_dirs) {
+                                            const std::vector<std::string>& socket_dirs,
+                                            const std::vector<size_t>& indices) {
   // "/" "." <name> "-" 8 hex ".sock"
   constexpr size_t kOverhead = 1 + 1 + 1 + 8 + 5;
   std::vector<std::string> problems;
@@ -16,10 +17,11 @@ std::vector<std::string> SocketPathProblems(const Config& config,
       const size_t longest = kMaxUnixSocketPath > dir.size() + kOverhead
                                  ? kMaxUnixSocketPath - dir.size() - kOverhead
                                  : 0;
-      problems.push_back(Cat(
-          "config: configList[", i, "].resourceName: \"", name, "\" is too long for its socket in ",
-          dir, ": ", length, " bytes, the limit for a unix socket path is ", kMaxUnixSocketPath,
-          " (use at most ", longest, " characters here, or a shorter --kubelet-root-dir)"));
+      problems.push_back(Cat("config: configList[", i < indices.size() ? indices[i] : i,
+                             "].resourceName: \"", name, "\" is too long for its socket in ", dir,
+                             ": ", length, " bytes, the limit for a unix socket path is ",
+                             kMaxUnixSocketPath, " (use at most ", longest,
+                             " characters here, or a shorter --kubelet-root-dir)"));
       break;
     }
   }

@@ -18,9 +18,11 @@
 
 namespace rdmadp::manager {
 
-Manager::Manager(ManagerOptions options, config::Config config)
+Manager::Manager(ManagerOptions options, config::Config config,
+                 std::vector<config::SkippedEntry> skipped)
     : options_(std::move(options)),
       config_(std::move(config)),
+      skipped_(std::move(skipped)),
       scanner_(options_.sysfs_root, options_.dev_root),
       instance_id_(server::NewInstanceId()) {}
 
@@ -223,6 +225,10 @@ void Manager::Reload(std::string_view reason) {
     if (options_.use_cdi) {
       for (auto& p : cdi::KindProblems(loaded->config)) problems.push_back(std::move(p));
     }
+    // Reload keeps the strict rule: a new config with any invalid entry changes nothing.
+    for (const auto& entry : loaded->skipped) {
+      problems.insert(problems.end(), entry.problems.begin(), entry.problems.end());
+    }
     if (!problems.empty()) loaded = absl::InvalidArgumentError(Join(problems, "\n"));
   }
   if (!loaded.ok()) {
@@ -258,6 +264,7 @@ void Manager::Reload(std::string_view reason) {
     }
   }
   config_ = std::move(loaded->config);
+  skipped_.clear();
   ++counters_.reloads;
   ApplyPeriodicInterval();
   Rescan(reason);

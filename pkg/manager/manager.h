@@ -43,7 +43,10 @@ struct ManagerOptions {
 
 class Manager {
  public:
-  Manager(ManagerOptions options, config::Config config);
+  // `skipped`: config entries left out at start (invalid on their own); reported by /readyz
+  // and the metrics until a reload applies a fully valid config.
+  Manager(ManagerOptions options, config::Config config,
+          std::vector<config::SkippedEntry> skipped = {});
   ~Manager();
 
   // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
@@ -103,6 +106,7 @@ class Manager {
 
   ManagerOptions options_;
   config::Config config_;
+  std::vector<config::SkippedEntry> skipped_;
   sysfs::Scanner scanner_;
   std::string instance_id_;
   lifecycle::TokenSource tokens_;  // one per process: tokens never repeat

@@ -57,6 +57,8 @@ metrics::View Manager::BuildView() const {
     r.registrations = res->fsm->registrations();
     v.resources.push_back(std::move(r));
   }
+  for (const auto& entry : skipped_)
+    v.skipped_entries.push_back({entry.index, entry.resource_name});
   v.counters = counters_;
   return v;
 }

@@ -88,6 +88,17 @@ std::string FormatPrometheus(const View& v) {
          "When the last error happened (0: never); its text is in last_error_info.");
   Append(out, "rdma_shared_dp_last_error_timestamp_seconds ", Number(c.last_error_unix_seconds),
          "\n");
+  Family(out, "rdma_shared_dp_config_entries_skipped", "gauge",
+         "Config entries left out at start because they are invalid on their own.");
+  Append(out, "rdma_shared_dp_config_entries_skipped ", v.skipped_entries.size(), "\n");
+  if (!v.skipped_entries.empty()) {
+    Family(out, "rdma_shared_dp_config_entry_skipped", "gauge",
+           "1 for each config entry left out at start.");
+    for (const auto& e : v.skipped_entries) {
+      Append(out, "rdma_shared_dp_config_entry_skipped{entry=\"configList[", e.index,
+             "]\",resource_name=\"", Label(e.resource_name), "\"} 1\n");
+    }
+  }
   if (!c.last_error.empty()) {
     Family(out, "rdma_shared_dp_last_error_info", "gauge", "The last error's message.");
     Append(out, "rdma_shared_dp_last_error_info{message=\"", Label(c.last_error), "\"} 1\n");
@@ -96,6 +107,12 @@ std::string FormatPrometheus(const View& v) {
 }
 
 std::string NotReadyReason(const View& v) {
+  if (!v.skipped_entries.empty()) {
+    const auto& e = v.skipped_entries.front();
+    return Cat("config entry configList[", e.index, "] (", e.resource_name,
+               ") is invalid and was skipped; fix it in the ConfigMap (the plugin's log names "
+               "the field)");
+  }
   for (const auto& r : v.resources) {
     if (!r.registered) return Cat(r.resource, " is not registered with the kubelet");
     if (r.open_streams == 0) return Cat(r.resource, " has no ListAndWatch stream open");

@@ -30,17 +30,24 @@ struct Counters {
   double last_error_unix_seconds = 0;
 };
 
+// A config entry left out at start because it is invalid on its own.
+struct SkippedView {
+  size_t index = 0;
+  std::string resource_name;
+};
+
 struct View {
   std::string version;
   std::string registration_mode;
   std::vector<ResourceView> resources;
+  std::vector<SkippedView> skipped_entries;
   Counters counters;
 };
 
 std::string FormatPrometheus(const View& view);
 
-// Why the plugin is not ready ("" when ready): every resource registered with the kubelet
-// and, in kubelet/watcher mode, holding an open ListAndWatch stream.
+// Why the plugin is not ready ("" when ready): no config entry skipped, and every resource
+// registered with the kubelet, holding an open ListAndWatch stream.
 std::string NotReadyReason(const View& view);
 
 }  // namespace rdmadp::metrics

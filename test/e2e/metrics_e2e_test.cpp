@@ -18,9 +18,10 @@ constexpr char kA[] = "rdma/hca_shared_devices_a";
 
 class MetricsE2E : public ::testing::Test {
  protected:
+  virtual std::string Config() { return PluginHarness::DemoConfig(); }
   void SetUp() override {
     h.AddDemoHcas();
-    h.WriteConfig(PluginHarness::DemoConfig());
+    h.WriteConfig(Config());
     h.StartPlugin({"--metrics-address=127.0.0.1:0"});
     std::smatch m;
     const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
@@ -129,6 +130,54 @@ TEST(MetricsFlag, BusyAddressIsAClearStartupError) {
   h.StartPlugin({"--metrics-address=127.0.0.1:" + std::to_string(port)});
   EXPECT_EQ(h.plugin().WaitExit(milliseconds(5000)), 1);
   EXPECT_THAT(h.PluginLog(), HasSubstr("for metrics (in use? pick another --metrics-address)"));
+}
+
+// One bad entry never takes down the good ones: the Go plugin's README example has
+// `resourcePrefix: "example_prefix"`, which the kubelet rejects; the Go plugin serves the rest.
+class SkippedEntryE2E : public MetricsE2E {
+ protected:
+  std::string Config() override {
+    return R"({"configList": [
+      {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+       "selectors": {"linkTypes": ["infiniband"]}},
+      {"resourceName": "hca_shared_devices_x", "resourcePrefix": "example_prefix",
+       "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
+       "selectors": {"linkTypes": ["ether"]}}]})";
+  }
+};
+
+TEST_F(SkippedEntryE2E, BadEntryIsSkippedTheOthersServeAndReadinessSaysWhy) {
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(Registered(1));
+  EXPECT_EQ(h.kubelet().State().resources.count("example_prefix/hca_shared_devices_x"), 0u);
+  const std::string log = h.PluginLog();
+  EXPECT_THAT(log, HasSubstr("config: configList[1].resourcePrefix: \"example_prefix\" is not a "
+                             "DNS subdomain"));
+  EXPECT_THAT(log, HasSubstr("configList[1] (hca_shared_devices_x) skipped: it is invalid on its "
+                             "own; the other 2 resource(s) start"));
+  auto ready = Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_THAT(ready->body, HasSubstr("configList[1] (hca_shared_devices_x) is invalid"));
+  EXPECT_EQ(Sample("rdma_shared_dp_config_entries_skipped"), 1);
+  EXPECT_EQ(Sample("rdma_shared_dp_config_entry_skipped{entry=\"configList[1]\",resource_name="
+                   "\"hca_shared_devices_x\"}"),
+            1);
+  // validate reports the same entry and exits 1.
+  RunResult v = RunToExit({"validate", "--config-file=" + h.config_path()}, milliseconds(10000));
+  EXPECT_EQ(v.status, 1);
+  EXPECT_THAT(v.output,
+              HasSubstr("configList[1] (hca_shared_devices_x) would be skipped at start"));
+  // A reload that fixes the entry makes it serve and the plugin ready.
+  h.WriteConfig(PluginHarness::DemoConfig());
+  ASSERT_TRUE(WaitForFiles(
+      h.root(), [&] { return h.PluginLog().find("applying the new config") != std::string::npos; },
+      milliseconds(5000)));
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.count("rdma/hca_shared_devices_a") > 0; },
+      milliseconds(5000)));
+  EXPECT_EQ(Sample("rdma_shared_dp_config_entries_skipped"), 0);
 }
 
 }  // namespace

@@ -14,9 +14,16 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Every problem, whether it fails the file or only skips its entry.
 std::string Errors(std::string_view text) {
   auto r = ParseConfig(text);
-  return r.ok() ? std::string("<ok>") : std::string(r.status().message());
+  if (!r.ok()) return std::string(r.status().message());
+  if (r->skipped.empty()) return "<ok>";
+  std::string out;
+  for (const auto& e : r->skipped) {
+    for (const auto& p : e.problems) out += p + "\n";
+  }
+  return out;
 }
 
 TEST(ParseConfig, GoPluginReadmeExample) {
@@ -207,6 +214,56 @@ TEST(LinkTypes, NamesMatchTheGoPlugin) {
   EXPECT_EQ(LinkTypeName(12345), "");
   EXPECT_TRUE(IsKnownLinkType("infiniband"));
   EXPECT_FALSE(IsKnownLinkType("ethernet"));
+}
+
+// The Go plugin's own README example has `resourcePrefix: "example_prefix"`: the Go plugin
+// serves every other entry, so must we.
+TEST(ParseConfig, AnEntryInvalidOnItsOwnIsSkippedAndTheOthersServe) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "good_a", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "bad", "resourcePrefix": "example_prefix", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "good_b", "rdmaHcaMax": 5, "selectors": {"ifNames": ["ib0"], "linkType": []}},
+      {"resourceName": "good_c", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "good_a", "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->config.resources.size(), 2u);
+  EXPECT_EQ(r->config.resources[0].resource_name, "good_a");
+  EXPECT_EQ(r->config.resources[1].resource_name, "good_c");
+  EXPECT_EQ(r->indices, (std::vector<size_t>{0, 3}));
+  ASSERT_EQ(r->skipped.size(), 3u);
+  EXPECT_EQ(r->skipped[0].Label(), "configList[1] (bad)");
+  EXPECT_THAT(r->skipped[0].problems[0],
+              HasSubstr("config: configList[1].resourcePrefix: \"example_prefix\""));
+  EXPECT_THAT(r->skipped[1].problems[0],
+              HasSubstr("config: configList[2].selectors.linkType: unknown key"));
+  EXPECT_THAT(r->skipped[2].problems[0], HasSubstr("configList[4].resourceName: \"good_a\" "
+                                                   "already exists (configList[0])"));
+}
+
+TEST(ParseConfig, ProblemsOutsideEntriesOrInEveryEntryStillFailTheFile) {
+  EXPECT_FALSE(ParseConfig(R"({"periodicUpdateInterval": -1, "configList": [
+      {"resourceName": "a1", "selectors": {"vendors": ["15b3"]}}]})")
+                   .ok());
+  EXPECT_FALSE(ParseConfig(R"({"configList": [{"resourceName": "a-1", "devices": ["ib0"]},
+      {"resourceName": "b", "rdmaHcaMax": -1, "devices": ["ib0"]}]})")
+                   .ok());
+}
+
+TEST(SkipEntries, FlagDependentProblemsSkipTheirEntryByItsConfigListIndex) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "bad!", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "ok", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "x", "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(r.ok());
+  const auto problems = SocketPathProblems(r->config, {std::string(100, 'd')}, r->indices);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[1], HasSubstr("configList[2]"));
+  EXPECT_FALSE(SkipEntries(*r, problems)) << "nothing would be left";
+  EXPECT_TRUE(SkipEntries(*r, {problems[1]}));
+  EXPECT_EQ(r->config.resources.size(), 1u);
+  ASSERT_EQ(r->skipped.size(), 2u);
+  EXPECT_EQ(r->skipped[1].Label(), "configList[2] (x)");
+  EXPECT_FALSE(SkipEntries(*r, {"config: periodicUpdateInterval: bad"}));
 }
 
 // Finding 6 of the lifecycle issue: 62-63 character names are valid for Kubernetes but
