@@ -1,6 +1,7 @@
 // A small kustomize renderer for exactly what images/ uses: resources (files and
-// kustomization directories), JSON6902 patches with a kind/name target, and replacements
-// (fieldPaths with [key=value] selectors and list indexes; delimiter/index options).
+// kustomization directories), components (applied in order after the resources, each with
+// its own patches and replacements), JSON6902 patches with a kind/name target, and
+// replacements (fieldPaths with [key=value] selectors and list indexes; delimiter/index).
 // Where kubectl is installed, validate.mjs checks this against `kubectl kustomize`.
 import fs from "node:fs";
 import path from "node:path";
@@ -77,6 +78,17 @@ export function render(dir) {
     if (fs.statSync(p).isDirectory()) objects.push(...render(p));
     else objects.push(...readDocs(p));
   }
+  for (const c of k.components ?? []) transform(path.join(dir, c), objects);
+  transform(dir, objects, k);
+  return objects;
+}
+
+// A kustomization's (or component's) patches, then its replacements, on `objects`.
+function transform(dir, objects, k = undefined) {
+  if (!k) {
+    k = YAML.parse(fs.readFileSync(path.join(dir, "kustomization.yaml"), "utf8"));
+    for (const r of k.resources ?? []) objects.push(...readDocs(path.join(dir, r)));
+  }
   for (const patch of k.patches ?? []) {
     const ops = YAML.parse(fs.readFileSync(path.join(dir, patch.path), "utf8"));
     const targets = objects.filter((o) => matches(o, patch.target));
@@ -93,5 +105,4 @@ export function render(dir) {
       }
     }
   }
-  return objects;
 }

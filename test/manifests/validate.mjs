@@ -26,12 +26,14 @@ function validateObject(obj) {
 
 const base = render(path.join(images, "base"));
 const cdi = render(path.join(images, "overlays/cdi"));
+const k0s = render(path.join(images, "overlays/k0s"));
 const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
 const container = ds.spec.template.spec.containers[0];
 
-for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["example-pod", [pod]]]) {
+for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
+                             ["example-pod", [pod]]]) {
   for (const o of objs) check(`schema: ${label} ${o.kind}/${o.metadata.name}`, () => validateObject(o));
 }
 
@@ -53,18 +55,40 @@ check("daemonset: node-critical, tolerations, probes, resources, rollout", () =>
   assert.match(container.image, /:[0-9][^:]*$/, "image tag must be pinned");
 });
 
-check("kubelet root dir is one parameter", () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-kustomize-"));
-  fs.cpSync(path.join(images, "base"), tmp, { recursive: true });
-  const settings = path.join(tmp, "settings.yaml");
-  fs.writeFileSync(settings, fs.readFileSync(settings, "utf8").replace("/var/lib/kubelet", "/data/kubelet"));
-  const moved = find(render(tmp), "DaemonSet", "rdma-shared-dp-ds");
-  const c = moved.spec.template.spec.containers[0];
-  assert.ok(c.args.includes("--kubelet-root-dir=/data/kubelet"));
-  assert.equal(c.volumeMounts.find((m) => m.name === "kubelet-root").mountPath, "/data/kubelet");
-  assert.equal(moved.spec.template.spec.volumes.find((v) => v.name === "kubelet-root").hostPath.path, "/data/kubelet");
+// Every place the kubelet root appears in a rendered DaemonSet.
+function kubeletRootPlaces(d) {
+  const spec = d.spec.template.spec;
+  const c = spec.containers[0];
+  const vol = (n) => spec.volumes.find((v) => v.name === n).hostPath.path;
+  const mnt = (n) => c.volumeMounts.find((m) => m.name === n).mountPath;
+  return [c.args.find((a) => a.startsWith("--kubelet-root-dir=")), vol("device-plugins"),
+          mnt("device-plugins"), vol("plugins-registry"), mnt("plugins-registry")];
+}
+
+check("only the two kubelet socket directories are mounted, host /dev read-only aside", () => {
+  assert.deepEqual(kubeletRootPlaces(ds), ["--kubelet-root-dir=/var/lib/kubelet",
+    "/var/lib/kubelet/device-plugins", "/var/lib/kubelet/device-plugins",
+    "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins_registry"]);
+  const spec = ds.spec.template.spec;
+  assert.ok(!spec.volumes.some((v) => v.hostPath?.path === "/var/lib/kubelet"), "whole kubelet root");
+  const dev = container.volumeMounts.find((m) => m.name === "host-dev");
+  assert.equal(dev.mountPath, "/host/dev");
+  assert.equal(dev.readOnly, true);
+  assert.ok(container.args.includes("--dev-root=/host/dev"));
+  // runc creates the termination message file under /dev: /dev must not be a read-only mount.
+  const termination = container.terminationMessagePath ?? "/dev/termination-log";
+  for (const m of container.volumeMounts) {
+    assert.ok(!(m.readOnly && termination.startsWith(m.mountPath + "/")),
+              `${termination} is inside the read-only mount ${m.mountPath}`);
+  }
+});
+
+check("kubelet root dir is one parameter, overridable from an overlay (overlays/k0s)", () => {
+  const moved = find(k0s, "DaemonSet", "rdma-shared-dp-ds");
+  assert.deepEqual(kubeletRootPlaces(moved), ["--kubelet-root-dir=/var/lib/k0s/kubelet",
+    "/var/lib/k0s/kubelet/device-plugins", "/var/lib/k0s/kubelet/device-plugins",
+    "/var/lib/k0s/kubelet/plugins_registry", "/var/lib/k0s/kubelet/plugins_registry"]);
   assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
-  fs.rmSync(tmp, { recursive: true });
 });
 
 check("cdi overlay really turns CDI on and mounts /var/run/cdi", () => {
@@ -94,7 +118,7 @@ check("the ConfigMap's config.json passes the plugin's validate command", () => 
 
 const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
 if (kubectl.status === 0) {
-  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi]]) {
+  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s]]) {
     check(`renderer matches kubectl kustomize (${dir})`, () => {
       const out = execFileSync("kubectl", ["kustomize", path.join(images, dir)], { encoding: "utf8" });
       const theirs = YAML.parseAllDocuments(out).map((d) => d.toJS());
