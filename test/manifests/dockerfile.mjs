@@ -72,8 +72,17 @@ check("labels and exec-form ENTRYPOINT", () => {
   assert.ok(ep, "no ENTRYPOINT");
   assert.match(ep.args, /^\["\/usr\/bin\/k8s-rdma-shared-dp"\]$/);
 });
-check("non-root-capable: a USER is set", () => {
-  assert.ok(final.body.some((i) => i.op === "USER"), "no USER");
+check("runs as root by default, so it drops into the Go plugin's DaemonSet", () => {
+  const users = final.body.filter((i) => i.op === "USER").map((i) => i.args);
+  assert.ok(users.length === 0 || ["0", "root"].includes(users[users.length - 1]), `USER ${users}`);
+});
+check("the runtime closure comes from scripts/copy-closure.sh (tested under chroot)", () => {
+  const builder = stages[0].body.map((i) => `${i.op} ${i.args}`).join("\n");
+  assert.ok(builder.includes("./scripts/copy-closure.sh build/k8s-rdma-shared-dp /out"));
+  assert.ok(!/cp -a \/usr\/lib64\/libibverbs/.test(builder), "copies provider links as links");
+});
+check("no OpenSSL: the header-only cpp-httplib needs none", () => {
+  assert.ok(!/openssl-devel/.test(text), "installs openssl-devel");
 });
 check(".dockerignore keeps build output and .git out", () => {
   const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8");
