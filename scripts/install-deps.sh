@@ -14,6 +14,8 @@ packages=(
   iproute2 util-linux procps
   # The CDI consumer test: the reference CDI Go library, as containerd/CRI-O/podman embed it.
   golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
+  # The metrics test: Prometheus's own text-format parser.
+  golang-github-prometheus-common-dev
 )
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).

@@ -282,6 +282,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
     case RegisterOutcome::kFailed:
       break;
   }
+  ++failures_;
   if (other_kubelet) {
     Register(f, out);
     return;
@@ -342,6 +343,7 @@ void RegistrationFsm::OnNotify(const Event& e, std::vector<Action>& out) {
     return;
   }
   // The kubelet does not retry until the socket is re-created: re-create it, damped.
+  ++failures_;
   out.push_back({.kind = Action::Kind::kDropServer});
   server_ = 0;
   phase_ = Phase::kServeBackoff;

@@ -231,6 +231,8 @@ class RegistrationFsm {
   uint64_t registrations() const { return registrations_; }
   uint64_t register_attempts() const { return register_attempts_; }
   uint64_t socket_recreations() const { return recreations_; }
+  // Registers that failed or were rejected, and negative notifications (not "no listener").
+  uint64_t registration_failures() const { return failures_; }
   uint64_t server_token() const { return server_; }
 
  private:
@@ -278,6 +280,7 @@ class RegistrationFsm {
   uint64_t registrations_ = 0;
   uint64_t register_attempts_ = 0;
   uint64_t recreations_ = 0;
+  uint64_t failures_ = 0;
 };
 
 }  // namespace rdmadp::lifecycle

@@ -4,6 +4,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -17,6 +18,21 @@
 #include "pkg/text/cat.h"
 
 namespace rdmadp::manager {
+namespace {
+
+// The trigger class of a rescan reason, for a bounded metric label.
+std::string RescanTrigger(std::string_view reason) {
+  for (std::string_view t : {"periodic", "link", "uevent", "verbs", "SIGHUP", "config file"}) {
+    if (reason.starts_with(t)) {
+      std::string out(t);
+      for (char& c : out) c = c == ' ' ? '_' : static_cast<char>(std::tolower(c));
+      return out;
+    }
+  }
+  return "other";
+}
+
+}  // namespace
 
 Manager::Manager(ManagerOptions options, config::Config config,
                  std::vector<config::SkippedEntry> skipped)
@@ -24,7 +40,16 @@ Manager::Manager(ManagerOptions options, config::Config config,
       config_(std::move(config)),
       skipped_(std::move(skipped)),
       scanner_(options_.sysfs_root, options_.dev_root),
-      instance_id_(server::NewInstanceId()) {}
+      instance_id_(server::NewInstanceId()) {
+  // Every label value from the start, at 0: a series that appears late breaks rate().
+  for (const char* trigger :
+       {"periodic", "link", "uevent", "verbs", "sighup", "config_file", "other"}) {
+    counters_.rescans_by_trigger[trigger] = 0;
+  }
+  for (const char* cls : {"config", "registration", "cdi", "link", "metrics"}) {
+    counters_.errors_by_class[cls] = 0;
+  }
+}
 
 Manager::~Manager() = default;
 
@@ -72,17 +97,9 @@ int Manager::Run() {
   });
   OpenKernelEventSources();
 
-  if (!options_.metrics_address.empty()) {
-    auto http = metrics::HttpEndpoint::Start(options_.metrics_address,
-                                             [this] { return CollectFromLoop(); });
-    if (!http.ok()) {
-      log::Error(std::string(http.status().message()));
-      return 1;
-    }
-    http_ = std::move(*http);
-    log::Info(Cat("metrics on http://", http_->host(), ":", http_->port(),
-                  "/metrics, probes on /healthz and /readyz"));
-  }
+  start_time_seconds_ =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  StartMetrics();
   InitialStart();
   loop_->Run();
   {
@@ -91,6 +108,7 @@ int Manager::Run() {
     collect_gate_->cv.notify_all();
   }
   http_.reset();
+  http_retry_.reset();
 
   // Shutdown: cancel registrations first (they may be mid-RPC), then stop every server,
   // which ends streams and removes our own sockets and nothing else.
@@ -104,6 +122,28 @@ int Manager::Run() {
   event_debounce_.reset();
   log::Info("all servers stopped, own sockets removed; exiting");
   return 0;
+}
+
+void Manager::StartMetrics() {
+  if (options_.metrics_address.empty() || http_) return;
+  auto http =
+      metrics::HttpEndpoint::Start(options_.metrics_address, [this] { return CollectFromLoop(); });
+  if (!http.ok()) {
+    // Capacity matters more than metrics: keep serving the kubelet, try the port again.
+    ReportProblem(log::Level::kError, "metrics",
+                  Cat(std::string(http.status().message()),
+                      "; the device plugin keeps serving; "
+                      "retrying in ",
+                      http_backoff_.count(), " ms"));
+    if (!http_retry_) http_retry_ = std::make_unique<Timer>(*loop_, [this] { StartMetrics(); });
+    http_retry_->ArmOnce(http_backoff_);
+    http_backoff_ = std::min(http_backoff_ * 2, std::chrono::milliseconds(60000));
+    return;
+  }
+  http_ = std::move(*http);
+  http_retry_.reset();
+  log::Info(Cat("metrics on http://", http_->host(), ":", http_->port(),
+                "/metrics, probes on /healthz and /readyz"));
 }
 
 void Manager::InitialStart() {
@@ -215,6 +255,7 @@ void Manager::Rescan(std::string_view reason) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   counters_.rescan_seconds_sum += counters_.last_rescan_seconds;
   ++counters_.rescans;
+  ++counters_.rescans_by_trigger[RescanTrigger(reason)];
 }
 
 void Manager::Reload(std::string_view reason) {
@@ -233,7 +274,7 @@ void Manager::Reload(std::string_view reason) {
   }
   if (!loaded.ok()) {
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
-    ReportProblem(log::Level::kError, std::string(loaded.status().message()));
+    ReportProblem(log::Level::kError, "config", std::string(loaded.status().message()));
     return;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);

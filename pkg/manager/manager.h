@@ -68,8 +68,11 @@ class Manager {
   bool AnotherInstanceServes(const std::string& resource_name) const;
   // Destroys the resource's server, keeping its allocation count for the metrics.
   void DropServer(Resource& res);
-  // Logs a problem an operator must see and records it for the metrics.
-  void ReportProblem(log::Level level, const std::string& message);
+  // Logs a problem an operator must see and records it for the metrics under `error_class`
+  // (config, registration, cdi, link, metrics: a bounded label set).
+  void ReportProblem(log::Level level, std::string_view error_class, const std::string& message);
+  // Starts the metrics endpoint; a busy port is retried with back-off, never fatal.
+  void StartMetrics();
   metrics::View BuildView() const;
   // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
   std::optional<metrics::View> CollectFromLoop();
@@ -138,6 +141,9 @@ class Manager {
   };
   std::shared_ptr<CollectGate> collect_gate_ = std::make_shared<CollectGate>();
   std::unique_ptr<metrics::HttpEndpoint> http_;
+  std::unique_ptr<Timer> http_retry_;
+  std::chrono::milliseconds http_backoff_{1000};
+  double start_time_seconds_ = 0;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
   std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;

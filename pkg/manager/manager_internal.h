@@ -64,6 +64,7 @@ struct Manager::Resource {
   uint64_t timer_token = 0;                    // the FSM's token for the armed timer
   std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
   uint64_t allocations_before = 0;             // answered by earlier servers of this resource
+  uint64_t rejections_before = 0;
   pool::CdiNaming cdi_naming;
   std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
 };

@@ -66,7 +66,7 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
             log::Info(action.message);
             break;
           case lifecycle::Action::Level::kWarn:
-            ReportProblem(log::Level::kWarn, action.message);
+            ReportProblem(log::Level::kWarn, "registration", action.message);
             break;
         }
         break;

@@ -20,7 +20,7 @@ void Manager::BringLinksUp() {
   }
   for (const auto& link : links) {
     if (auto status = netlink::SetLinkUp(link); !status.ok()) {
-      ReportProblem(log::Level::kWarn,
+      ReportProblem(log::Level::kWarn, "link",
                     Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
     }
   }
@@ -28,13 +28,16 @@ void Manager::BringLinksUp() {
 
 void Manager::DropServer(Resource& res) {
   if (res.server) res.allocations_before += res.server->allocations();
+  if (res.server) res.rejections_before += res.server->allocate_rejections();
   res.server.reset();
 }
 
-void Manager::ReportProblem(log::Level level, const std::string& message) {
+void Manager::ReportProblem(log::Level level, std::string_view error_class,
+                            const std::string& message) {
   log::Write(level, message);
   ++counters_.errors;
-  counters_.last_error = message;
+  ++counters_.errors_by_class[std::string(error_class)];
+  counters_.last_error_class = error_class;
   counters_.last_error_unix_seconds =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -55,11 +58,15 @@ metrics::View Manager::BuildView() const {
     r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
     r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
     r.registrations = res->fsm->registrations();
+    r.registration_failures = res->fsm->registration_failures();
+    r.allocate_rejections =
+        res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
     v.resources.push_back(std::move(r));
   }
   for (const auto& entry : skipped_)
     v.skipped_entries.push_back({entry.index, entry.resource_name});
   v.counters = counters_;
+  v.process = metrics::ReadProcess(start_time_seconds_);
   return v;
 }
 
@@ -88,8 +95,9 @@ void Manager::SyncCdiSpec(Resource& res) {
     // CDI >= 1.0 rejects a spec without devices at every refresh of the spec dirs; with
     // no HCA, Allocate names no CDI device either.
     if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, file); !s.ok()) {
-      ReportProblem(log::Level::kError, Cat(res.config.FullName(), ": ", std::string(s.message()),
-                                            "; will retry at the next rescan"));
+      ReportProblem(log::Level::kError, "cdi",
+                    Cat(res.config.FullName(), ": ", std::string(s.message()),
+                        "; will retry at the next rescan"));
       return;
     }
     if (res.cdi_written) {
@@ -102,8 +110,9 @@ void Manager::SyncCdiSpec(Resource& res) {
   if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
       !s.ok()) {
     // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.
-    ReportProblem(log::Level::kError, Cat(res.config.FullName(), ": ", std::string(s.message()),
-                                          "; will retry at the next rescan"));
+    ReportProblem(log::Level::kError, "cdi",
+                  Cat(res.config.FullName(), ": ", std::string(s.message()),
+                      "; will retry at the next rescan"));
     return;
   }
   res.cdi_written = res.snapshot->advertised();

@@ -4,6 +4,9 @@
 // must match the header's view of the classes, so they come from CMake, not from here.
 // The endpoint itself serves plain HTTP: node-local scrapes and kubelet probes.
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <charconv>
 
@@ -23,7 +26,7 @@ absl::Status ParseAddress(const std::string& address, std::string& host, int& po
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (host.empty()) host = "0.0.0.0";
+  if (host.empty()) host = "::";  // both stacks (IPV6_V6ONLY off); "0.0.0.0" without IPv6
   const std::string p = address.substr(colon + 1);
   auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
   if (ec != std::errc() || ptr != p.data() + p.size() || port < 0 || port > 65535) {
@@ -31,6 +34,13 @@ absl::Status ParseAddress(const std::string& address, std::string& host, int& po
         Cat("--metrics-address \"", address, "\": port must be 0..65535"));
   }
   return absl::OkStatus();
+}
+
+bool Ipv6Available() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
 }
 
 }  // namespace
@@ -48,6 +58,8 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const std::str
   srv.set_socket_options([](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    int no = 0;  // a "::" socket also accepts IPv4 (fails harmlessly on IPv4 sockets)
+    ::setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
   });
   srv.Get("/metrics", [collect](const httplib::Request&, httplib::Response& res) {
     auto view = collect();
@@ -69,8 +81,15 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const std::str
     res.status = why.empty() ? 200 : 503;
     res.set_content(why.empty() ? "ready\n" : why + "\n", "text/plain");
   });
-  ep->port_ =
-      port == 0 ? srv.bind_to_any_port(ep->host_) : (srv.bind_to_port(ep->host_, port) ? port : -1);
+  auto bind = [&] {
+    return port == 0 ? srv.bind_to_any_port(ep->host_)
+                     : (srv.bind_to_port(ep->host_, port) ? port : -1);
+  };
+  ep->port_ = bind();
+  if (ep->port_ <= 0 && ep->host_ == "::" && !Ipv6Available()) {  // a kernel without IPv6
+    ep->host_ = "0.0.0.0";
+    ep->port_ = bind();
+  }
   if (ep->port_ <= 0) {
     return absl::UnavailableError(
         Cat("cannot listen on ", address, " for metrics (in use? pick another --metrics-address)"));

@@ -24,9 +24,10 @@ std::string Label(std::string_view v) {
   return out;
 }
 
+// Exact: %.17g round-trips a double (a Unix timestamp needs 10+ significant digits).
 std::string Number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 
@@ -66,9 +67,15 @@ std::string FormatPrometheus(const View& v) {
   PerResource(out, v, "rdma_shared_dp_allocations_total", "counter",
               "Allocate calls answered successfully.",
               [](const ResourceView& r) { return std::to_string(r.allocations); });
+  PerResource(out, v, "rdma_shared_dp_allocate_rejections_total", "counter",
+              "Allocate calls rejected (an ID the pool does not advertise).",
+              [](const ResourceView& r) { return std::to_string(r.allocate_rejections); });
   PerResource(out, v, "rdma_shared_dp_registrations_total", "counter",
               "Successful registrations with the kubelet.",
               [](const ResourceView& r) { return std::to_string(r.registrations); });
+  PerResource(out, v, "rdma_shared_dp_registration_failures_total", "counter",
+              "Registrations that failed or that the kubelet rejected.",
+              [](const ResourceView& r) { return std::to_string(r.registration_failures); });
   Family(out, "rdma_shared_dp_kubelet_restarts_total", "counter",
          "Kubelet restarts detected (kubelet.sock re-created).");
   Append(out, "rdma_shared_dp_kubelet_restarts_total ", c.kubelet_restarts, "\n");
@@ -78,14 +85,23 @@ std::string FormatPrometheus(const View& v) {
          "Time to scan sysfs and rebuild every pool.");
   Append(out, "rdma_shared_dp_rescan_duration_seconds_sum ", Number(c.rescan_seconds_sum), "\n",
          "rdma_shared_dp_rescan_duration_seconds_count ", c.rescans, "\n");
+  Family(out, "rdma_shared_dp_rescans_total", "counter", "Rescans by what triggered them.");
+  for (const auto& [trigger, n] : c.rescans_by_trigger) {
+    Append(out, "rdma_shared_dp_rescans_total{trigger=\"", Label(trigger), "\"} ", n, "\n");
+  }
   Family(out, "rdma_shared_dp_last_rescan_duration_seconds", "gauge",
          "Duration of the latest rescan.");
   Append(out, "rdma_shared_dp_last_rescan_duration_seconds ", Number(c.last_rescan_seconds), "\n");
   Family(out, "rdma_shared_dp_errors_total", "counter",
          "Errors and warnings that need an operator's attention.");
   Append(out, "rdma_shared_dp_errors_total ", c.errors, "\n");
+  Family(out, "rdma_shared_dp_errors_by_class_total", "counter",
+         "Errors and warnings by class; the text of each is in the log.");
+  for (const auto& [cls, n] : c.errors_by_class) {
+    Append(out, "rdma_shared_dp_errors_by_class_total{class=\"", Label(cls), "\"} ", n, "\n");
+  }
   Family(out, "rdma_shared_dp_last_error_timestamp_seconds", "gauge",
-         "When the last error happened (0: never); its text is in last_error_info.");
+         "When the last error happened (0: never); its text is in the log.");
   Append(out, "rdma_shared_dp_last_error_timestamp_seconds ", Number(c.last_error_unix_seconds),
          "\n");
   Family(out, "rdma_shared_dp_config_entries_skipped", "gauge",
@@ -99,10 +115,15 @@ std::string FormatPrometheus(const View& v) {
              "]\",resource_name=\"", Label(e.resource_name), "\"} 1\n");
     }
   }
-  if (!c.last_error.empty()) {
-    Family(out, "rdma_shared_dp_last_error_info", "gauge", "The last error's message.");
-    Append(out, "rdma_shared_dp_last_error_info{message=\"", Label(c.last_error), "\"} 1\n");
-  }
+  const ProcessView& p = v.process;
+  Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  Append(out, "process_resident_memory_bytes ", Number(p.resident_memory_bytes), "\n");
+  Family(out, "process_cpu_seconds_total", "counter", "User and system CPU time in seconds.");
+  Append(out, "process_cpu_seconds_total ", Number(p.cpu_seconds), "\n");
+  Family(out, "process_open_fds", "gauge", "Open file descriptors.");
+  Append(out, "process_open_fds ", Number(p.open_fds), "\n");
+  Family(out, "process_start_time_seconds", "gauge", "Start time since the Unix epoch.");
+  Append(out, "process_start_time_seconds ", Number(p.start_time_seconds), "\n");
   return out;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,20 @@ struct ResourceView {
   bool registered = false;
   int64_t open_streams = 0;
   uint64_t allocations = 0;
+  uint64_t allocate_rejections = 0;  // Allocate answered INVALID_ARGUMENT
   uint64_t registrations = 0;
+  uint64_t registration_failures = 0;  // Register failed or rejected, Notify(false)
 };
+
+// Process figures in the standard `process_*` names (read from /proc by ReadProcess()).
+struct ProcessView {
+  double resident_memory_bytes = 0;
+  double cpu_seconds = 0;
+  double open_fds = 0;
+  double start_time_seconds = 0;  // Unix time
+};
+// Reads /proc/self; `start_time_seconds` is passed in (taken once at start).
+ProcessView ReadProcess(double start_time_seconds);
 
 // Process-wide counters; the manager keeps one and copies it into each View.
 struct Counters {
@@ -26,8 +39,12 @@ struct Counters {
   double rescan_seconds_sum = 0;
   double last_rescan_seconds = 0;
   uint64_t errors = 0;
-  std::string last_error;  // "" when none
+  // Errors by class (config, registration, cdi, link, metrics): a bounded label set; the
+  // text of each is in the log.
+  std::map<std::string, uint64_t> errors_by_class;
+  std::string last_error_class;  // "" when none
   double last_error_unix_seconds = 0;
+  std::map<std::string, uint64_t> rescans_by_trigger;  // periodic, link, uevent, verbs, ...
 };
 
 // A config entry left out at start because it is invalid on its own.
@@ -42,6 +59,7 @@ struct View {
   std::vector<ResourceView> resources;
   std::vector<SkippedView> skipped_entries;
   Counters counters;
+  ProcessView process;
 };
 
 std::string FormatPrometheus(const View& view);

@@ -53,6 +53,7 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
                 snap->advertised().slots == 0
                     ? std::string(": the pool has no devices")
                     : Cat(": advertised IDs are 0..", snap->advertised().slots - 1));
+        rejections_.fetch_add(1, std::memory_order_relaxed);
         log::Warn(Cat("Allocate rejected: ", message));
         return Done(ctx, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));
       }

@@ -33,10 +33,12 @@ class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService 
       v1beta1::PreStartContainerResponse* response) override;
 
   uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
+  uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
 
  private:
   StreamHub* const hub_;
   std::atomic<uint64_t> allocations_{0};
+  std::atomic<uint64_t> rejections_{0};
 };
 
 // Watcher mode: the kubelet's plugin watcher asks who we are, then tells us the outcome.

@@ -48,6 +48,7 @@ class ResourceServer {
   const std::string& socket_path() const { return options_.socket_path; }
   size_t open_streams() const { return hub_.open_streams(); }
   uint64_t allocations() const { return plugin_.allocations(); }
+  uint64_t allocate_rejections() const { return plugin_.rejections(); }
 
  private:
   ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial);

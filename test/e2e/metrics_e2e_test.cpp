@@ -1,11 +1,16 @@
 // The real binary's /metrics, /healthz and /readyz across its lifecycle.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <regex>
 
+#include "pkg/text/cat.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
 
@@ -121,15 +126,78 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   EXPECT_FALSE(Get("/healthz"));  // the endpoint is gone with the process
 }
 
-TEST(MetricsFlag, BusyAddressIsAClearStartupError) {
-  httplib::Server blocker;
-  const int port = blocker.bind_to_any_port("127.0.0.1");
+// What a Prometheus server would make of the page: parsed by its own text-format parser,
+// with every family the README documents present.
+TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(Registered(1));
+  ASSERT_FALSE(h.kubelet().Allocate(kA, {"999999"}).ok());  // one rejection to count
+  std::string cmd = Cat(RDMADP_PROMCHECK_BINARY, " http://127.0.0.1:", port_, "/metrics");
+  for (const char* family :
+       {"rdma_shared_dp_slots", "rdma_shared_dp_registered", "rdma_shared_dp_allocations_total",
+        "rdma_shared_dp_allocate_rejections_total", "rdma_shared_dp_registrations_total",
+        "rdma_shared_dp_registration_failures_total", "rdma_shared_dp_rescans_total",
+        "rdma_shared_dp_errors_by_class_total", "rdma_shared_dp_config_entries_skipped",
+        "process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+        "process_start_time_seconds"}) {
+    Append(cmd, " ", family);
+  }
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  EXPECT_THAT(out, HasSubstr("ok: "));
+  EXPECT_EQ(
+      Sample("rdma_shared_dp_allocate_rejections_total{resource=\"rdma/hca_shared_devices_a\"}"),
+      1);
+  EXPECT_GT(Sample("process_resident_memory_bytes"), 1e6);
+  EXPECT_GT(Sample("process_start_time_seconds"), 1.7e9);
+}
+
+// Capacity matters more than metrics: a busy port is logged and retried while the device
+// plugin registers and serves; when the port frees up, the endpoint comes up.
+TEST(MetricsFlag, BusyPortIsRetriedWhileTheDevicePluginServes) {
+  // Another process's listener on the port: a plain socket we can close.
+  int blocker = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(blocker, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(blocker, 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(blocker, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
   PluginHarness h;
   h.AddDemoHcas();
   h.WriteConfig(PluginHarness::DemoConfig());
+  ASSERT_TRUE(h.kubelet().Start().ok());
   h.StartPlugin({"--metrics-address=127.0.0.1:" + std::to_string(port)});
-  EXPECT_EQ(h.plugin().WaitExit(milliseconds(5000)), 1);
+  ASSERT_TRUE(h.kubelet().WaitRegistered({kA, "rdma/hca_shared_devices_b"}, 1, milliseconds(5000)));
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("the device plugin keeps serving; retrying in") !=
+               std::string::npos;
+      },
+      milliseconds(5000)));
   EXPECT_THAT(h.PluginLog(), HasSubstr("for metrics (in use? pick another --metrics-address)"));
+  ::close(blocker);  // the port frees up
+  EXPECT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("metrics on http://127.0.0.1:" + std::to_string(port)) !=
+               std::string::npos;
+      },
+      milliseconds(10000)))
+      << h.PluginLog();
+  httplib::Client client("127.0.0.1", port);
+  auto r = client.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->body, HasSubstr("rdma_shared_dp_errors_by_class_total{class=\"metrics\"} "));
+  h.plugin().Signal(SIGTERM);
+  EXPECT_EQ(h.plugin().WaitExit(milliseconds(5000)), 0);
 }
 
 // One bad entry never takes down the good ones: the Go plugin's README example has

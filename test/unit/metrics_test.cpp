@@ -36,19 +36,33 @@ TEST(Prometheus, FamiliesAndSamples) {
   EXPECT_THAT(text, HasSubstr("# TYPE rdma_shared_dp_allocations_total counter\n"));
   EXPECT_THAT(text, HasSubstr("rdma_shared_dp_rescan_duration_seconds_count 4\n"));
   EXPECT_THAT(text, HasSubstr("rdma_shared_dp_rescan_duration_seconds_sum 0.002\n"));
+  EXPECT_THAT(text, HasSubstr("process_resident_memory_bytes "));
+  EXPECT_THAT(text, HasSubstr("process_start_time_seconds "));
   EXPECT_THAT(text, HasSubstr("rdma_shared_dp_build_info{version=\"1.2.3\",mode=\"kubelet\"} 1"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("rdma_shared_dp_last_error_info{")));
 }
 
 TEST(Prometheus, LabelValuesAreEscaped) {
   View v = Sample();
-  v.counters.last_error = "bad \"quote\" \\ and\nnewline";
-  v.counters.errors = 1;
+  v.skipped_entries.push_back({3, "bad \"quote\" \\ and\nnewline"});
   const std::string text = FormatPrometheus(v);
-  EXPECT_THAT(
-      text,
-      HasSubstr(
-          "rdma_shared_dp_last_error_info{message=\"bad \\\"quote\\\" \\\\ and\\nnewline\"} 1"));
+  EXPECT_THAT(text, HasSubstr("rdma_shared_dp_config_entry_skipped{entry=\"configList[3]\","
+                              "resource_name=\"bad \\\"quote\\\" \\\\ and\\nnewline\"} 1"));
+}
+
+// A Unix timestamp printed with %.6g was off by up to an hour; errors carry a class label,
+// never free text (a new series per message).
+TEST(Prometheus, ExactTimestampsAndBoundedErrorLabels) {
+  View v = Sample();
+  v.counters.errors = 3;
+  v.counters.errors_by_class = {{"cdi", 1}, {"registration", 2}};
+  v.counters.last_error_unix_seconds = 1795400123.25;
+  v.counters.rescans_by_trigger = {{"periodic", 3}, {"link", 1}};
+  const std::string text = FormatPrometheus(v);
+  EXPECT_THAT(text, HasSubstr("rdma_shared_dp_last_error_timestamp_seconds 1795400123.25\n"));
+  EXPECT_THAT(text, HasSubstr("rdma_shared_dp_errors_by_class_total{class=\"registration\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("rdma_shared_dp_rescans_total{trigger=\"link\"} 1\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("message=")));
 }
 
 TEST(Readiness, NeedsRegistrationAndAStream) {
