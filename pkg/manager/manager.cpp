@@ -13,6 +13,7 @@
 #include "pkg/cdi/cdi_spec.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
+#include "pkg/pool/selector.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
@@ -178,10 +179,33 @@ void Manager::InitialStart() {
   for (const auto& fn : inventory.functions) capable += fn.rdma_capable ? 1 : 0;
   log::Info(Cat("discovered ", inventory.functions.size(), " PCI network function(s), ", capable,
                 " RDMA-capable"));
+  LogInventoryDetail(inventory);
   for (const auto& rc : config_.resources) StartResource(rc, inventory);
   if (options_.link_up) BringLinksUp();
   ApplyPeriodicInterval();
   TrackVerbsDevices();
+}
+
+void Manager::LogInventoryDetail(const sysfs::NodeInventory& inventory) const {
+  if (!log::Enabled(log::Level::kDebug)) return;  // big nodes: no work unless asked
+  for (const auto& fn : inventory.functions) {
+    std::string line = Cat("found ", fn.address, " vendor ", fn.vendor, " device ", fn.device,
+                           " driver ", fn.driver.empty() ? "(none)" : fn.driver, " netdev ",
+                           fn.if_name.empty() ? "(none)" : fn.if_name, " link ",
+                           fn.link_type.empty() ? "(none)" : fn.link_type, " NUMA ", fn.numa_node);
+    if (fn.rdma_capable) {
+      Append(line, ", RDMA: ", fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name,
+             ", char devices [", Join(fn.char_devices, " "), "]");
+    } else {
+      Append(line, ", not RDMA-capable: ", fn.not_rdma_reason);
+    }
+    log::Debug(line);
+    for (const auto& rc : config_.resources) {
+      const std::string why = pool::Explain(rc.selectors, fn);
+      log::Debug(
+          Cat("  ", rc.FullName(), ": ", why.empty() ? "in the pool" : "not in the pool, " + why));
+    }
+  }
 }
 
 void Manager::ApplyPeriodicInterval() {
@@ -306,6 +330,7 @@ void Manager::Reload(std::string_view reason) {
   }
   config_ = std::move(loaded->config);
   skipped_.clear();
+  LogInventoryDetail(inventory);
   ++counters_.reloads;
   ApplyPeriodicInterval();
   Rescan(reason);

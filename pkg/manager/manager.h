@@ -57,6 +57,8 @@ class Manager {
   struct Resource;
 
   void InitialStart();
+  // --log-level=debug: every function found, and per resource why it is (not) in the pool.
+  void LogInventoryDetail(const sysfs::NodeInventory& inventory) const;
   void Rescan(std::string_view reason);
   void Reload(std::string_view reason);
   void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);

@@ -3,6 +3,10 @@
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "pkg/log/log.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::rdma {
@@ -33,7 +37,15 @@ void VerbsEvents::Track(const std::set<std::string>& ibdevs) {
     const std::string name = ibv_get_device_name(list[i]);
     if (ibdevs.count(name) == 0 || contexts_.count(name) != 0) continue;
     Context ctx(ibv_open_device(list[i]));
-    if (!ctx) continue;
+    if (!ctx) {
+      if (unavailable_reported_.insert(name).second) {
+        log::Info(Cat("verbs async events for ", name,
+                      " unavailable (open failed: ", std::strerror(errno),
+                      "; an unprivileged pod's device cgroup blocks it); port state still comes "
+                      "from sysfs rescans and netlink link events"));
+      }
+      continue;
+    }
     const int flags = fcntl(ctx->async_fd, F_GETFL);
     fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
     watch_(ctx->async_fd, [this, name] { OnReadable(name); });

@@ -38,6 +38,7 @@ class VerbsEvents {
   std::function<void(int)> unwatch_;
   std::function<void(std::string)> on_event_;
   std::map<std::string, Context> contexts_;
+  std::set<std::string> unavailable_reported_;  // devices whose open failure was logged
 };
 
 }  // namespace rdmadp::rdma

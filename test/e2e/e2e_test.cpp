@@ -178,6 +178,22 @@ TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
   EXPECT_EQ(Resource("rdma/intel_nic_has_no_rdma").capacity, 0);
 }
 
+// "Why is this HCA (not) in my pool?" answered by --log-level=debug (any case).
+TEST_F(E2E, DebugLogExplainsEveryFunctionAndSelectorDecision) {
+  h.node().RemoveCharDevices("mlx5_3");
+  StartAll(PluginHarness::DemoConfig(), {"--log-level=DEBUG"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  const std::string log = h.PluginLog();
+  EXPECT_THAT(log, HasSubstr("found 0000:10:00.0 vendor 15b3 device 1017 driver mlx5_core netdev "
+                             "ib0 link infiniband NUMA 0, RDMA: mlx5_0, char devices ["));
+  EXPECT_THAT(log, HasSubstr("found 0000:05:00.0 vendor 8086 device 1521 driver igb netdev eno1"));
+  EXPECT_THAT(log, HasSubstr("rdma/hca_shared_devices_a: in the pool"));
+  EXPECT_THAT(log, HasSubstr("rdma/hca_shared_devices_b: not in the pool, selectors.linkTypes "
+                             "[ether] does not include \"infiniband\""));
+  EXPECT_THAT(log, HasSubstr("not in the pool, matches the selectors but is not RDMA-capable: "
+                             "no uverbs char device"));
+}
+
 TEST_F(E2E, EmptyPoolRegistersAndAdvertisesZero) {
   StartAll(R"({"configList": [{"resourceName": "nothing", "rdmaHcaMax": 100,
                                "selectors": {"vendors": ["abcd"]}}]})");
@@ -606,12 +622,14 @@ TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {
   EXPECT_THAT(names_of(*a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0",
                                         "rdma/hca_shared_devices_a=0000:11:00.0"));
   EXPECT_EQ(names_of(*a), SpecDeviceNames(spec_a));
-  EXPECT_EQ(a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
-            "rdma/hca_shared_devices_a=0000:10:00.0,rdma/hca_shared_devices_a=0000:11:00.0");
+  EXPECT_EQ(
+      a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
+      "rdma/hca_shared_devices_a=0000:10:00.0,rdma/hca_shared_devices_a=0000:11:00.0");
   auto b = h.kubelet().Allocate(kB, {"0"});
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
-            0u);  // one key per resource: two pools in one container do not collide
+  EXPECT_EQ(
+      b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
+      0u);  // one key per resource: two pools in one container do not collide
 
   // The Go plugin's stale-spec bug: the spec must follow the pool.
   h.node().RemoveCharDevices("mlx5_1");
