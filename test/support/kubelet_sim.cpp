@@ -159,17 +159,11 @@ void KubeletSimulator::Kill() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    for (auto& c : clients_) c->stream_ctx.TryCancel();
     cv_.notify_all();
   }
-  if (watcher_.joinable()) {
-    const uint64_t one = 1;
-    ssize_t ignored = ::write(watcher_stop_fd_, &one, sizeof(one));
-    (void)ignored;
-    watcher_.join();
-    ::close(watcher_stop_fd_);
-    watcher_stop_fd_ = -1;
-  }
+  // A dying process closes everything at once; a plugin reacting to its stream's end must
+  // never find the listener still accepting. So: the listener first, then the accepted
+  // connections (server shutdown), then the streams.
   if (acceptor_.joinable()) {
     const uint64_t one = 1;
     ssize_t ignored = ::write(accept_stop_fd_, &one, sizeof(one));
@@ -185,6 +179,18 @@ void KubeletSimulator::Kill() {
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_.reset();
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (auto& c : clients_) c->stream_ctx.TryCancel();
+  }
+  if (watcher_.joinable()) {
+    const uint64_t one = 1;
+    ssize_t ignored = ::write(watcher_stop_fd_, &one, sizeof(one));
+    (void)ignored;
+    watcher_.join();
+    ::close(watcher_stop_fd_);
+    watcher_stop_fd_ = -1;
   }
   std::vector<std::thread> threads;
   {
