@@ -16,6 +16,9 @@ namespace rdmadp::config {
 // kubelet rejects messages over 4 MiB. 100,000 slots with a 4-node topology serialise to
 // about 3.6 MB (see pool/snapshot.cpp, which also guards the limit at runtime).
 inline constexpr int64_t kMaxRdmaHcaMax = 100000;
+// All entries together: the plugin's peak RSS at this total is ~94 MiB (lifecycle_bench
+// "memory" rows), inside the DaemonSet's 128Mi limit. More needs a higher limit first.
+inline constexpr int64_t kMaxTotalRdmaHcaMax = 200000;
 // One year: keeps interval arithmetic far from overflow.
 inline constexpr int64_t kMaxPeriodicUpdateIntervalSeconds = 365LL * 24 * 3600;
 inline constexpr int64_t kDefaultPeriodicUpdateIntervalSeconds = 60;

@@ -168,6 +168,14 @@ Config Validate(const RawConfig& raw, Findings& f) {
     }
     config.resources.push_back(std::move(rc));
   }
+  int64_t total = 0;
+  for (const auto& rc : config.resources) total += std::max<int64_t>(rc.rdma_hca_max, 0);
+  if (total > kMaxTotalRdmaHcaMax) {
+    f.Error("configList",
+            Cat("rdmaHcaMax totals ", total, " over all entries; at most ", kMaxTotalRdmaHcaMax,
+                " (the plugin's memory grows with the slots: raise the DaemonSet's "
+                "memory limit before this bound)"));
+  }
   return config;
 }
 

@@ -243,9 +243,46 @@ void BigPools() {
   }
 }
 
+// Peak RSS of the real plugin at the largest configs validate accepts (kMaxTotalSlots in
+// all), registered with the kubelet simulator: the DaemonSet's memory limit comes from it.
+long PeakRssKib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+void PeakRssAtTheLimit() {
+  constexpr double kLimitMib = 128;  // images/base/daemonset.yaml
+  for (int resources : {1, 2}) {
+    testing::PluginHarness h;
+    h.AddDemoHcas();
+    std::string config = R"({"periodicUpdateInterval": 0, "configList": [)";
+    std::vector<std::string> names;
+    for (int i = 0; i < resources; ++i) {
+      config += (i ? "," : "") + std::string(R"({"resourceName": "big)") + std::to_string(i) +
+                R"(", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}})";
+      names.push_back("rdma/big" + std::to_string(i));
+    }
+    h.WriteConfig(config + "]}");
+    if (!h.kubelet().Start().ok()) return;
+    h.StartPlugin();
+    const bool ok = h.kubelet().WaitRegistered(names, 1, milliseconds(30000));
+    for (int i = 0; i < 20 && ok; ++i) {
+      (void)h.kubelet().Allocate(names[0], {std::to_string(i * 4999)});
+    }
+    const double mib = static_cast<double>(PeakRssKib(h.plugin().pid())) / 1024;
+    Row("memory", std::to_string(resources) + " x 100,000 slots: peak RSS", mib, "MiB",
+        "validate accepts at most 200,000 slots in all", "< 128 MiB limit",
+        Verdict(ok && mib < kLimitMib));
+  }
+}
+
 }  // namespace
 
 int main() {
+  PeakRssAtTheLimit();
   StartAndRecovery();
   PeriodicChange();
   BigPools();

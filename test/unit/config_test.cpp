@@ -240,6 +240,19 @@ TEST(ParseConfig, AnEntryInvalidOnItsOwnIsSkippedAndTheOthersServe) {
                                                    "already exists (configList[0])"));
 }
 
+TEST(ParseConfig, TotalSlotsAreBoundedByWhatTheMemoryLimitHolds) {
+  EXPECT_EQ(Errors(R"({"configList": [
+      {"resourceName": "a1", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "a2", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}}]})"),
+            "<ok>");
+  EXPECT_THAT(Errors(R"({"configList": [
+      {"resourceName": "a1", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "a2", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "a3", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})"),
+              HasSubstr("config: configList: rdmaHcaMax totals 200001 over all entries; at most "
+                        "200000"));
+}
+
 TEST(ParseConfig, ProblemsOutsideEntriesOrInEveryEntryStillFailTheFile) {
   EXPECT_FALSE(ParseConfig(R"({"periodicUpdateInterval": -1, "configList": [
       {"resourceName": "a1", "selectors": {"vendors": ["15b3"]}}]})")
