@@ -143,7 +143,9 @@ void Manager::StartMetrics() {
   }
   http_ = std::move(*http);
   http_retry_.reset();
-  log::Info(Cat("metrics on http://", http_->host(), ":", http_->port(),
+  const std::string host =
+      http_->host().find(':') != std::string::npos ? Cat("[", http_->host(), "]") : http_->host();
+  log::Info(Cat("metrics on http://", host, ":", http_->port(),
                 "/metrics, probes on /healthz and /readyz"));
 }
 

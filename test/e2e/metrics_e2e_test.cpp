@@ -126,6 +126,32 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   EXPECT_FALSE(Get("/healthz"));  // the endpoint is gone with the process
 }
 
+// `:PORT` listens on both stacks: probes reach it on IPv4-only and IPv6-primary nodes alike.
+TEST(MetricsFlag, ColonPortIsDualStack) {
+  PluginHarness h;
+  h.AddDemoHcas();
+  h.WriteConfig(PluginHarness::DemoConfig());
+  h.StartPlugin({"--metrics-address=:0"});
+  std::smatch m;
+  const std::regex re("metrics on http://\\[::\\]:([0-9]+)/metrics");
+  std::string log;
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        log = h.PluginLog();
+        return std::regex_search(log, m, re);
+      },
+      milliseconds(5000)))
+      << log;
+  const int port = std::stoi(m[1]);
+  for (const char* host : {"127.0.0.1", "::1"}) {
+    httplib::Client client(host, port);
+    auto r = client.Get("/healthz");
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 200) << host;
+  }
+}
+
 // What a Prometheus server would make of the page: parsed by its own text-format parser,
 // with every family the README documents present.
 TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
