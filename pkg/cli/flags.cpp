@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/edit_distance.h"
 
 namespace rdmadp::cli {
 namespace {
@@ -176,27 +177,11 @@ const std::vector<FlagSpec>& Specs() {
   return kSpecs;
 }
 
-// Levenshtein distance, for "did you mean" on a mistyped command.
-size_t Distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // A positional argument that is not a command: never run the daemon on a typo.
 absl::Status UnexpectedArgument(std::string_view arg, bool first) {
   std::string hint;
   for (std::string_view command : {"discover", "validate"}) {
-    if (first && Distance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
+    if (first && EditDistance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
   }
   if (hint.empty() && (arg == "true" || arg == "false")) {
     hint = "; boolean flags take their value after '=', e.g. --use-cdi=true";

@@ -18,6 +18,7 @@
 #include "pkg/config/config.h"
 #include "pkg/config/raw_config.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/edit_distance.h"
 
 namespace rdmadp::config {
 namespace {
@@ -49,22 +50,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
     if (absl::ascii_tolower(a[i]) != absl::ascii_tolower(b[i])) return false;
   }
   return true;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      const bool same = absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // Walks a mapping, resolving each key against `known`. Exact keys are silent; keys that
