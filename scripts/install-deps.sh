@@ -16,6 +16,8 @@ packages=(
   golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
   # The metrics test: Prometheus's own text-format parser.
   golang-github-prometheus-common-dev
+  # The DaemonSet's container created by the real runtime (runc_daemonset_test).
+  runc
 )
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).
