@@ -118,7 +118,9 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       }
       break;
     case K::kNotify:
-      if (e.token == server_ && mode_ == Mode::kWatcher && phase_ != Phase::kIdle) OnNotify(e, out);
+      if (e.token == server_ && mode_ == Mode::kWatcher && phase_ != Phase::kIdle) {
+        OnNotify(e, f, out);
+      }
       break;
     case K::kTimer:
       if (e.token != timer_ || timer_ == 0) break;
@@ -163,6 +165,7 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
   attempt_kubelet_ = f.kubelet_socket;
   stream_floor_ = newest_stream_;
   lost_while_registering_ = false;
+  kubelet_changed_during_attempt_ = false;
   awaiting_stream_ = false;
   phase_ = Phase::kRegistering;
   ++register_attempts_;
@@ -225,8 +228,10 @@ void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>
   announced_ = f.kubelet_socket;
   switch (phase_) {
     case Phase::kRegistering:
-      if (f.kubelet_socket == attempt_kubelet_) return;  // this attempt already aims at it
-      break;
+      // Never cancel: the attempt dials by path and may already have reached the new
+      // kubelet (cancelling then sends a second Register). Its answer decides (below).
+      if (!(f.kubelet_socket == attempt_kubelet_)) kubelet_changed_during_attempt_ = true;
+      return;
     case Phase::kRegistered:
       if (f.kubelet_socket == registered_with_) return;  // the kubelet we are registered with
       break;
@@ -246,7 +251,10 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
   const bool other_kubelet = f.kubelet_socket.present() && !(f.kubelet_socket == attempt_kubelet_);
   switch (e.outcome) {
     case RegisterOutcome::kOk:
-      registered_with_ = attempt_kubelet_;
+      // An answer comes from a live kubelet: the new one if kubelet.sock changed meanwhile.
+      registered_with_ = kubelet_changed_during_attempt_ && f.kubelet_socket.present()
+                             ? f.kubelet_socket
+                             : attempt_kubelet_;
       if (registered_with_ == announced_) announced_ = {};  // from now on it may die
       Registered("registered with the kubelet", out);
       if (lost_while_registering_) LostStream(out);  // its stream is already gone
@@ -293,7 +301,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
   ArmTimer(delay, out);
 }
 
-void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vector<Action>& out) {
+void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out) {
   if (!e.newest || e.stream <= stream_floor_) {
     Log(Action::Level::kDebug,
         resource_ + ": ListAndWatch stream " + std::to_string(e.stream) +
@@ -308,6 +316,23 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& /*f*/, std::vec
     return;  // otherwise already waiting to register
   }
   if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
+  if (phase_ == Phase::kRegistered && f.kubelet_listening && f.kubelet_socket.present() &&
+      f.kubelet_socket == registered_with_) {
+    // The kubelet that registered us is alive and dropped us: it will not walk the
+    // registry again, only a new socket brings it back.
+    out.push_back({.kind = Action::Kind::kDropServer});
+    server_ = 0;
+    phase_ = Phase::kServeBackoff;
+    const milliseconds delay = retry_.Next();
+    Log(Action::Level::kWarn,
+        resource_ +
+            ": the running kubelet ended our ListAndWatch stream; re-creating the "
+            "socket for its plugin watcher in " +
+            Ms(delay),
+        out);
+    ArmTimer(delay, out);
+    return;
+  }
   phase_ = Phase::kStreamGrace;
   const milliseconds grace = kWatcherGrace + retry_.Next();
   Log(Action::Level::kWarn,
@@ -327,7 +352,8 @@ void RegistrationFsm::LostStream(std::vector<Action>& out) {
   ArmTimer(delay, out);
 }
 
-void RegistrationFsm::OnNotify(const Event& e, std::vector<Action>& out) {
+void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Action>& out) {
+  if (e.ok) registered_with_ = f.kubelet_socket;
   if (e.ok && phase_ == Phase::kStreamGrace) {
     // The answer to the registration whose stream already ended (a new registration would
     // have called GetInfo first): counted, and the grace keeps running.

@@ -12,10 +12,12 @@
 //    the new file, probing with the damped policy only as a safety net;
 //  - a Register rejected with "already connected" (v1.37+, keyed by socket path) while our
 //    stream is open means the kubelet already has us: counted as registered;
-//  - watcher mode never re-creates its socket because a stream ended: the kubelet's plugin
-//    watcher walks plugins_registry at every start and finds the socket. Only when neither
-//    GetInfo nor a new stream comes within kWatcherGrace (longer than two 1 s reconciler
-//    passes) is the socket re-created, once; or after Notify(false);
+//  - watcher mode never re-creates its socket because a kubelet restarted: the kubelet's
+//    plugin watcher walks plugins_registry at every start and finds the socket. Only when
+//    neither GetInfo nor a new stream comes within kWatcherGrace (longer than two 1 s
+//    reconciler passes) is the socket re-created, once; or after Notify(false); or at once
+//    when the very kubelet that registered us is still listening (it dropped us, e.g. the
+//    old pod's socket went away in a rolling update on <= v1.36, and will not re-walk);
 //  - one damped retry policy for every path: the first retry at once, then doubling from
 //    500 ms to 30 s; reset only when a stream stayed open kStableStream, so any loop the
 //    kubelet and the plugin could build between them slows down instead of spinning;
@@ -107,6 +109,8 @@ struct SocketId {
 struct Facts {
   Clock::time_point now;
   SocketId kubelet_socket;
+  // Something accepts on kubelet.sock. Observed for kStreamEnded only (a connect()).
+  bool kubelet_listening = false;
 };
 
 enum class RegisterOutcome {
@@ -247,7 +251,7 @@ class RegistrationFsm {
   void OnKubeletSocketCreated(const Facts& f, std::vector<Action>& out);
   void OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out);
-  void OnNotify(const Event& e, std::vector<Action>& out);
+  void OnNotify(const Event& e, const Facts& f, std::vector<Action>& out);
   void LostStream(std::vector<Action>& out);  // kubelet mode: register again, damped
   bool StreamSinceRegistration() const {
     return newest_stream_ > stream_floor_ && open_streams_ > 0;
@@ -275,6 +279,8 @@ class RegistrationFsm {
   bool waiting_logged_ = false;
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
   bool lost_while_registering_ = false;
+  // Kubelet mode: kubelet.sock was re-created while an attempt was in flight.
+  bool kubelet_changed_during_attempt_ = false;
   bool awaiting_stream_ = false;  // registered; the watchdog for its first stream is armed
   bool served_once_ = false;      // since the last Start: later serves are re-creations
   uint64_t registrations_ = 0;

@@ -33,7 +33,11 @@ std::function<void(lifecycle::Event)> Manager::PostTo(const std::string& name) {
 
 void Manager::Drive(Resource& res, const lifecycle::Event& event) {
   using Kind = lifecycle::Action::Kind;
-  for (const lifecycle::Action& action : res.fsm->Handle(event, CurrentFacts())) {
+  lifecycle::Facts facts = CurrentFacts();
+  if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
+    facts.kubelet_listening = server::SocketHasListener(KubeletSocket());
+  }
+  for (const lifecycle::Action& action : res.fsm->Handle(event, facts)) {
     switch (action.kind) {
       case Kind::kServe:
         Drive(res, ServeSocket(res, action.token));

@@ -218,6 +218,41 @@ TEST_P(Lifecycle, RollingUpdateSettlesWithoutPingPong) {
   if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
 }
 
+// Rolling update in watcher mode. On <= v1.36 the old pod's exit disconnects the *current*
+// client by name (the new pod): its stream ends while the same kubelet keeps running, which
+// will not register it again on its own, so it re-creates its socket at once and is
+// registered again. v1.37 unregisters only the old path and the new pod is untouched.
+TEST_P(Lifecycle, WatcherRollingUpdateSettlesWithoutPingPong) {
+  h.kubelet().EnableWatcher();
+  StartAll({"--registration-mode=watcher"});
+  ASSERT_TRUE(WaitNotified(2));
+  const SimState start = h.kubelet().State();
+  PluginProcess second(PluginBinary(), h.PluginArgs({"--registration-mode=watcher"}),
+                       h.root() + "/second.log");
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  ASSERT_TRUE(WaitNotified(4));
+  EXPECT_TRUE(Quiet(milliseconds(3000))) << "two live instances fight";
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(5000)), 0);
+  const int expected = GetParam() == KubeletEra::kV137 ? 2 : 3;
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, expected, milliseconds(15000)));
+  ASSERT_TRUE(WaitNotified(2 * expected));
+  EXPECT_TRUE(Quiet());
+  const SimState after = h.kubelet().State();
+  for (const auto& name : kBoth) {
+    EXPECT_EQ(after.resources.at(name).registrations, expected) << name;
+    std::cout << "[measured] " << Era() << " watcher rolling update: " << name
+              << " zero-allocatable "
+              << after.resources.at(name).zero_allocatable_ms -
+                     start.resources.at(name).zero_allocatable_ms
+              << " ms\n";
+  }
+  EXPECT_TRUE(Healthy());
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.WaitExit(milliseconds(5000)), 0);
+  if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
+}
+
 INSTANTIATE_TEST_SUITE_P(Eras, Lifecycle, ::testing::ValuesIn(kAllEras),
                          [](const ::testing::TestParamInfo<KubeletEra>& p) {
                            switch (p.param) {

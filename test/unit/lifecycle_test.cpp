@@ -158,49 +158,34 @@ TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
   EXPECT_FALSE(d.FireTimer());
 }
 
-TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptAtTheOldOneRestartsItOnce) {
-  Driver d;
-  d.KubeletRestarts(kNewKubelet);  // the attempt aimed at the old file
-  EXPECT_EQ(d.registers, 2);
-  EXPECT_EQ(d.cancels, 1);
-  d.Do(Event::KubeletSocketCreated());  // same file again: no third
-  EXPECT_EQ(d.registers, 2);
-}
-
-// Found by the 200-restart soak: the attempt (started on our socket's deletion) probed the
-// new kubelet.sock between the kubelet's bind() and listen(); its creation event had already
-// been consumed (same file as the attempt), so only the 30 s damped probe was left.
-TEST(RegistrationFsm, NoListenerOnAJustCreatedKubeletSockWaitsForItsListen) {
-  Driver d;
-  d.Do(Event::StreamOpened(d.server, 1));
-  d.RegisterAnswers(RegisterOutcome::kOk);
-  d.facts.kubelet_socket = kNewKubelet;  // created, not yet listening
-  d.Do(Event::OwnSocketDeleted());       // the kubelet's cleanup: re-serve, register
-  EXPECT_EQ(d.registers, 2);
-  d.Do(Event::KubeletSocketCreated());  // the same file: the attempt already aims at it
-  EXPECT_EQ(d.registers, 2);
-  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "kubelet.sock has no listener");
-  EXPECT_EQ(d.registers, 3) << "registers again at once, waiting for the listener";
-  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
-  EXPECT_EQ(d.timer, 0u);
-}
-
-TEST(RegistrationFsm, AKubeletSockWeRegisteredWithThatDiesIsWaitedOut) {
+// Found by the lifecycle loop: an attempt aimed at the old kubelet.sock dials by path, so it
+// may already have reached the new kubelet when the new file is reported; cancelling it
+// and registering again sent two Registers. The attempt's answer decides instead.
+TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptWaitsForItsAnswer) {
   Driver d;
   d.KubeletRestarts(kNewKubelet);
+  EXPECT_EQ(d.registers, 1) << "no second Register while one is in flight";
+  EXPECT_EQ(d.cancels, 0);
   d.Do(Event::StreamOpened(d.server, 1));
-  d.RegisterAnswers(RegisterOutcome::kOk);
-  d.Advance(kStableStream);
-  d.Do(Event::StreamEnded(d.server, 1, true));  // that kubelet died; its file stays
-  ASSERT_TRUE(d.FireTimer());
-  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "no listener");
-  EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet) << "not mistaken for a kubelet about to listen";
+  d.RegisterAnswers(RegisterOutcome::kOk);  // it reached the new kubelet
+  EXPECT_TRUE(d.fsm.registered());
+  d.Do(Event::KubeletSocketCreated());  // the same new file reported again: nothing
+  EXPECT_EQ(d.registers, 1);
+}
+
+TEST(RegistrationFsm, NewKubeletSockDuringAFailedAttemptRegistersOnceMore) {
+  Driver d;
+  d.KubeletRestarts(kNewKubelet);
+  d.RegisterAnswers(RegisterOutcome::kKubeletDown, "no listener");  // it hit the dead file
+  EXPECT_EQ(d.registers, 2);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
 }
 
 TEST(RegistrationFsm, StaleResultOfACancelledAttemptIsDropped) {
   Driver d;
   const uint64_t first = d.attempt;
-  d.KubeletRestarts(kNewKubelet);
+  d.Do(Event::OwnSocketDeleted());  // re-serve cancels the attempt and starts another
+  EXPECT_EQ(d.cancels, 1);
   d.Do(Event::RegisterDone(first, RegisterOutcome::kOk));
   EXPECT_FALSE(d.fsm.registered());
   d.RegisterAnswers(RegisterOutcome::kOk);
@@ -383,6 +368,32 @@ TEST(RegistrationFsm, WatcherStreamEndWaitsForTheWatcherInsteadOfRecreating) {
   EXPECT_EQ(d.serves, 1) << "the socket was never re-created";
   EXPECT_EQ(d.fsm.registrations(), 2u);
   EXPECT_EQ(d.timer, 0u);
+}
+
+// Rolling update on <= v1.36: the old pod's socket goes, the watcher's DeRegisterPlugin (by
+// name) disconnects the new pod, and the kubelet, still running, will not walk again.
+TEST(RegistrationFsm, WatcherDroppedByARunningKubeletRecreatesAtOnce) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  d.facts.kubelet_listening = true;
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kServeBackoff);
+  EXPECT_EQ(d.timer_delay, milliseconds(0));
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.serves, 2);
+}
+
+TEST(RegistrationFsm, WatcherStreamEndDuringARestartWaitsEvenIfAListenerIsSeen) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::Notify(d.server, true));
+  d.facts.kubelet_socket = kNewKubelet;  // a new kubelet already: it walks the registry
+  d.facts.kubelet_listening = true;
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace);
+  EXPECT_EQ(d.serves, 1);
 }
 
 TEST(RegistrationFsm, WatcherRecreatesOnceWhenTheWatcherNeverComesBack) {
