@@ -83,16 +83,21 @@ void Restarts(KubeletEra era, bool watcher) {
       (after.zero_ms - before.zero_ms) / per, "ms", "from the new kubelet's start", "", "info");
 }
 
-void RollingUpdate(KubeletEra era) {
+void RollingUpdate(KubeletEra era, bool watcher) {
   PluginHarness h(era);
   h.AddDemoHcas();
   h.WriteConfig(PluginHarness::DemoConfig());
+  if (watcher) h.kubelet().EnableWatcher();
   if (!h.kubelet().Start().ok()) return;
-  h.StartPlugin();
-  const std::string label = std::string(testing::EraName(era)) + " kubelet";
+  const std::vector<std::string> mode = {watcher ? "--registration-mode=watcher"
+                                                 : "--registration-mode=kubelet"};
+  h.StartPlugin(mode);
+  const std::string label =
+      std::string(testing::EraName(era)) + (watcher ? " watcher" : " kubelet");
   if (!Settled(h.kubelet(), 1)) return;
   const Totals before = Sum(h.kubelet().State());
-  testing::PluginProcess second(testing::PluginBinary(), h.PluginArgs(), h.root() + "/second.log");
+  testing::PluginProcess second(testing::PluginBinary(), h.PluginArgs(mode),
+                                h.root() + "/second.log");
   if (!Settled(h.kubelet(), 2)) return;
   h.plugin().Signal(SIGTERM);
   h.plugin().WaitExit(milliseconds(5000));
@@ -115,7 +120,8 @@ int main() {
   for (KubeletEra era : testing::kAllEras) {
     Restarts(era, /*watcher=*/false);
     Restarts(era, /*watcher=*/true);
-    RollingUpdate(era);
+    RollingUpdate(era, /*watcher=*/false);
+    RollingUpdate(era, /*watcher=*/true);
   }
   return 0;
 }
