@@ -88,7 +88,10 @@ std::optional<size_t> EntryOf(std::string_view problem);
 // is not entry-local or no entry would be left.
 bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems);
 
-// Reads `path` and calls ParseConfig. A read failure is one line naming the path.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// Reads `path` (a regular file of at most kMaxConfigBytes) and calls ParseConfig. A read failure is
+// one line naming the path.
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path);
 
 // The kernel keeps a unix socket path in 108 bytes (107 characters). Our sockets are

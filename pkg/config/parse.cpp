@@ -59,7 +59,13 @@ template <typename Fn>
 void ForEachKnownKey(const YAML::Node& map, const std::string& path,
                      const std::vector<std::string_view>& known, Reader& r, Fn&& fn) {
   std::vector<std::string_view> seen;
+  if (map.size() > kMaxObjectKeys) {
+    r.findings.Error(path.empty() ? "top level" : path,
+                     Cat("has ", map.size(), " keys; an object here has at most ", known.size()));
+    return;
+  }
   for (const auto& entry : map) {
+    if (r.findings.Full()) return;
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
     const std::string key_path = path.empty() ? key : Cat(path, ".", key);
     auto exact = std::find(known.begin(), known.end(), key);
@@ -124,7 +130,11 @@ std::vector<std::string> ReadStringList(const YAML::Node& node, const std::strin
     r.findings.Error(path, Cat("must be a list of strings, got ", Describe(node)));
     return out;
   }
-  for (size_t i = 0; i < node.size(); ++i) {
+  if (node.size() > kMaxListLength) {
+    r.findings.Error(path, Cat("has ", node.size(), " entries; at most ", kMaxListLength));
+    return out;
+  }
+  for (size_t i = 0; i < node.size() && !r.findings.Full(); ++i) {
     if (auto s = ReadString(node[i], Cat(path, "[", i, "]"), r)) out.push_back(*s);
   }
   return out;
@@ -210,7 +220,11 @@ RawConfig ReadTop(const YAML::Node& root, Reader& r) {
                       r.findings.Error(p, Cat("must be a list, got ", Describe(v)));
                       return;
                     }
-                    for (size_t i = 0; i < v.size(); ++i) {
+                    if (v.size() > kMaxEntries) {
+                      r.findings.Error(p, Cat("has ", v.size(), " entries; at most ", kMaxEntries));
+                      return;
+                    }
+                    for (size_t i = 0; i < v.size() && !r.findings.Full(); ++i) {
                       raw.resources.push_back(ReadResource(v[i], Cat("configList[", i, "]"), r));
                     }
                   });
@@ -237,6 +251,10 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
   const RawConfig raw = ReadTop(root, reader);
   LoadedConfig loaded;
   loaded.config = Validate(raw, findings);
+  if (findings.truncated) {
+    findings.errors.push_back(
+        Cat("config: over ", kMaxErrors, " problems; the first ones are above: fix those first"));
+  }
   if (!findings.errors.empty()) {
     // Entry-local problems only, and at least one entry left: isolate the bad entries.
     std::map<size_t, std::vector<std::string>> per_entry;
@@ -307,13 +325,28 @@ std::string SkippedEntry::Label() const {
 }
 
 absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
+  // Type and size before reading: the loop thread reads this on every reload, and a FIFO
+  // or a huge file must neither block it nor fill memory.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        Cat("config: ", path,
-            " is a directory; --config-file must name the file in it (the "
-            "ConfigMap's key, e.g. ",
-            path, "/config.json)"));
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          Cat("config: ", path,
+              " is a directory; --config-file must name the file in it (the "
+              "ConfigMap's key, e.g. ",
+              path, "/config.json)"));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          Cat("config: ", path,
+              " is not a regular file (a FIFO or a device?); --config-file "
+              "must name the ConfigMap's file"));
+    }
+    if (st.st_size > static_cast<off_t>(kMaxConfigBytes)) {
+      return absl::InvalidArgumentError(Cat("config: ", path, " is ", st.st_size,
+                                            " bytes; a config is at most ", kMaxConfigBytes,
+                                            " bytes"));
+    }
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {

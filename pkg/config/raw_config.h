@@ -11,10 +11,24 @@
 
 namespace rdmadp::config {
 
+// Bounds that keep a hostile file (a YAML alias bomb: thousands of aliases to one big
+// mapping) from costing minutes and gigabytes: a real config is far inside them.
+inline constexpr size_t kMaxErrors = 100;
+inline constexpr size_t kMaxEntries = 256;      // configList
+inline constexpr size_t kMaxListLength = 1024;  // any selector list
+inline constexpr size_t kMaxObjectKeys = 64;    // any object
+
 struct Findings {
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
+  bool truncated = false;
+  // Readers stop walking once this holds.
+  bool Full() const { return errors.size() >= kMaxErrors; }
   void Error(const std::string& path, const std::string& problem) {
+    if (Full()) {
+      truncated = true;
+      return;
+    }
     errors.push_back("config: " + path + ": " + problem);
   }
   void Warn(const std::string& path, const std::string& problem) {

@@ -2,11 +2,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "pkg/config/k8s_names.h"
 #include "pkg/config/link_types.h"
+#include "pkg/text/cat.h"
 #include "test/support/temp_dir.h"
 
 namespace rdmadp::config {
@@ -277,6 +280,51 @@ TEST(SkipEntries, FlagDependentProblemsSkipTheirEntryByItsConfigListIndex) {
   ASSERT_EQ(r->skipped.size(), 2u);
   EXPECT_EQ(r->skipped[1].Label(), "configList[2] (x)");
   EXPECT_FALSE(SkipEntries(*r, {"config: periodicUpdateInterval: bad"}));
+}
+
+// A 24 KB YAML alias bomb once cost 95 s, 7.5 GB and 25 M error lines (hardening issue).
+TEST(ParseConfig, AliasBombIsBoundedInTimeMemoryAndOutput) {
+  std::string yaml = "x: &e {";
+  for (int i = 0; i < 60; ++i) yaml += Cat(i ? ", " : "", "k", i, ": 1");
+  yaml += "}\nconfigList: [";
+  for (int i = 0; i < 250; ++i) yaml += Cat(i ? ", " : "", "*e");
+  yaml += "]\n";
+  const auto start = std::chrono::steady_clock::now();
+  auto r = ParseConfig(yaml);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  ASSERT_FALSE(r.ok());
+  const std::string message(r.status().message());
+  EXPECT_LE(std::count(message.begin(), message.end(), '\n'), 101);
+  EXPECT_THAT(message, HasSubstr("problems; the first ones are above: fix those first"));
+  std::cout << "[measured] alias bomb parsed and rejected in " << ms << " ms\n";
+}
+
+TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
+  std::string list = "[";
+  for (int i = 0; i < 1025; ++i) list += Cat(i ? "," : "", "\"15b3\"");
+  EXPECT_THAT(Errors(Cat(R"({"configList": [{"resourceName": "a", "selectors": {"vendors": )", list,
+                         "]}}]})")),
+              HasSubstr("config: configList[0].selectors.vendors: has 1025 entries; at most 1024"));
+  std::string keys = "{";
+  for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
+  EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 5"));
+}
+
+TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {
+  testing::TempDir tmp;
+  const std::string fifo = tmp.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = LoadConfigFile(fifo);  // would block for ever if it were opened
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("is not a regular file"));
+  const std::string big = tmp.path() + "/big.json";
+  std::ofstream(big) << std::string(kMaxConfigBytes + 1, ' ');
+  r = LoadConfigFile(big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("a config is at most 1048576 bytes"));
 }
 
 // Finding 6 of the lifecycle issue: 62-63 character names are valid for Kubernetes but
