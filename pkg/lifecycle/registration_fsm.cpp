@@ -79,7 +79,9 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       if (server_ != 0 && phase_ != Phase::kIdle) {
         Log(Action::Level::kWarn,
             resource_ + ": our socket was removed (kubelet restart?); serving it again", out);
-        Serve(out);
+        // A Register in flight stays: the kubelet dials our socket by path, which the new
+        // server takes over; cancelling could come after it reached the kubelet (twice).
+        Serve(out, /*keep_attempt=*/mode_ == Mode::kKubelet && phase_ == Phase::kRegistering);
       }
       break;
     case K::kRegisterDone:
@@ -131,9 +133,11 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
   return out;
 }
 
-void RegistrationFsm::Serve(std::vector<Action>& out) {
-  if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
-  attempt_ = 0;
+void RegistrationFsm::Serve(std::vector<Action>& out, bool keep_attempt) {
+  if (!keep_attempt) {
+    if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
+    attempt_ = 0;
+  }
   Disarm(out);
   if (server_ != 0) out.push_back({.kind = Action::Kind::kDropServer});
   if (served_once_) ++recreations_;
@@ -212,6 +216,10 @@ void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Ac
     return;
   }
   if (mode_ == Mode::kKubelet) {
+    if (attempt_ != 0) {  // kept across the re-serve: its answer decides
+      phase_ = Phase::kRegistering;
+      return;
+    }
     Register(f, out);
   } else {
     phase_ = Phase::kPublished;

@@ -240,7 +240,8 @@ class RegistrationFsm {
   uint64_t server_token() const { return server_; }
 
  private:
-  void Serve(std::vector<Action>& out);
+  // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode).
+  void Serve(std::vector<Action>& out, bool keep_attempt = false);
   void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
   void ArmTimer(milliseconds delay, std::vector<Action>& out);
   void Disarm(std::vector<Action>& out);

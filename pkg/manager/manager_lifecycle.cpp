@@ -42,8 +42,7 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
       case Kind::kServe:
         Drive(res, ServeSocket(res, action.token));
         break;
-      case Kind::kDropServer:
-        res.registration.reset();
+      case Kind::kDropServer:  // a Register in flight is the machine's to cancel (or keep)
         DropServer(res);
         break;
       case Kind::kRegister:
@@ -79,7 +78,6 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
 }
 
 lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
-  res.registration.reset();
   DropServer(res);
   if (!PathExists(SocketDir())) {
     const std::string why = Cat(SocketDir(), " does not exist yet; will serve when the kubelet ",
@@ -117,7 +115,7 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
 }
 
 void Manager::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
-  res.registration.reset();
+  res.registration.reset();  // the machine cancelled any earlier one already
   if (!res.server) return;
   server::RegistrationRequest req;
   req.own_socket = res.server->socket_path();

@@ -181,10 +181,30 @@ TEST(RegistrationFsm, NewKubeletSockDuringAFailedAttemptRegistersOnceMore) {
   EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
 }
 
+// Found by the lifecycle loop: the kubelet's cleanup deleted our socket while a Register was
+// in flight; re-serving cancelled it after it had reached the new kubelet, and registered
+// again. The kubelet dials the path, which the new server takes over: keep the attempt.
+TEST(RegistrationFsm, OwnSocketDeletedDuringAnAttemptKeepsIt) {
+  Driver d;
+  const uint64_t first = d.attempt;
+  d.Do(Event::OwnSocketDeleted());
+  EXPECT_EQ(d.serves, 2);
+  EXPECT_EQ(d.cancels, 0);
+  EXPECT_EQ(d.registers, 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.Do(Event::RegisterDone(first, RegisterOutcome::kOk));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.registers, 1);
+}
+
 TEST(RegistrationFsm, StaleResultOfACancelledAttemptIsDropped) {
   Driver d;
   const uint64_t first = d.attempt;
-  d.Do(Event::OwnSocketDeleted());  // re-serve cancels the attempt and starts another
+  d.facts.kubelet_socket = {};
+  d.Do(Event::Stop());  // cancels the attempt
+  d.facts.kubelet_socket = kNewKubelet;
+  d.Do(Event::Start(Mode::kKubelet));
   EXPECT_EQ(d.cancels, 1);
   d.Do(Event::RegisterDone(first, RegisterOutcome::kOk));
   EXPECT_FALSE(d.fsm.registered());
