@@ -106,8 +106,8 @@ void RollingUpdate(KubeletEra era, bool watcher) {
   const Totals after = Sum(h.kubelet().State());
   const double per = static_cast<double>(kNames.size());
   Row("registration", label + ": rolling update, registrations of the new pod",
-      (after.registrations - before.registrations) / per, "", "v1.25-1.36 adds one (#121994)", "",
-      "info");
+      (after.registrations - before.registrations) / per, "",
+      "<= v1.36 may add one (kubelet: #121994; watcher: by name)", "", "info");
   Row("registration", label + ": zero allocatable per rolling update",
       (after.zero_ms - before.zero_ms) / per, "ms", "", "", "info");
   second.Signal(SIGTERM);
