@@ -10,30 +10,6 @@ std::string Ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 }  // namespace
 
-std::string_view PhaseName(Phase p) {
-  switch (p) {
-    case Phase::kIdle:
-      return "idle";
-    case Phase::kNoSocketDir:
-      return "no-socket-dir";
-    case Phase::kServeBackoff:
-      return "serve-backoff";
-    case Phase::kNoKubelet:
-      return "no-kubelet";
-    case Phase::kRegistering:
-      return "registering";
-    case Phase::kRegistered:
-      return "registered";
-    case Phase::kRetryWait:
-      return "retry-wait";
-    case Phase::kPublished:
-      return "published";
-    case Phase::kStreamGrace:
-      return "stream-grace";
-  }
-  return "?";
-}
-
 milliseconds RetryPolicy::Next() {
   if (step_ == 0) {
     step_ = 1;
@@ -172,7 +148,6 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
   kubelet_changed_during_attempt_ = false;
   awaiting_stream_ = false;
   phase_ = Phase::kRegistering;
-  ++register_attempts_;
   out.push_back({.kind = Action::Kind::kRegister, .token = attempt_, .fresh = fresh});
 }
 

@@ -209,7 +209,6 @@ enum class Phase {
   kPublished,
   kStreamGrace,
 };
-std::string_view PhaseName(Phase p);
 
 // The first retry at once, then doubling from kFirstBackoff to kMaxBackoff.
 class RetryPolicy {
@@ -233,11 +232,9 @@ class RegistrationFsm {
   // Registered and, as far as we know, connected.
   bool registered() const { return phase_ == Phase::kRegistered; }
   uint64_t registrations() const { return registrations_; }
-  uint64_t register_attempts() const { return register_attempts_; }
   uint64_t socket_recreations() const { return recreations_; }
   // Registers that failed or were rejected, and negative notifications (not "no listener").
   uint64_t registration_failures() const { return failures_; }
-  uint64_t server_token() const { return server_; }
 
  private:
   // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode).
@@ -285,7 +282,6 @@ class RegistrationFsm {
   bool awaiting_stream_ = false;  // registered; the watchdog for its first stream is armed
   bool served_once_ = false;      // since the last Start: later serves are re-creations
   uint64_t registrations_ = 0;
-  uint64_t register_attempts_ = 0;
   uint64_t recreations_ = 0;
   uint64_t failures_ = 0;
 };

@@ -4,8 +4,6 @@
 // other threads reach it through PostTo().
 #include <sys/stat.h>
 
-#include <cerrno>
-
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/server/socket_path.h"

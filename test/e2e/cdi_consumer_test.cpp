@@ -99,12 +99,16 @@ class CdiConsumer : public ::testing::Test {
     for (const auto& e : std::filesystem::directory_iterator(cdi)) n += e.is_regular_file();
     return n;
   }
-  // Waits for the resource's `n`-th ListAndWatch message (after a SIGHUP rescan).
-  bool WaitMessages(const std::string& resource, size_t n) {
+  // SIGHUP (a rescan), then waits for the resource's `n`-th ListAndWatch message.
+  bool RescanUntilMessage(const std::string& resource, size_t n) {
+    h.plugin().Signal(SIGHUP);
     return h.kubelet().WaitFor(
         [&](const SimState& s) { return s.resources.at(resource).snapshots.size() >= n; },
         milliseconds(10000));
   }
+  // One resource over the two InfiniBand HCAs (ib0, ib1).
+  static constexpr char kIbPool[] = R"({"periodicUpdateInterval": 0, "configList": [
+      {"resourceName": "pool", "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0", "ib1"]}}]})";
 
   PluginHarness h;
   std::string cdi;
@@ -169,23 +173,19 @@ TEST_F(CdiConsumer, AnEmptyPoolHasNoSpecAndOneThatFillsAndEmptiesFollows) {
   const std::string r = "rdma/pool";
   h.node().RemoveCharDevices("mlx5_0");
   h.node().RemoveCharDevices("mlx5_1");
-  Start(R"({"periodicUpdateInterval": 0, "configList": [{"resourceName": "pool",
-            "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0", "ib1"]}}]})",
-        {r});
+  Start(kIbPool, {r});
   EXPECT_EQ(SpecFiles(), 0u) << "CDI >= 1.0 rejects a spec without devices";
   EXPECT_EQ(Check(cdi, 0).status, 0);
 
   h.node().RestoreCharDevices("mlx5_0");
-  h.plugin().Signal(SIGHUP);
-  ASSERT_TRUE(WaitMessages(r, 2));
+  ASSERT_TRUE(RescanUntilMessage(r, 2));
   const Allocated filled = Allocate(r);
   ASSERT_EQ(filled.names.size(), 1u);
   const Checked c = Check(cdi, 1, filled.names, filled.annotations);
   EXPECT_EQ(c.status, 0) << c.output;
 
   h.node().RemoveCharDevices("mlx5_0");
-  h.plugin().Signal(SIGHUP);
-  ASSERT_TRUE(WaitMessages(r, 3));
+  ASSERT_TRUE(RescanUntilMessage(r, 3));
   EXPECT_EQ(SpecFiles(), 0u);
   EXPECT_EQ(Check(cdi, 0).status, 0);
   EXPECT_EQ(h.kubelet().State().resources.at(r).capacity, 0) << "and nothing to allocate";
@@ -193,15 +193,12 @@ TEST_F(CdiConsumer, AnEmptyPoolHasNoSpecAndOneThatFillsAndEmptiesFollows) {
 
 TEST_F(CdiConsumer, AfterAShrinkEveryNewAllocationResolves) {
   const std::string r = "rdma/pool";
-  Start(R"({"periodicUpdateInterval": 0, "configList": [{"resourceName": "pool",
-            "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0", "ib1"]}}]})",
-        {r});
+  Start(kIbPool, {r});
   const Allocated before = Allocate(r);
   ASSERT_EQ(before.names.size(), 2u);
   EXPECT_EQ(Check(cdi, 2, before.names, before.annotations).status, 0);
   h.node().RemoveCharDevices("mlx5_1");
-  h.plugin().Signal(SIGHUP);
-  ASSERT_TRUE(WaitMessages(r, 2));
+  ASSERT_TRUE(RescanUntilMessage(r, 2));
   const Allocated after = Allocate(r);
   ASSERT_EQ(after.names.size(), 1u);
   const Checked c = Check(cdi, 1, after.names, after.annotations);
