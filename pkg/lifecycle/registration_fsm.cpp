@@ -149,6 +149,7 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
   awaiting_stream_ = false;
   phase_ = Phase::kRegistering;
   out.push_back({.kind = Action::Kind::kRegister, .token = attempt_, .fresh = fresh});
+  ArmTimer(kRegisterAnswerDeadline, out);
 }
 
 void RegistrationFsm::ArmTimer(milliseconds delay, std::vector<Action>& out) {
@@ -193,6 +194,7 @@ void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Ac
   if (mode_ == Mode::kKubelet) {
     if (attempt_ != 0) {  // kept across the re-serve: its answer decides
       phase_ = Phase::kRegistering;
+      ArmTimer(kRegisterAnswerDeadline, out);  // Serve() disarmed the watchdog
       return;
     }
     Register(f, out);
@@ -378,6 +380,20 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
           resource_ + ": the kubelet's plugin watcher did not come back; re-creating the socket",
           out);
       Serve(out);
+      return;
+    case Phase::kRegistering:
+      out.push_back({.kind = Action::Kind::kCancelRegister});
+      attempt_ = 0;
+      ++failures_;
+      phase_ = Phase::kRetryWait;
+      {
+        const milliseconds delay = retry_.Next();
+        Log(Action::Level::kWarn,
+            resource_ + ": no answer to the registration within " + Ms(kRegisterAnswerDeadline) +
+                "; cancelled it, registering again in " + Ms(delay),
+            out);
+        ArmTimer(delay, out);
+      }
       return;
     case Phase::kRegistered:
       if (!awaiting_stream_) return;

@@ -23,40 +23,44 @@
 //    kubelet and the plugin could build between them slows down instead of spinning;
 //  - a registration must be followed by the kubelet's stream within kStreamWait, or it is
 //    treated as lost (kubelet mode: register again; watcher mode: re-create);
+//  - no state waits for ever: a Register attempt unanswered after kRegisterAnswerDeadline
+//    (the registrar answers well within it) is cancelled and retried, damped;
 //  - tokens (server incarnations, Register attempts, timer arms) come from one TokenSource
 //    per process and never repeat, so a result of an old incarnation can never match.
 //
-// State × event (kubelet mode; "—" = ignored). Register = start a Register attempt against
-// the kubelet.sock of `facts` (if it is missing: NoKubelet instead).
+// clang-format off
+// State × event, kubelet mode ("—" = ignored; Register = start an attempt against the
+// kubelet.sock of `facts`, or NoKubelet if it is missing; "retry" = RetryWait + damped timer).
 //
-//  state \ event   | ServeDone ok      | kubelet.sock new id | RegisterDone            |
-//  StreamEnded (newest, after last Register) | Timer          | OwnSocketDeleted NoSocketDir     |
-//  —                 | —                   | —                       | — | —              | —
-//  ServeBackoff    | —                 | —                   | —                       | — | Serve
-//  | — NoKubelet       | —                 | Register            | —                       | — |
-//  Register       | Serve Registering     | —                 | cancel, Register    |
-//  ok/already+stream:      | —                                         | —              | Serve
-//                  |                   | (same id: —)        |  Registered; down:      | | | | | |
-//                  NoKubelet+probe timer; |                                           | | | | |
-//                  else RetryWait+timer   |                                           | |
-//  Registered      | —                 | Register (same: —)  | —                       | Register
-//  per policy (at once first)       | —              | Serve RetryWait       | —                 |
-//  Register            | —                       | —                                         |
-//  Register       | Serve (any, Serve)    | Register or       |                     | | | |
-//                  | NoKubelet         |                     |                         | | |
+//  state        | ServeDone ok | kubelet.sock new | RegisterDone          | newest StreamEnded | Timer      | OwnSocketDeleted
+//  -------------+--------------+------------------+-----------------------+--------------------+------------+-----------------
+//  ServeBackoff | Register     | —                | —                     | —                  | Serve      | —
+//  NoKubelet    | Register     | Register (fresh) | —                     | —                  | Register   | Serve
+//  Registering  | keep the     | — (noted)        | ok: Registered        | noted: lost after  | no answer: | Serve, keep the
+//               | attempt      |                  | already + stream:     | the answer         | cancel,    | attempt
+//               |              |                  |   Registered          |                    | retry      |
+//               |              |                  | down: NoKubelet+probe |                    |            |
+//               |              |                  | failed: retry         |                    |            |
+//  Registered   | Register     | Register (same   | —                     | retry (at once     | no stream: | Serve
+//               |              | kubelet: —)      |                       | first)             | retry      |
+//  RetryWait    | Register     | Register (fresh) | —                     | —                  | Register   | Serve
 //
-// State × event (watcher mode):
+// State × event, watcher mode:
 //
-//  state \ event   | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)           |
-//  StreamEnded (newest)  | kubelet.sock new | Timer Published       | —            | — | Registered
-//  | drop, ServeBackoff      | StreamGrace+timer     | —                | — Registered      | — | —
-//  | Registered   | drop, ServeBackoff      | StreamGrace+timer     | —                | —
-//  StreamGrace     | —            | Published, disarm    | Registered   | drop, ServeBackoff      |
-//  —                     | re-arm grace     | re-create once ServeBackoff    | Published    | — | —
-//  | —                       | —                     | —                | Serve
+//  state        | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)      | newest StreamEnded        | kubelet.sock new | Timer
+//  -------------+--------------+----------------------+--------------+--------------------+---------------------------+------------------+-----------
+//  ServeBackoff | Published    | —                    | —            | —                  | —                         | —                | Serve
+//  Published    | —            | —                    | Registered   | drop, ServeBackoff | StreamGrace + timer       | —                | —
+//  Registered   | —            | —                    | Registered   | drop, ServeBackoff | same live kubelet: drop,  | —                | no stream:
+//               |              |                      |              |                    | ServeBackoff; else        |                  | Serve
+//               |              |                      |              |                    | StreamGrace + timer       |                  |
+//  StreamGrace  | —            | Published, disarm    | counted      | drop, ServeBackoff | —                         | re-arm grace     | Serve (once)
+// clang-format on
 //
-// In both modes: SocketDirAppeared in NoSocketDir → Serve; ServeDone with the directory
-// missing → NoSocketDir (no timer: the directory watch reports it); Stop → cancel, drop, Idle.
+// In both modes: ServeDone failed → ServeBackoff + timer, or NoSocketDir when the directory
+// is missing (no timer: the directory watch reports it); SocketDirAppeared in NoSocketDir →
+// Serve; OwnSocketDeleted while serving → Serve; Stop → cancel, drop, Idle. Every Register
+// arms the answer watchdog (kRegisterAnswerDeadline).
 //
 // Not thread-safe: the event loop is its only caller.
 #pragma once
@@ -85,6 +89,10 @@ inline constexpr milliseconds kWatcherGrace{2500};
 // (another instance's stream ended, #121994): it then thinks us unhealthy while we think
 // we are registered. Without a stream by then, we register again.
 inline constexpr milliseconds kStreamWait{2000};
+// A safety net: the registrar reports every attempt within its self-check and Register
+// deadlines (7 s in the Manager). An attempt still unanswered after this is cancelled and
+// retried rather than waited on for ever.
+inline constexpr milliseconds kRegisterAnswerDeadline{15000};
 
 enum class Mode { kKubelet, kWatcher };
 

@@ -19,7 +19,10 @@ using std::chrono::milliseconds;
 
 inline constexpr milliseconds kReloadDebounce{100};
 inline constexpr milliseconds kEventDebounce{20};
+inline constexpr milliseconds kSelfCheckTimeout{2000};
 inline constexpr milliseconds kRegisterTimeout{5000};
+// The state machine's watchdog must never fire on an attempt the registrar will still answer.
+static_assert(kSelfCheckTimeout + kRegisterTimeout < lifecycle::kRegisterAnswerDeadline);
 inline constexpr std::string_view kKubeletSocketName = "kubelet.sock";
 
 inline bool PathExists(const std::string& path) {

@@ -122,6 +122,7 @@ void Manager::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
   if (!res.own_channel) res.own_channel = server::UnixChannel(req.own_socket);
   req.own_channel = res.own_channel;
   req.kubelet_channel = kubelet_channel_;
+  req.self_check_timeout = kSelfCheckTimeout;
   req.register_timeout = kRegisterTimeout;
   req.resource_name = res.config.FullName();
   req.probe_kubelet = !fresh;

@@ -55,11 +55,20 @@ grpc::Status KubeletRegistration::Call(
   return status;
 }
 
+void KubeletRegistration::Report(lifecycle::RegisterOutcome outcome, std::string detail) {
+  // Under the lock: once the destructor has set cancelled_, nothing is reported. Any other
+  // end (a CANCELLED status from a server shutting down included) is reported, exactly once:
+  // an attempt that ends silently would leave its resource waiting for an answer for ever.
+  std::lock_guard lock(mu_);
+  if (cancelled_) return;
+  done_(outcome, std::move(detail));
+}
+
 void KubeletRegistration::Run() {
   using lifecycle::RegisterOutcome;
   // 0. A listener on kubelet.sock. A bare connect: nothing reaches the kubelet's handlers.
   if (request_.probe_kubelet && !SocketHasListener(request_.kubelet_socket)) {
-    done_(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
+    Report(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
     return;
   }
   // 1. Our own socket answers: the kubelet dials it back before answering Register.
@@ -73,10 +82,10 @@ void KubeletRegistration::Run() {
           return stub->GetDevicePluginOptions(ctx, empty, &options);
         });
     if (!s.ok()) {
-      if (s.error_code() != grpc::StatusCode::CANCELLED) {
-        done_(RegisterOutcome::kFailed,
-              Cat("own socket ", request_.own_socket, " does not answer: ", s.error_message()));
-      }
+      // CANCELLED here is our server being replaced (the kubelet deleted its socket), not
+      // our destructor: Report() tells them apart.
+      Report(RegisterOutcome::kFailed,
+             Cat("own socket ", request_.own_socket, " does not answer: ", s.error_message()));
       return;
     }
   }
@@ -93,15 +102,14 @@ void KubeletRegistration::Run() {
   // wait_for_ready: a kubelet that just re-created kubelet.sock may still be reconnecting.
   grpc::Status s = Call(request_.register_timeout, /*wait_for_ready=*/true,
                         [&](grpc::ClientContext* ctx) { return stub->Register(ctx, req, &reply); });
-  if (s.error_code() == grpc::StatusCode::CANCELLED) return;
   if (s.ok()) {
-    done_(RegisterOutcome::kOk, "");
+    Report(RegisterOutcome::kOk, "");
   } else if (s.error_message().find("already connected") != std::string::npos) {
-    done_(RegisterOutcome::kAlreadyConnected, s.error_message());
+    Report(RegisterOutcome::kAlreadyConnected, s.error_message());
   } else {
-    done_(RegisterOutcome::kFailed,
-          Cat("Register with ", request_.kubelet_socket, " failed: ", s.error_message(),
-              " (check that the kubelet runs and --kubelet-root-dir is its root)"));
+    Report(RegisterOutcome::kFailed,
+           Cat("Register with ", request_.kubelet_socket, " failed: ", s.error_message(),
+               " (check that the kubelet runs and --kubelet-root-dir is its root)"));
   }
 }
 

@@ -4,8 +4,10 @@
 // kKubeletDown), then our own socket must answer GetDevicePluginOptions (so the kubelet's
 // dial-back inside Register succeeds), then Register is called with a deadline. A Register
 // rejected with "already connected" (v1.37+, same socket path) is kAlreadyConnected. The
-// outcome is reported once through `done`, on the attempt's thread. Destroying the object cancels
-// the RPC in flight and joins the thread; `done` is not called after destruction begins.
+// outcome is reported exactly once through `done`, on the attempt's thread, within
+// self_check_timeout + register_timeout (the probe never blocks), however the attempt ends,
+// including RPCs a peer cancelled. Only destroying the object suppresses it: that cancels the
+// RPC in flight and joins the thread; `done` is not called after destruction begins.
 //
 // The channels are long-lived and passed in (see UnixChannel): gRPC 1.51 leaks the socket
 // of a connection attempt cancelled together with its channel, and a kubelet restart
@@ -53,6 +55,7 @@ class KubeletRegistration {
 
  private:
   void Run();
+  void Report(lifecycle::RegisterOutcome outcome, std::string detail);  // unless cancelled
   // Runs `call` with a fresh context unless cancelled; the context is cancellable meanwhile.
   grpc::Status Call(std::chrono::milliseconds timeout, bool wait_for_ready,
                     const std::function<grpc::Status(grpc::ClientContext*)>& call);

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -32,9 +33,12 @@ bool SocketHasListener(const std::string& path) {
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) return false;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a listener whose backlog is full (a stopped or hung kubelet) would block a
+  // plain connect() for ever; it answers EAGAIN instead, and it does listen.
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.Valid()) return false;
-  return ::connect(fd.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  return ::connect(fd.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0 ||
+         errno == EAGAIN;
 }
 
 }  // namespace rdmadp::server

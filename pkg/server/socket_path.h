@@ -13,7 +13,8 @@ std::string NewInstanceId();
 std::string SocketFileName(const std::string& resource_name, const std::string& instance_id);
 
 // True when something accepts connections on the unix socket at `path`. A socket file with
-// no listener (ECONNREFUSED) belongs to a dead process.
+// no listener (ECONNREFUSED) belongs to a dead process. Never blocks (a full backlog counts
+// as listening); nothing reaches the listener's handlers.
 bool SocketHasListener(const std::string& path);
 
 }  // namespace rdmadp::server

@@ -127,6 +127,34 @@ TEST(RegistrationFsm, WatcherRegistrationWithoutAStreamRecreatesOnce) {
   EXPECT_FALSE(d.FireTimer());
 }
 
+// An attempt whose answer never comes (an RPC that ended without a report, seen as a
+// resource stuck in Registering after a kubelet restart) is cancelled and retried once,
+// including one kept across a re-serve; the lost attempt's late answer changes nothing.
+TEST(RegistrationFsm, AnUnansweredRegisterIsCancelledAndRetriedOnce) {
+  Driver d;
+  const uint64_t silent = d.attempt;
+  EXPECT_EQ(d.timer_delay, kRegisterAnswerDeadline);
+  d.Do(Event::OwnSocketDeleted());  // the kubelet's cleanup: re-served, the attempt kept
+  EXPECT_EQ(d.serves, 2);
+  EXPECT_EQ(d.cancels, 0);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  ASSERT_TRUE(d.FireTimer());  // the watchdog, re-armed by the re-serve
+  EXPECT_EQ(d.cancels, 1);
+  EXPECT_EQ(d.fsm.registration_failures(), 1u);
+  EXPECT_NE(d.log.find("no answer to the registration within 15000 ms"), std::string::npos);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  EXPECT_EQ(d.timer_delay, milliseconds(0));                // the first retry at once
+  d.Do(Event::RegisterDone(silent, RegisterOutcome::kOk));  // too late: dropped
+  EXPECT_FALSE(d.fsm.registered());
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.registers, 2);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.registrations(), 1u);
+  EXPECT_FALSE(d.FireTimer());
+}
+
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
 // registered us, giving a second Register.
 TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
@@ -148,7 +176,7 @@ TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
   const int before = d.registers;
   d.KubeletRestarts(kNewKubelet);
   EXPECT_EQ(d.registers, before + 1);
-  EXPECT_EQ(d.timer, 0u) << "a registration in flight leaves no retry armed";
+  EXPECT_EQ(d.timer_delay, kRegisterAnswerDeadline) << "only the answer watchdog is armed";
   d.Do(Event::StreamOpened(d.server, 2));
   d.RegisterAnswers(RegisterOutcome::kOk);
   EXPECT_TRUE(d.fsm.registered());

@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <future>
 
 #include "pkg/api/pluginregistration.grpc.pb.h"
+#include "pkg/fd/unique_fd.h"
 #include "pkg/server/registrar.h"
 #include "pkg/server/resource_server.h"
 #include "pkg/server/socket_path.h"
@@ -314,6 +318,81 @@ TEST_F(RegistrarTest, SamePathTwiceOnV137IsAlreadyConnected) {
   Result again = RegisterOnce("rdma/hca", v137.kubelet_socket());
   EXPECT_EQ(again.outcome, lifecycle::RegisterOutcome::kAlreadyConnected);
   EXPECT_THAT(again.detail, HasSubstr("device plugin already connected: " + socket));
+}
+
+// A peer that cancels the call (a server shutting down does) still ends the attempt with an
+// answer: one that ends silently leaves the resource waiting for it for ever.
+class CancellingKubelet : public v1beta1::Registration::Service {
+  grpc::Status Register(grpc::ServerContext* ctx, const v1beta1::RegisterRequest*,
+                        v1beta1::Empty*) override {
+    ctx->TryCancel();
+    return grpc::Status::OK;
+  }
+};
+class CancellingPlugin : public v1beta1::DevicePlugin::Service {
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty*,
+                                      v1beta1::DevicePluginOptions*) override {
+    ctx->TryCancel();
+    return grpc::Status::OK;
+  }
+};
+
+std::unique_ptr<grpc::Server> ServeAt(const std::string& path, grpc::Service* service) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix://" + path, grpc::InsecureServerCredentials());
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
+TEST_F(RegistrarTest, AKubeletCancellingTheRegisterIsAFailureNotSilence) {
+  socket = tmp.path() + "/hca-x.sock";
+  StartServer(Snapshot(1));
+  CancellingKubelet kubelet_service;
+  const std::string kubelet_sock = tmp.path() + "/cancelling-kubelet.sock";
+  auto fake = ServeAt(kubelet_sock, &kubelet_service);
+  ASSERT_TRUE(fake);
+  Result r = RegisterOnce("rdma/hca", kubelet_sock);
+  EXPECT_EQ(r.outcome, lifecycle::RegisterOutcome::kFailed);
+  EXPECT_THAT(r.detail, HasSubstr("Register with " + kubelet_sock + " failed"));
+}
+
+TEST_F(RegistrarTest, OurServerCancellingTheSelfCheckIsAFailureNotSilence) {
+  ASSERT_TRUE(kubelet.Start().ok());
+  CancellingPlugin plugin_service;
+  auto own = ServeAt(socket, &plugin_service);  // our server, being replaced
+  ASSERT_TRUE(own);
+  Result r = RegisterOnce("rdma/hca", kubelet.kubelet_socket());
+  EXPECT_EQ(r.outcome, lifecycle::RegisterOutcome::kFailed);
+  EXPECT_THAT(r.detail, HasSubstr("own socket " + socket + " does not answer"));
+  EXPECT_EQ(kubelet.State().register_calls, 0);
+}
+
+TEST(SocketPath, AListenerWithAFullBacklogIsListeningAndTheProbeDoesNotBlock) {
+  testing::TempDir tmp;
+  const std::string path = tmp.path() + "/busy.sock";
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(listener.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener.Get(), 0), 0);
+  std::vector<UniqueFd> queued;  // never accepted: the backlog fills up
+  while (true) {
+    UniqueFd c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (::connect(c.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ASSERT_EQ(errno, EAGAIN);
+      break;
+    }
+    queued.push_back(std::move(c));
+    ASSERT_LT(queued.size(), 1000u);
+  }
+  // A blocking probe would hang here until the test is killed.
+  auto probe = std::async(std::launch::async, [&] { return SocketHasListener(path); });
+  if (probe.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    listener.Reset();  // resets the queued connections, which unblocks the probe
+    FAIL() << "SocketHasListener blocked on a listener with a full backlog";
+  }
+  EXPECT_TRUE(probe.get());
 }
 
 TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
