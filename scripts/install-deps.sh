@@ -9,8 +9,9 @@ packages=(
   libnl-3-dev libnl-route-3-dev
   libibverbs-dev
   libyaml-cpp-dev
-  libcpp-httplib-dev
   libgtest-dev libgmock-dev
+  # The metrics tests' HTTP client (the plugin serves HTTP itself).
+  libcpp-httplib-dev
   iproute2 util-linux procps
   # The CDI consumer test: the reference CDI Go library, as containerd/CRI-O/podman embed it.
   golang-go golang-github-container-orchestrated-devices-container-device-interface-dev

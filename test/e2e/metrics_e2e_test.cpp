@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "pkg/text/cat.h"
@@ -20,6 +22,19 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 constexpr char kA[] = "rdma/hca_shared_devices_a";
+
+long Rss(pid_t pid) {  // bytes
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+size_t OpenFds(pid_t pid) {
+  const std::filesystem::path dir = "/proc/" + std::to_string(pid) + "/fd";
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+}
 
 class MetricsE2E : public ::testing::Test {
  protected:
@@ -126,6 +141,56 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   EXPECT_FALSE(Get("/healthz"));  // the endpoint is gone with the process
 }
 
+// The port is open on every node IP. What any client there can send must not cost the
+// plugin its memory, its fds or its probes (issue 11: 1,069 MB from one POST, 1,000 fds from
+// idle connections, probes timing out behind two slow clients).
+TEST_F(MetricsE2E, HostileClientsCostNeitherMemoryNorFdsNorProbes) {
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(Registered(1));
+  ASSERT_TRUE(Get("/healthz"));
+  const long rss_before = Rss(h.plugin().pid());
+  const size_t fds_before = OpenFds(h.plugin().pid());
+  auto connect = [&] {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    return fd;
+  };
+  auto send_all = [](int fd, const std::string& data) {
+    return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+  };
+  std::vector<int> fds;
+  // A declared 2 GiB body, and the first MiB of it.
+  const int post = connect();
+  ASSERT_TRUE(send_all(post, "POST /metrics HTTP/1.1\r\nContent-Length: 2147483648\r\n\r\n"));
+  send_all(post, std::string(1 << 20, 'x'));  // may stop early: the plugin answered and closed
+  fds.push_back(post);
+  // Heads over the limit, many times.
+  for (int i = 0; i < 20; ++i) {
+    const int big = connect();
+    send_all(big, "GET /metrics HTTP/1.1\r\nX: " + std::string(1 << 20, 'a'));
+    fds.push_back(big);
+  }
+  // 300 connections that never finish their head.
+  for (int i = 0; i < 300; ++i) {
+    fds.push_back(connect());
+    ASSERT_TRUE(send_all(fds.back(), "GET /healthz HTTP/1.1\r\nX-Slow: "));
+  }
+  auto health = Get("/healthz");  // the kubelet's probe, on a new connection
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  const long rss_growth = Rss(h.plugin().pid()) - rss_before;
+  const size_t fds_after = OpenFds(h.plugin().pid());
+  std::cout << "[measured] hostile clients: RSS growth " << rss_growth / 1024 << " KiB, fds "
+            << fds_before << " -> " << fds_after << "\n";
+  EXPECT_LE(fds_after, fds_before + 64) << "the connection cap is 64";
+  EXPECT_LT(rss_growth, 8L << 20) << "the hostile requests were buffered";
+  for (int fd : fds) ::close(fd);
+}
+
 // `:PORT` listens on both stacks: probes reach it on IPv4-only and IPv6-primary nodes alike.
 TEST(MetricsFlag, ColonPortIsDualStack) {
   PluginHarness h;
@@ -208,7 +273,8 @@ TEST(MetricsFlag, BusyPortIsRetriedWhileTheDevicePluginServes) {
                std::string::npos;
       },
       milliseconds(5000)));
-  EXPECT_THAT(h.PluginLog(), HasSubstr("for metrics (in use? pick another --metrics-address)"));
+  EXPECT_THAT(h.PluginLog(),
+              HasSubstr("for metrics: Address already in use (pick another --metrics-address)"));
   ::close(blocker);  // the port frees up
   EXPECT_TRUE(WaitForFiles(
       h.root(),

@@ -81,8 +81,9 @@ check("the runtime closure comes from scripts/copy-closure.sh (tested under chro
   assert.ok(builder.includes("./scripts/copy-closure.sh build/k8s-rdma-shared-dp /out"));
   assert.ok(!/cp -a \/usr\/lib64\/libibverbs/.test(builder), "copies provider links as links");
 });
-check("no OpenSSL: the header-only cpp-httplib needs none", () => {
+check("no OpenSSL and no HTTP library: the metrics endpoint is our own", () => {
   assert.ok(!/openssl-devel/.test(text), "installs openssl-devel");
+  assert.ok(!/httplib/.test(text), "installs cpp-httplib");
 });
 check(".dockerignore keeps build output and .git out", () => {
   const ignore = fs.readFileSync(path.join(root, ".dockerignore"), "utf8");

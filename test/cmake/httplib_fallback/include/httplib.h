@@ -1,3 +1,0 @@
-// Stands in for EPEL's header-only cpp-httplib in the fallback test.
-#pragma once
-inline constexpr bool kStubHeaderOnlyHttplib = true;
