@@ -17,6 +17,8 @@ packages=(
   golang-go golang-github-container-orchestrated-devices-container-device-interface-dev
   # The metrics test: Prometheus's own text-format parser.
   golang-github-prometheus-common-dev
+  # The benchmark's Go baseline: a bare grpc-go server.
+  golang-google-grpc-dev
   # The DaemonSet's container created by the real runtime (runc_daemonset_test).
   runc
 )

@@ -4,48 +4,32 @@
 #include "pkg/text/cat.h"
 
 namespace rdmadp::server {
-namespace {
 
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, grpc::Status status) {
-  auto* reactor = ctx->DefaultReactor();
-  reactor->Finish(std::move(status));
-  return reactor;
-}
-
-}  // namespace
-
-grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
-    grpc::CallbackServerContext* ctx, const v1beta1::Empty* /*request*/,
-    v1beta1::DevicePluginOptions* response) {
+grpc::Status DevicePluginHandlers::GetDevicePluginOptions(const v1beta1::Empty& /*request*/,
+                                                          v1beta1::DevicePluginOptions* response) {
   // Every slot exposes the whole pool, so the kubelet's own choice is as good as any:
   // no GetPreferredAllocation, no PreStartContainer.
   response->set_pre_start_required(false);
   response->set_get_preferred_allocation_available(false);
-  return Done(ctx, grpc::Status::OK);
+  return grpc::Status::OK;
 }
 
-grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* DevicePluginService::ListAndWatch(
-    grpc::CallbackServerContext* /*ctx*/, const v1beta1::Empty* /*request*/) {
-  return hub_->OpenStream();
-}
-
-grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
-    grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* request,
+grpc::Status DevicePluginHandlers::GetPreferredAllocation(
+    const v1beta1::PreferredAllocationRequest& request,
     v1beta1::PreferredAllocationResponse* response) {
   // Valid but without preference: one answer per container, holding only the IDs the
   // kubelet says must be included; it fills the rest itself.
-  for (const auto& container : request->container_requests()) {
+  for (const auto& container : request.container_requests()) {
     auto* answer = response->add_container_responses();
     *answer->mutable_deviceids() = container.must_include_deviceids();
   }
-  return Done(ctx, grpc::Status::OK);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* ctx,
-                                                        const v1beta1::AllocateRequest* request,
-                                                        v1beta1::AllocateResponse* response) {
+grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& request,
+                                            v1beta1::AllocateResponse* response) {
   const pool::SnapshotPtr snap = hub_->Current();
-  for (const auto& container : request->container_requests()) {
+  for (const auto& container : request.container_requests()) {
     for (const auto& id : container.devices_ids()) {
       if (!snap->HasDeviceId(id)) {
         const std::string message =
@@ -55,7 +39,7 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
                     : Cat(": advertised IDs are 0..", snap->advertised().slots - 1));
         rejections_.fetch_add(1, std::memory_order_relaxed);
         log::Warn(Cat("Allocate rejected: ", message));
-        return Done(ctx, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));
+        return {grpc::StatusCode::INVALID_ARGUMENT, message};
       }
     }
     *response->add_container_responses() = snap->container_response();
@@ -63,34 +47,33 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
   allocations_.fetch_add(1, std::memory_order_relaxed);
   if (log::Enabled(log::Level::kDebug)) {
     log::Debug(Cat("Allocate ", snap->resource().FullName(), ": ",
-                   request->container_requests_size(), " container(s), ", snap->hcas().size(),
+                   request.container_requests_size(), " container(s), ", snap->hcas().size(),
                    " HCA(s), ", snap->container_response().devices_size(), " device node(s) each"));
   }
-  return Done(ctx, grpc::Status::OK);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
-    grpc::CallbackServerContext* ctx, const v1beta1::PreStartContainerRequest* /*request*/,
+grpc::Status DevicePluginHandlers::PreStartContainer(
+    const v1beta1::PreStartContainerRequest& /*request*/,
     v1beta1::PreStartContainerResponse* /*response*/) {
-  return Done(ctx, grpc::Status::OK);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* WatcherRegistrationService::GetInfo(
-    grpc::CallbackServerContext* ctx, const pluginregistration::InfoRequest* /*request*/,
-    pluginregistration::PluginInfo* response) {
+grpc::Status WatcherHandlers::GetInfo(const pluginregistration::InfoRequest& /*request*/,
+                                      pluginregistration::PluginInfo* response) const {
   response->set_type("DevicePlugin");
   response->set_name(resource_name_);
   response->set_endpoint(endpoint_);
   response->add_supported_versions("v1beta1");
   if (hooks_.on_get_info) hooks_.on_get_info();
-  return Done(ctx, grpc::Status::OK);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* WatcherRegistrationService::NotifyRegistrationStatus(
-    grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* request,
-    pluginregistration::RegistrationStatusResponse* /*response*/) {
-  if (hooks_.on_status) hooks_.on_status(request->plugin_registered(), request->error());
-  return Done(ctx, grpc::Status::OK);
+grpc::Status WatcherHandlers::NotifyRegistrationStatus(
+    const pluginregistration::RegistrationStatus& request,
+    pluginregistration::RegistrationStatusResponse* /*response*/) const {
+  if (hooks_.on_status) hooks_.on_status(request.plugin_registered(), request.error());
+  return grpc::Status::OK;
 }
 
 }  // namespace rdmadp::server

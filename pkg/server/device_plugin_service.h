@@ -1,6 +1,7 @@
-// gRPC handlers of one resource: v1beta1.DevicePlugin, and in watcher mode the
-// pluginregistration.Registration service on the same socket. Handlers run on gRPC threads,
-// read the current immutable snapshot and never block on I/O.
+// What one resource answers: v1beta1.DevicePlugin, and in watcher mode the
+// pluginregistration.Registration service on the same socket. Plain functions of a request;
+// ResourceServer wires them to gRPC. They run on the server's completion-queue thread, read
+// the current immutable snapshot and never block.
 #pragma once
 
 #include <atomic>
@@ -13,52 +14,45 @@
 
 namespace rdmadp::server {
 
-class DevicePluginService final : public v1beta1::DevicePlugin::CallbackService {
+class DevicePluginHandlers {
  public:
-  explicit DevicePluginService(StreamHub* hub) : hub_(hub) {}
+  explicit DevicePluginHandlers(const StreamHub* hub) : hub_(hub) {}
 
-  grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* ctx,
-                                                   const v1beta1::Empty* request,
-                                                   v1beta1::DevicePluginOptions* response) override;
-  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
-      grpc::CallbackServerContext* ctx, const v1beta1::Empty* request) override;
-  grpc::ServerUnaryReactor* GetPreferredAllocation(
-      grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* request,
-      v1beta1::PreferredAllocationResponse* response) override;
-  grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* ctx,
-                                     const v1beta1::AllocateRequest* request,
-                                     v1beta1::AllocateResponse* response) override;
-  grpc::ServerUnaryReactor* PreStartContainer(
-      grpc::CallbackServerContext* ctx, const v1beta1::PreStartContainerRequest* request,
-      v1beta1::PreStartContainerResponse* response) override;
+  static grpc::Status GetDevicePluginOptions(const v1beta1::Empty& request,
+                                             v1beta1::DevicePluginOptions* response);
+  static grpc::Status GetPreferredAllocation(const v1beta1::PreferredAllocationRequest& request,
+                                             v1beta1::PreferredAllocationResponse* response);
+  grpc::Status Allocate(const v1beta1::AllocateRequest& request,
+                        v1beta1::AllocateResponse* response);
+  static grpc::Status PreStartContainer(const v1beta1::PreStartContainerRequest& request,
+                                        v1beta1::PreStartContainerResponse* response);
 
   uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
   uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
 
  private:
-  StreamHub* const hub_;
+  const StreamHub* const hub_;
   std::atomic<uint64_t> allocations_{0};
   std::atomic<uint64_t> rejections_{0};
 };
 
 // Watcher mode: the kubelet's plugin watcher asks who we are, then tells us the outcome.
-class WatcherRegistrationService final : public pluginregistration::Registration::CallbackService {
+class WatcherHandlers {
  public:
   struct Hooks {
     std::function<void()> on_get_info;                                  // gRPC thread
     std::function<void(bool registered, std::string error)> on_status;  // gRPC thread
   };
-  WatcherRegistrationService(std::string resource_name, std::string endpoint, Hooks hooks)
+  WatcherHandlers(std::string resource_name, std::string endpoint, Hooks hooks)
       : resource_name_(std::move(resource_name)),
         endpoint_(std::move(endpoint)),
         hooks_(std::move(hooks)) {}
 
-  grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* ctx,
-                                    const pluginregistration::InfoRequest* request,
-                                    pluginregistration::PluginInfo* response) override;
-  grpc::ServerUnaryReactor* NotifyRegistrationStatus(
-      grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* request,
-      pluginregistration::RegistrationStatusResponse* response) override;
+  grpc::Status GetInfo(const pluginregistration::InfoRequest& request,
+                       pluginregistration::PluginInfo* response) const;
+  grpc::Status NotifyRegistrationStatus(
+      const pluginregistration::RegistrationStatus& request,
+      pluginregistration::RegistrationStatusResponse* response) const;
 
  private:
   const std::string resource_name_;

@@ -54,18 +54,22 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   grpc::ServerBuilder builder;
   int bound = 0;
   builder.AddListeningPort("unix:" + hidden, grpc::InsecureServerCredentials(), &bound);
-  builder.RegisterService(&rs->plugin_);
+  builder.RegisterService(&rs->plugin_service_);
   if (rs->options_.serve_watcher_registration) {
-    rs->watcher_ = std::make_unique<WatcherRegistrationService>(
+    rs->watcher_ = std::make_unique<WatcherHandlers>(
         rs->snapshot()->resource().FullName(), rs->options_.socket_path, rs->options_.watcher);
-    builder.RegisterService(rs->watcher_.get());
+    rs->watcher_service_ = std::make_unique<pluginregistration::Registration::AsyncService>();
+    builder.RegisterService(rs->watcher_service_.get());
   }
+  rs->cq_ = builder.AddCompletionQueue();
   rs->server_ = builder.BuildAndStart();
   if (!rs->server_ || bound == 0) {
     ::unlink(hidden.c_str());
     return absl::UnavailableError(
         Cat("cannot listen on ", hidden, ": check that ", dir, " is writable"));
   }
+  rs->ServeCalls();
+  rs->cq_thread_ = std::make_unique<CqThread>(rs->cq_.get());
   // Listening already: the file appears under its real name only now.
   if (::rename(hidden.c_str(), rs->options_.socket_path.c_str()) != 0 ||
       ::lstat(rs->options_.socket_path.c_str(), &st) != 0) {
@@ -78,13 +82,70 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   return rs;
 }
 
+void ResourceServer::ServeCalls() {
+  using namespace v1beta1;  // NOLINT(google-build-using-namespace): the message types
+  grpc::ServerCompletionQueue* cq = cq_.get();
+  auto* svc = &plugin_service_;
+  UnaryCall<Empty, DevicePluginOptions>::Serve(
+      [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
+        svc->RequestGetDevicePluginOptions(ctx, req, writer, q, q, tag);
+      },
+      &DevicePluginHandlers::GetDevicePluginOptions, cq);
+  UnaryCall<PreferredAllocationRequest, PreferredAllocationResponse>::Serve(
+      [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
+        svc->RequestGetPreferredAllocation(ctx, req, writer, q, q, tag);
+      },
+      &DevicePluginHandlers::GetPreferredAllocation, cq);
+  UnaryCall<AllocateRequest, AllocateResponse>::Serve(
+      [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
+        svc->RequestAllocate(ctx, req, writer, q, q, tag);
+      },
+      [this](const AllocateRequest& req, AllocateResponse* resp) {
+        return plugin_.Allocate(req, resp);
+      },
+      cq);
+  UnaryCall<PreStartContainerRequest, PreStartContainerResponse>::Serve(
+      [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
+        svc->RequestPreStartContainer(ctx, req, writer, q, q, tag);
+      },
+      &DevicePluginHandlers::PreStartContainer, cq);
+  SnapshotStream::Serve(&hub_, svc, cq);
+  if (!watcher_service_) return;
+  auto* reg = watcher_service_.get();
+  const WatcherHandlers* watcher = watcher_.get();
+  UnaryCall<pluginregistration::InfoRequest, pluginregistration::PluginInfo>::Serve(
+      [reg](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
+        reg->RequestGetInfo(ctx, req, writer, q, q, tag);
+      },
+      [watcher](const auto& req, auto* resp) { return watcher->GetInfo(req, resp); }, cq);
+  UnaryCall<pluginregistration::RegistrationStatus,
+            pluginregistration::RegistrationStatusResponse>::
+      Serve([reg](auto* ctx, auto* req, auto* writer, auto* q,
+                  void* tag) { reg->RequestNotifyRegistrationStatus(ctx, req, writer, q, q, tag); },
+            [watcher](const auto& req, auto* resp) {
+              return watcher->NotifyRegistrationStatus(req, resp);
+            },
+            cq);
+}
+
 ResourceServer::~ResourceServer() {
   if (server_) {
     hub_.EndAllStreams();
     // Streams were asked to finish; the deadline only bounds a kubelet that stopped reading.
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-    server_->Wait();
   }
+  if (cq_) {
+    cq_->Shutdown();
+    if (cq_thread_) {
+      cq_thread_.reset();  // joins once every call's last tag was delivered
+    } else {
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq_->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
+    }
+  }
+  server_.reset();
+  cq_.reset();
   // Only our own file: a newer server may have published at the same path already.
   struct stat st {};
   if (inode_ != 0 && ::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == inode_) {

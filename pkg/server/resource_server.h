@@ -5,9 +5,12 @@
 // The socket is published atomically: bound and listening under a hidden name (".<file>",
 // which the kubelet's plugin watcher ignores), then rename()d into place. A client that
 // reacts to the file's appearance never meets ECONNREFUSED (and gRPC's 1 s back-off).
-// Created and destroyed on the event-loop thread; Publish() is called there too.
+// Served with gRPC's completion-queue API on one thread per server that blocks while idle
+// (see cq_call.h). Created and destroyed on the event-loop thread; Publish() is called
+// there too.
 #pragma once
 
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/server.h>
 #include <sys/types.h>
 
@@ -26,9 +29,9 @@ struct ResourceServerOptions {
   std::string socket_path;  // absolute
   // Also serve pluginregistration.Registration (watcher and auto modes).
   bool serve_watcher_registration = false;
-  StreamHub::StreamEndFn on_stream_end;       // gRPC thread
-  StreamHub::StreamOpenFn on_stream_open;     // gRPC thread
-  WatcherRegistrationService::Hooks watcher;  // gRPC thread
+  StreamHub::StreamEndFn on_stream_end;    // gRPC thread
+  StreamHub::StreamOpenFn on_stream_open;  // gRPC thread
+  WatcherHandlers::Hooks watcher;          // gRPC thread
 };
 
 class ResourceServer {
@@ -52,12 +55,17 @@ class ResourceServer {
 
  private:
   ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial);
+  void ServeCalls();  // puts one call of every method in wait
 
   const ResourceServerOptions options_;
   StreamHub hub_;
-  DevicePluginService plugin_;
-  std::unique_ptr<WatcherRegistrationService> watcher_;
+  DevicePluginHandlers plugin_;
+  std::unique_ptr<WatcherHandlers> watcher_;
+  v1beta1::DevicePlugin::AsyncService plugin_service_;
+  std::unique_ptr<pluginregistration::Registration::AsyncService> watcher_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  std::unique_ptr<CqThread> cq_thread_;
   ino_t inode_ = 0;  // of the published socket file
 };
 

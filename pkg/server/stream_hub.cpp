@@ -4,11 +4,35 @@
 
 namespace rdmadp::server {
 
-SnapshotStream::SnapshotStream(StreamHub* hub, uint64_t id) : hub_(hub), id_(id) {}
+SnapshotStream::SnapshotStream(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+                               grpc::ServerCompletionQueue* cq)
+    : hub_(hub), service_(service), cq_(cq), writer_(&ctx_) {
+  accepted_.on = [this](bool ok) { OnAccepted(ok); };
+  op_done_.on = [this](bool ok) { OnOpDone(ok); };
+  call_done_.on = [this](bool /*ok*/) { OnCallDone(); };
+}
+
+void SnapshotStream::Serve(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+                           grpc::ServerCompletionQueue* cq) {
+  std::shared_ptr<SnapshotStream> s(new SnapshotStream(hub, service, cq));
+  s->self_ = s;
+  // Reports the end of the call however it ends, the peer going away included.
+  s->ctx_.AsyncNotifyWhenDone(&s->call_done_);
+  service->RequestListAndWatch(&s->ctx_, &s->request_, &s->writer_, cq, cq, &s->accepted_);
+}
+
+void SnapshotStream::OnAccepted(bool ok) {
+  if (!ok) {        // the server is shutting down; an unmatched call never reports its end
+    self_.reset();  // may destroy this object: nothing after this line
+    return;
+  }
+  Serve(hub_, service_, cq_);
+  hub_->Opened(shared_from_this());
+}
 
 void SnapshotStream::Offer(pool::SnapshotPtr snapshot) {
   std::unique_lock lock(mu_);
-  if (ending_) return;
+  if (ending_ || call_done_seen_) return;
   pending_ = std::move(snapshot);
   Pump(lock);
 }
@@ -20,10 +44,10 @@ void SnapshotStream::End() {
   Pump(lock);
 }
 
-void SnapshotStream::OnWriteDone(bool ok) {
+void SnapshotStream::OnOpDone(bool ok) {
   std::unique_lock lock(mu_);
-  in_flight_.reset();
-  if (!ok) {
+  op_in_flight_ = false;
+  if (!ok && !finish_started_) {
     failed_ = true;
     ending_ = true;
     pending_.reset();
@@ -31,29 +55,42 @@ void SnapshotStream::OnWriteDone(bool ok) {
   Pump(lock);
 }
 
-void SnapshotStream::OnCancel() { End(); }
-
-void SnapshotStream::OnDone() {
+void SnapshotStream::OnCallDone() {
   hub_->Closed(this);
-  self_.reset();  // may destroy this object: nothing after this line
+  std::unique_lock lock(mu_);
+  call_done_seen_ = true;
+  pending_.reset();
+  Pump(lock);
 }
 
 void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
-  if (in_flight_ || finished_) return;
-  if (pending_) {
-    in_flight_ = std::move(pending_);
-    const auto* message = &in_flight_->list_response();
-    lock.unlock();
-    StartWrite(message);
-    return;
+  if (!op_in_flight_ && !finish_started_ && !call_done_seen_) {
+    if (pending_) {
+      const pool::SnapshotPtr next = std::move(pending_);
+      op_in_flight_ = true;
+      lock.unlock();
+      writer_.Write(next->list_response(), &op_done_);  // serialised before it returns
+      return;
+    }
+    if (ending_) {
+      finish_started_ = true;
+      op_in_flight_ = true;
+      const bool failed = failed_;
+      lock.unlock();
+      writer_.Finish(failed ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream write failed")
+                            : grpc::Status::OK,
+                     &op_done_);
+      return;
+    }
   }
-  if (ending_) {
-    finished_ = true;
-    const bool failed = failed_;
-    lock.unlock();
-    Finish(failed ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream write failed")
-                  : grpc::Status::OK);
-  }
+  MaybeRelease(lock);
+}
+
+void SnapshotStream::MaybeRelease(std::unique_lock<std::mutex>& lock) {
+  if (!call_done_seen_ || op_in_flight_) return;
+  std::shared_ptr<SnapshotStream> self = std::move(self_);
+  lock.unlock();
+  // `self` may hold the last reference: this object may be gone when it goes out of scope.
 }
 
 StreamHub::StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end, StreamOpenFn on_open)
@@ -77,22 +114,19 @@ bool StreamHub::Publish(const pool::SnapshotPtr& next) {
   return true;
 }
 
-SnapshotStream* StreamHub::OpenStream() {
+void StreamHub::Opened(const std::shared_ptr<SnapshotStream>& stream) {
   std::lock_guard lock(mu_);
-  auto stream = std::make_shared<SnapshotStream>(this, next_id_++);
-  stream->self_ = stream;
-  // Safe under the lock: the reactor is not bound to its call yet (we are inside the
-  // ListAndWatch handler), so gRPC only queues these operations and runs no reaction.
-  // Offering here also orders the first list before any concurrent Publish().
+  stream->id_ = next_id_++;
   if (ending_) {
     stream->End();
-  } else {
-    streams_.push_back(stream);
-    stream->Offer(current_);  // the full list first, on every stream
-    // Under the lock, so the open is reported before Closed() can report the end.
-    if (on_open_) on_open_(stream->id());
+    return;
   }
-  return stream.get();
+  streams_.push_back(stream);
+  // Under the lock: the full list goes first on every stream, before any concurrent
+  // Publish(); and the open is reported before Closed() can report the end. Starting a
+  // write here never blocks, and its completion runs on this same thread, later.
+  stream->Offer(current_);
+  if (on_open_) on_open_(stream->id());
 }
 
 void StreamHub::EndAllStreams() {
@@ -123,7 +157,7 @@ void StreamHub::Closed(SnapshotStream* stream) {
     std::lock_guard lock(mu_);
     auto it = std::find_if(streams_.begin(), streams_.end(),
                            [stream](const auto& s) { return s.get() == stream; });
-    if (it == streams_.end()) return;  // never registered (opened while ending)
+    if (it == streams_.end()) return;  // never taken in (opened while ending)
     streams_.erase(it);
     was_newest = id == next_id_ - 1;
     if (!ending_) on_end = on_end_;

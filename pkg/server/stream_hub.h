@@ -1,10 +1,13 @@
-// The live state one resource server shares between the event loop and gRPC threads:
+// The live state one resource server shares between the event loop and its gRPC thread:
 // the current pool snapshot and the open ListAndWatch streams.
-// Thread-safe. Publish() is called by the event loop; everything else by gRPC threads.
-// The lock guards only pointer swaps and the stream list, never I/O.
+// Thread-safe. Publish() is called by the event loop; streams open and end on the server's
+// completion-queue thread. The locks guard only pointer swaps and the stream list; gRPC
+// operations are started after unlocking, and never block.
 #pragma once
 
-#include <grpcpp/support/server_callback.h>
+#include <grpcpp/completion_queue.h>
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/async_stream.h>
 
 #include <cstdint>
 #include <functional>
@@ -12,7 +15,9 @@
 #include <mutex>
 #include <vector>
 
+#include "pkg/api/deviceplugin.grpc.pb.h"
 #include "pkg/pool/snapshot.h"
+#include "pkg/server/cq_call.h"
 
 namespace rdmadp::server {
 
@@ -20,44 +25,56 @@ class StreamHub;
 
 // One kubelet ListAndWatch stream. Sends the current snapshot first, then each newer one;
 // if several snapshots arrive while a write is in flight only the newest is sent, since
-// every message is a full list. Shared-owned: gRPC's reference is dropped in OnDone(), the
-// hub's when the stream closes, so the hub can call Offer()/End() without holding its lock.
-// Offer()/End() after the stream finished are no-ops.
-class SnapshotStream final : public grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>,
-                             public std::enable_shared_from_this<SnapshotStream> {
+// every message is a full list. Owned by itself while gRPC can still deliver one of its
+// tags, and by the hub while it is open; Offer()/End() after it finished are no-ops.
+class SnapshotStream final : public std::enable_shared_from_this<SnapshotStream> {
  public:
-  SnapshotStream(StreamHub* hub, uint64_t id);
+  // Puts one stream in wait for the next ListAndWatch call; each accepted call puts the
+  // next one in wait, until the server shuts down.
+  static void Serve(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+                    grpc::ServerCompletionQueue* cq);
+
   void Offer(pool::SnapshotPtr snapshot);
   void End();  // finish OK (server stopping)
-
   uint64_t id() const { return id_; }
 
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
-
  private:
-  // Decides the next gRPC operation under the lock; performs it after unlocking.
+  SnapshotStream(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+                 grpc::ServerCompletionQueue* cq);
+  void OnAccepted(bool ok);
+  void OnOpDone(bool ok);  // a Write or the Finish completed
+  void OnCallDone();       // the call is over: finished, cancelled or its peer gone
+  // Starts the next gRPC operation if none is in flight; unlocks first.
   void Pump(std::unique_lock<std::mutex>& lock);
+  // Drops the self-reference once no tag can be delivered any more. Called unlocked.
+  void MaybeRelease(std::unique_lock<std::mutex>& lock);
 
   friend class StreamHub;
   StreamHub* const hub_;
-  const uint64_t id_;
-  std::shared_ptr<SnapshotStream> self_;  // gRPC's reference, released in OnDone
+  v1beta1::DevicePlugin::AsyncService* const service_;
+  grpc::ServerCompletionQueue* const cq_;
+  uint64_t id_ = 0;  // set when the hub takes the stream in
+  grpc::ServerContext ctx_;
+  v1beta1::Empty request_;
+  grpc::ServerAsyncWriter<v1beta1::ListAndWatchResponse> writer_;
+  Tag accepted_, op_done_, call_done_;
+  std::shared_ptr<SnapshotStream> self_;  // while a tag may still come
+
   std::mutex mu_;
-  pool::SnapshotPtr in_flight_;
   pool::SnapshotPtr pending_;
-  bool ending_ = false;
-  bool finished_ = false;
+  bool op_in_flight_ = false;
+  bool ending_ = false;  // finish once the write in flight is done
+  bool finish_started_ = false;
   bool failed_ = false;
+  bool call_done_seen_ = false;
 };
 
 class StreamHub {
  public:
-  // Called on a gRPC thread when a stream ends: its id, and whether it was the newest stream
-  // (only the newest stream's end means the kubelet lost us).
+  // Called on the gRPC thread when a stream ends: its id, and whether it was the newest
+  // stream (only the newest stream's end means the kubelet lost us).
   using StreamEndFn = std::function<void(uint64_t id, bool was_newest)>;
-  // Called on a gRPC thread when a stream opens, before its end can be reported.
+  // Called on the gRPC thread when a stream opens, before its end can be reported.
   using StreamOpenFn = std::function<void(uint64_t id)>;
 
   explicit StreamHub(pool::SnapshotPtr initial, StreamEndFn on_end = nullptr,
@@ -68,13 +85,13 @@ class StreamHub {
   // Returns whether it was pushed.
   bool Publish(const pool::SnapshotPtr& next);
 
-  SnapshotStream* OpenStream();
   void EndAllStreams();
   size_t open_streams() const;
   uint64_t streams_opened() const;
 
  private:
   friend class SnapshotStream;
+  void Opened(const std::shared_ptr<SnapshotStream>& stream);
   void Closed(SnapshotStream* stream);
 
   mutable std::mutex mu_;

@@ -1,0 +1,96 @@
+// The plumbing of gRPC's completion-queue (async) server API, kept apart from what the
+// handlers mean. Why this API: the callback API of gRPC 1.51 runs "nexting" threads that
+// wake ~4 times a second while the plugin is idle; a thread blocked in
+// ServerCompletionQueue::Next() without a deadline does not wake at all.
+//
+// Every operation started on the queue carries a Tag; the queue's thread calls the tag's
+// function with the operation's outcome. A Tag is owned by the call object it belongs to,
+// and that object frees itself once none of its tags can be delivered any more.
+//
+// Threads: CqThread drains one queue on its own thread; every tag function runs there.
+#pragma once
+
+#include <grpcpp/completion_queue.h>
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/async_unary_call.h>
+
+#include <functional>
+#include <memory>
+#include <thread>
+
+namespace rdmadp::server {
+
+struct Tag {
+  std::function<void(bool ok)> on;
+};
+
+// Drains `cq` on a thread of its own until the queue is shut down and empty.
+class CqThread {
+ public:
+  explicit CqThread(grpc::ServerCompletionQueue* cq)
+      : thread_([cq] {
+          void* tag = nullptr;
+          bool ok = false;
+          while (cq->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
+        }) {}
+  ~CqThread() { thread_.join(); }  // after the server and the queue were shut down
+  CqThread(const CqThread&) = delete;
+  CqThread& operator=(const CqThread&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
+// One unary RPC method: keeps exactly one call waiting for the next request; each accepted
+// call is answered by `handle` on the queue's thread (which must not block), then freed.
+template <class Request, class Response>
+class UnaryCall {
+ public:
+  using RequestFn =
+      std::function<void(grpc::ServerContext*, Request*, grpc::ServerAsyncResponseWriter<Response>*,
+                         grpc::ServerCompletionQueue*, void* tag)>;
+  using HandleFn = std::function<grpc::Status(const Request&, Response*)>;
+
+  // Starts serving the method until the server shuts down.
+  static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
+    new UnaryCall(std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
+  }
+
+ private:
+  struct Method {
+    RequestFn request;
+    HandleFn handle;
+    grpc::ServerCompletionQueue* cq;
+  };
+
+  explicit UnaryCall(std::shared_ptr<const Method> method)
+      : method_(std::move(method)), responder_(&ctx_) {
+    tag_.on = [this](bool ok) { Proceed(ok); };
+    method_->request(&ctx_, &request_, &responder_, method_->cq, &tag_);
+  }
+
+  void Proceed(bool ok) {
+    if (answered_ || !ok) {  // the answer went out, or the server is shutting down
+      delete this;
+      return;
+    }
+    new UnaryCall(method_);  // the next request finds a call waiting
+    answered_ = true;
+    const grpc::Status status = method_->handle(request_, &response_);
+    if (status.ok()) {
+      responder_.Finish(response_, status, &tag_);
+    } else {
+      responder_.FinishWithError(status, &tag_);
+    }
+  }
+
+  const std::shared_ptr<const Method> method_;
+  grpc::ServerContext ctx_;
+  Request request_;
+  Response response_;
+  grpc::ServerAsyncResponseWriter<Response> responder_;
+  Tag tag_;
+  bool answered_ = false;
+};
+
+}  // namespace rdmadp::server
