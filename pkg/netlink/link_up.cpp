@@ -1,13 +1,24 @@
 #include "pkg/netlink/link_up.h"
 
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <netlink/route/link.h>
+#include <netlink/msg.h>
+
+#include <optional>
 
 #include "pkg/netlink/nl_socket.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::netlink {
 namespace {
+
+// Plain rtnetlink messages through libnl-3's core: libnl-route would add a library (and
+// ~0.4 MiB resident) for two messages.
+struct NlMsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using NlMsg = std::unique_ptr<nl_msg, NlMsgDeleter>;
 
 absl::StatusOr<NlSocket> ConnectRoute(const std::string& ifname) {
   NlSocket sock(nl_socket_alloc());
@@ -19,12 +30,42 @@ absl::StatusOr<NlSocket> ConnectRoute(const std::string& ifname) {
   return sock;
 }
 
-absl::StatusOr<RtnlLink> GetLink(nl_sock* sock, const std::string& ifname) {
-  rtnl_link* raw = nullptr;
-  if (int rc = rtnl_link_get_kernel(sock, 0, ifname.c_str(), &raw); rc < 0) {
-    return absl::NotFoundError(Cat("link ", ifname, ": lookup failed: ", nl_geterror(rc)));
+// An RTM_* link message for `ifname`: ifinfomsg (flags under `change`) + IFLA_IFNAME.
+NlMsg LinkMessage(int type, const std::string& ifname, unsigned flags, unsigned change) {
+  NlMsg msg(nlmsg_alloc_simple(type, 0));
+  if (!msg) return msg;
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_flags = flags;
+  ifi.ifi_change = change;
+  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+      nla_put_string(msg.get(), IFLA_IFNAME, ifname.c_str()) < 0) {
+    msg.reset();
   }
-  return RtnlLink(raw);
+  return msg;
+}
+
+int CaptureFlags(nl_msg* msg, void* arg) {
+  const nlmsghdr* hdr = nlmsg_hdr(msg);
+  if (hdr->nlmsg_type == RTM_NEWLINK && nlmsg_datalen(hdr) >= static_cast<int>(sizeof(ifinfomsg))) {
+    *static_cast<std::optional<unsigned>*>(arg) =
+        static_cast<const ifinfomsg*>(nlmsg_data(hdr))->ifi_flags;
+  }
+  return NL_OK;
+}
+
+absl::StatusOr<unsigned> LinkFlags(nl_sock* sock, const std::string& ifname) {
+  NlMsg request = LinkMessage(RTM_GETLINK, ifname, 0, 0);
+  if (!request) return absl::ResourceExhaustedError("cannot allocate a netlink message");
+  std::optional<unsigned> flags;
+  nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, CaptureFlags, &flags);
+  int rc = nl_send_auto(sock, request.get());
+  if (rc >= 0) rc = nl_wait_for_ack(sock);  // the reply comes first, then the ack
+  if (rc < 0 || !flags) {
+    return absl::NotFoundError(Cat("link ", ifname, ": lookup failed: ",
+                                   rc < 0 ? nl_geterror(rc) : "no answer from the kernel"));
+  }
+  return *flags;
 }
 
 }  // namespace
@@ -32,16 +73,14 @@ absl::StatusOr<RtnlLink> GetLink(nl_sock* sock, const std::string& ifname) {
 absl::Status SetLinkAdminState(const std::string& ifname, bool up) {
   auto sock = ConnectRoute(ifname);
   if (!sock.ok()) return sock.status();
-  auto link = GetLink(sock->get(), ifname);
-  if (!link.ok()) return link.status();
-  if (((rtnl_link_get_flags(link->get()) & IFF_UP) != 0) == up) return absl::OkStatus();
-  RtnlLink change(rtnl_link_alloc());
-  if (up) {
-    rtnl_link_set_flags(change.get(), IFF_UP);
-  } else {
-    rtnl_link_unset_flags(change.get(), IFF_UP);
-  }
-  if (int rc = rtnl_link_change(sock->get(), link->get(), change.get(), 0); rc < 0) {
+  auto flags = LinkFlags(sock->get(), ifname);
+  if (!flags.ok()) return flags.status();
+  if (((*flags & IFF_UP) != 0) == up) return absl::OkStatus();
+  NlMsg change = LinkMessage(RTM_NEWLINK, ifname, up ? IFF_UP : 0, IFF_UP);
+  if (!change) return absl::ResourceExhaustedError("cannot allocate a netlink message");
+  int rc = nl_send_auto(sock->get(), change.get());
+  if (rc >= 0) rc = nl_wait_for_ack(sock->get());
+  if (rc < 0) {
     return absl::PermissionDeniedError(
         Cat("link ", ifname, ": setting it ", up ? "up" : "down", " failed: ", nl_geterror(rc)));
   }
@@ -51,9 +90,9 @@ absl::Status SetLinkAdminState(const std::string& ifname, bool up) {
 absl::StatusOr<bool> IsLinkUp(const std::string& ifname) {
   auto sock = ConnectRoute(ifname);
   if (!sock.ok()) return sock.status();
-  auto link = GetLink(sock->get(), ifname);
-  if (!link.ok()) return link.status();
-  return (rtnl_link_get_flags(link->get()) & IFF_UP) != 0;
+  auto flags = LinkFlags(sock->get(), ifname);
+  if (!flags.ok()) return flags.status();
+  return (*flags & IFF_UP) != 0;
 }
 
 }  // namespace rdmadp::netlink

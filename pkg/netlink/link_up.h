@@ -1,4 +1,4 @@
-// Sets network links administratively up through rtnetlink (libnl-route), as the Go
+// Sets network links administratively up through rtnetlink (libnl-3), as the Go
 // plugin does for every selected HCA's netdev at start. Blocking, short; event-loop thread.
 #pragma once
 
