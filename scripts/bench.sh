@@ -3,13 +3,14 @@
 # baseline measured in the same run; at the end all figures are printed as one table and
 # written to bench/results.json.
 #   BENCH_IDLE_SECONDS=60   idle-CPU measurement window (default 60)
+#   BENCH_SOAK_SECONDS=7200 also run the soak (hours; off by default): RSS slope, fds, threads
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null
 BUILD_DIR=${BUILD_DIR:-build-release}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
-  lifecycle_bench registration_bench lifecycle_e2e_test
+  lifecycle_bench registration_bench soak_bench lifecycle_e2e_test
 
 mkdir -p bench
 results=$(mktemp)
@@ -30,6 +31,10 @@ printf 'lifecycle e2e	failed runs of %s	%s			0	%s\n' "${BENCH_LIFECYCLE_RUNS:-20
   "$loop_failed" "$loop_verdict" >>"$results"
 echo "== Allocate latency and footprint (idle window ${BENCH_IDLE_SECONDS:-60} s)"
 "$BUILD_DIR/test/alloc_bench"
+if [ -n "${BENCH_SOAK_SECONDS:-}" ]; then
+  echo "== soak, ${BENCH_SOAK_SECONDS} s of mixed load"
+  "$BUILD_DIR/test/soak_bench" "$BENCH_SOAK_SECONDS"
+fi
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), \
 $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)"

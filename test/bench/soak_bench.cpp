@@ -1,0 +1,197 @@
+// A long soak of the real plugin (hours; not CI): a mixed load in cycles of ~5 s, each with
+// 200 Allocates from a fresh connection, a /metrics scrape and a port flap (periodic rescans
+// every second push it to the kubelet); every 6th cycle a kubelet restart, every 12th a
+// SIGHUP reload. It samples RSS, fds and threads once
+// per cycle, prints them per tenth of the run, and fits RSS after the warm-up (the first
+// fifth, at least 60 s) to a line: the slope, in MiB per hour, should be ~0.
+//
+//   soak_bench [SECONDS=7200]       (scripts/bench.sh runs it when BENCH_SOAK_SECONDS is set)
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "pkg/api/deviceplugin.grpc.pb.h"
+#include "test/bench/bench_common.h"
+#include "test/support/plugin_harness.h"
+
+using namespace rdmadp;
+using namespace rdmadp::bench;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr char kA[] = "rdma/hca_shared_devices_a";
+constexpr char kB[] = "rdma/hca_shared_devices_b";
+
+struct Sample {
+  double seconds = 0;
+  long rss_kib = 0;
+  size_t fds = 0;
+  long threads = 0;
+};
+
+Sample Take(pid_t pid, Clock::time_point start) {
+  Sample s;
+  s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto f = Figures(pid);
+  s.rss_kib = f.rss_kib;
+  s.threads = f.threads;
+  for ([[maybe_unused]] const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    ++s.fds;
+  }
+  return s;
+}
+
+// Least-squares slope of RSS over time, in MiB per hour.
+double SlopeMibPerHour(const std::vector<Sample>& samples) {
+  if (samples.size() < 2) return 0;
+  double mx = 0, my = 0;
+  for (const auto& s : samples) {
+    mx += s.seconds;
+    my += static_cast<double>(s.rss_kib);
+  }
+  mx /= static_cast<double>(samples.size());
+  my /= static_cast<double>(samples.size());
+  double num = 0, den = 0;
+  for (const auto& s : samples) {
+    num += (s.seconds - mx) * (static_cast<double>(s.rss_kib) - my);
+    den += (s.seconds - mx) * (s.seconds - mx);
+  }
+  return den == 0 ? 0 : num / den * 3600 / 1024;
+}
+
+// A plain GET on a new connection; true on a 200 answer.
+bool Scrape(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string req = "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      std::string answer;
+      char buf[4096];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) answer.append(buf, n);
+      ok = answer.rfind("HTTP/1.1 200 ", 0) == 0;
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+size_t Allocates(const std::string& socket, int calls) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto channel =
+      grpc::CreateCustomChannel("unix://" + socket, grpc::InsecureChannelCredentials(), args);
+  auto stub = v1beta1::DevicePlugin::NewStub(channel);
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("0");
+  size_t failures = 0;
+  for (int i = 0; i < calls; ++i) {
+    grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1beta1::AllocateResponse response;
+    if (!stub->Allocate(&ctx, request, &response).ok()) ++failures;
+  }
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int seconds = argc > 1 ? std::atoi(argv[1]) : 7200;
+  testing::PluginHarness h;
+  h.AddDemoHcas();
+  h.WriteConfig(testing::PluginHarness::DemoConfig(1));  // a rescan every second
+  if (!h.kubelet().Start().ok()) return 1;
+  h.StartPlugin({"--metrics-address=127.0.0.1:0"});
+  auto registered = [&](int n) {
+    return h.kubelet().WaitRegistered({kA, kB}, n, milliseconds(10000));
+  };
+  if (!registered(1)) {
+    std::fprintf(stderr, "plugin did not register\n%s", h.PluginLog().c_str());
+    return 1;
+  }
+  int port = 0;  // from the log line "metrics on http://127.0.0.1:PORT/metrics"
+  {
+    std::smatch m;
+    const std::string log = h.PluginLog();
+    if (std::regex_search(log, m, std::regex("metrics on http://127.0.0.1:([0-9]+)/metrics"))) {
+      port = std::stoi(m[1]);
+    }
+  }
+  const auto start = Clock::now();
+  const double warmup = std::max(60.0, seconds / 5.0);
+  std::vector<Sample> samples;
+  size_t failures = 0, scrape_failures = 0;
+  int restarts = 0, reloads = 0, cycles = 0, registrations = 1;
+  while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+    ++cycles;
+    const std::string socket = h.kubelet().State().resources.at(kA).endpoint;
+    failures += Allocates(socket, 200);
+    if (port != 0 && !Scrape(port)) ++scrape_failures;
+    // A port flaps: the next periodic rescan pushes a changed device list to the kubelet.
+    h.node().SetPortState("mlx5_0", 1, cycles % 2 == 0 ? "4: ACTIVE" : "1: DOWN");
+    if (cycles % 6 == 0) {
+      if (!h.kubelet().Restart().ok() || !registered(++registrations)) {
+        std::fprintf(stderr, "no re-registration after restart %d\n%s", restarts + 1,
+                     h.PluginLog().c_str());
+        return 1;
+      }
+      ++restarts;
+    }
+    if (cycles % 12 == 0) {
+      h.plugin().Signal(SIGHUP);
+      ++reloads;
+    }
+    samples.push_back(Take(h.plugin().pid(), start));
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // the load's pace
+  }
+
+  const std::string tag = "soak " + std::to_string(seconds) + " s";
+  for (int tenth = 1; tenth <= 10; ++tenth) {
+    const double until = seconds * tenth / 10.0;
+    const Sample* last = nullptr;
+    for (const auto& s : samples) {
+      if (s.seconds <= until) last = &s;
+    }
+    if (last == nullptr) continue;
+    Row(tag, "at " + std::to_string(tenth * 10) + "%: RSS / fds / threads", last->rss_kib / 1024.0,
+        "MiB", std::to_string(last->fds) + " fds, " + std::to_string(last->threads) + " threads",
+        "info", "info");
+  }
+  std::vector<Sample> after_warmup;
+  for (const auto& s : samples) {
+    if (s.seconds >= warmup) after_warmup.push_back(s);
+  }
+  const double slope = SlopeMibPerHour(after_warmup);
+  Row(tag, "RSS slope after warm-up", slope, "MiB/h", "0", "|slope| <= 0.1",
+      Verdict(std::abs(slope) <= 0.1));
+  if (!after_warmup.empty()) {
+    Row(tag, "fds after warm-up -> end", static_cast<double>(samples.back().fds), "",
+        std::to_string(after_warmup.front().fds) + " after warm-up", "no growth",
+        Verdict(samples.back().fds <= after_warmup.front().fds));
+  }
+  Row(tag, "load", cycles, "cycles",
+      std::to_string(cycles * 200) + " Allocates, " + std::to_string(restarts) +
+          " kubelet restarts, " + std::to_string(reloads) + " reloads",
+      "info", "info");
+  Row(tag, "failed Allocates / scrapes", static_cast<double>(failures + scrape_failures), "", "0",
+      "0", Verdict(failures + scrape_failures == 0));
+  h.plugin().Signal(SIGTERM);
+  h.plugin().WaitExit(milliseconds(2000));
+  return 0;
+}
