@@ -6,6 +6,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -67,7 +68,9 @@ absl::StatusOr<NetnsMode> DecodeSysGetReply(std::span<const uint8_t> bytes) {
       return absl::DataLossError("truncated netlink error message");
     }
     const auto* err = static_cast<const nlmsgerr*>(nlmsg_data(hdr));
-    const int code = -err->error;
+    // The kernel sends -errno; a hostile or corrupt reply may hold INT_MIN, whose negation
+    // overflows. Anything outside errno's range is reported as EPROTO.
+    const int code = err->error < 0 && err->error > -4096 ? -err->error : EPROTO;
     absl::Status status = absl::UnknownError(Cat("netlink error: ", std::strerror(code)));
     status.SetPayload(kErrnoPayload, absl::Cord(std::to_string(code)));
     return status;

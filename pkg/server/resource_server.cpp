@@ -70,6 +70,13 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   }
   rs->ServeCalls();
   rs->cq_thread_ = std::make_unique<CqThread>(rs->cq_.get());
+  // Only the kubelet (root) connects: owner-only, whatever the umask says (under umask 000
+  // the socket would be world-writable, and anyone on the node could allocate).
+  if (::chmod(hidden.c_str(), 0600) != 0) {
+    const int err = errno;
+    ::unlink(hidden.c_str());
+    return absl::UnavailableError(Cat("cannot set the mode of ", hidden, ": ", std::strerror(err)));
+  }
   // Listening already: the file appears under its real name only now.
   if (::rename(hidden.c_str(), rs->options_.socket_path.c_str()) != 0 ||
       ::lstat(rs->options_.socket_path.c_str(), &st) != 0) {

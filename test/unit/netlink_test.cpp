@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "pkg/netlink/kernel_events.h"
@@ -81,6 +82,15 @@ TEST(RdmaNetnsCodec, KernelErrorsKeepTheirErrno) {
   EXPECT_EQ(ErrnoOf(r.status()), EINVAL);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("Invalid argument"));
   EXPECT_EQ(ErrnoOf(DecodeSysGetReply(ErrorReply(EPERM)).status()), EPERM);
+}
+
+// UBSan found `-err->error` overflowing for INT_MIN: an out-of-range code is EPROTO.
+TEST(RdmaNetnsCodec, OutOfRangeErrorCodesAreProtocolErrors) {
+  for (int raw : {INT_MIN, -5000, 7}) {
+    std::vector<uint8_t> reply = ErrorReply(0);
+    reinterpret_cast<nlmsgerr*>(NLMSG_DATA(reinterpret_cast<nlmsghdr*>(reply.data())))->error = raw;
+    EXPECT_EQ(ErrnoOf(DecodeSysGetReply(reply).status()), EPROTO) << raw;
+  }
 }
 
 TEST(RdmaNetnsCodec, RejectsMalformedReplies) {

@@ -227,6 +227,15 @@ TEST_F(ServerTest, TheSocketAcceptsTheMomentItAppears) {
   }
 }
 
+TEST_F(ServerTest, TheSocketIsOwnerOnlyWhateverTheUmask) {
+  const mode_t old_mask = ::umask(0);
+  StartServer(Snapshot(1));
+  ::umask(old_mask);
+  struct stat st {};
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
 TEST_F(ServerTest, AnOldServerNeverRemovesANewerSocketAtItsPath) {
   StartServer(Snapshot(1));
   std::unique_ptr<ResourceServer> old = std::move(server);
