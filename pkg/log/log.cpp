@@ -66,7 +66,19 @@ void Write(Level level, std::string_view message) {
     line += ' ';
     line += LevelName(level);
     line += ": ";
-    line += message;
+    // Messages may quote outside text. A line break starts an indented continuation, so no
+    // message can fake a log line of its own; other control characters are escaped.
+    for (const char c : message) {
+      if (c == '\n') {
+        line += "\n  ";
+      } else if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(c));
+        line += buf;
+      } else {
+        line += c;
+      }
+    }
     line += '\n';
   }
   // One write per line keeps lines whole even with concurrent writers.

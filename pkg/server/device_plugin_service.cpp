@@ -2,6 +2,7 @@
 
 #include "pkg/log/log.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/json.h"
 
 namespace rdmadp::server {
 
@@ -33,12 +34,16 @@ grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& requ
     for (const auto& id : container.devices_ids()) {
       if (!snap->HasDeviceId(id)) {
         const std::string message =
-            Cat("unknown device ID \"", id, "\" for ", snap->resource().FullName(),
+            Cat("unknown device ID ", QuotedExcerpt(id), " for ", snap->resource().FullName(),
                 snap->advertised().slots == 0
                     ? std::string(": the pool has no devices")
                     : Cat(": advertised IDs are 0..", snap->advertised().slots - 1));
         rejections_.fetch_add(1, std::memory_order_relaxed);
-        log::Warn(Cat("Allocate rejected: ", message));
+        if (const uint64_t suppressed = rejection_log_.Admit(); suppressed != log::kRateLimited) {
+          log::Warn(Cat("Allocate rejected: ", message,
+                        suppressed > 0 ? Cat(" (", suppressed, " more rejection(s) not logged)")
+                                       : std::string()));
+        }
         return {grpc::StatusCode::INVALID_ARGUMENT, message};
       }
     }

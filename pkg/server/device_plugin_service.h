@@ -10,6 +10,7 @@
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "pkg/api/pluginregistration.grpc.pb.h"
+#include "pkg/log/rate_limit.h"
 #include "pkg/server/stream_hub.h"
 
 namespace rdmadp::server {
@@ -34,6 +35,7 @@ class DevicePluginHandlers {
   const StreamHub* const hub_;
   std::atomic<uint64_t> allocations_{0};
   std::atomic<uint64_t> rejections_{0};
+  log::RateLimit rejection_log_;  // a misbehaving client must not flood the log
 };
 
 // Watcher mode: the kubelet's plugin watcher asks who we are, then tells us the outcome.

@@ -191,6 +191,36 @@ TEST_F(MetricsE2E, HostileClientsCostNeitherMemoryNorFdsNorProbes) {
   for (int fd : fds) ::close(fd);
 }
 
+// Device IDs come from whoever can reach the socket. A newline must not forge a log line, a
+// 3 MB ID must be INVALID_ARGUMENT with a short message (not a 3 MB status the transport
+// refuses), and 5,000 bad requests must not make 5,000 log lines; the counter sees all.
+TEST_F(MetricsE2E, HostileAllocateIdsNeitherForgeLogLinesNorFloodTheLog) {
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  ASSERT_TRUE(Registered(1));
+  const std::string forged = "1\n2030-01-01T00:00:00.000Z error: forged line";
+  auto r = h.kubelet().Allocate(kA, {forged});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  auto big = h.kubelet().Allocate(kA, {std::string(3 << 20, 'x')});
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kInvalidArgument) << big.status();
+  EXPECT_THAT(std::string(big.status().message()), HasSubstr("... (3145728 bytes)"));
+  EXPECT_LT(big.status().message().size(), 300u);
+  for (int i = 0; i < 5000; ++i) ASSERT_FALSE(h.kubelet().Allocate(kA, {"999999"}).ok());
+  EXPECT_EQ(
+      Sample("rdma_shared_dp_allocate_rejections_total{resource=\"rdma/hca_shared_devices_a\"}"),
+      5002);
+  const std::string log = h.PluginLog();
+  EXPECT_EQ(log.find("\n2030-01-01T00:00:00.000Z error: forged line"), std::string::npos);
+  EXPECT_THAT(log,
+              HasSubstr("unknown device ID \"1\\n2030-01-01T00:00:00.000Z error: forged line\""));
+  size_t lines = 0;
+  for (size_t pos = 0; (pos = log.find("Allocate rejected:", pos)) != std::string::npos; ++pos) {
+    ++lines;
+  }
+  EXPECT_LE(lines, 5u * 2) << "at most 5 lines per 10 s window (the run may span two)";
+}
+
 // `:PORT` listens on both stacks: probes reach it on IPv4-only and IPv6-primary nodes alike.
 TEST(MetricsFlag, ColonPortIsDualStack) {
   PluginHarness h;

@@ -7,8 +7,8 @@
 #include "pkg/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto loaded = rdmadp::config::ParseConfig(
-      std::string_view(reinterpret_cast<const char*>(data), size));
+  auto loaded =
+      rdmadp::config::ParseConfig(std::string_view(reinterpret_cast<const char*>(data), size));
   if (loaded.ok()) {
     for (const auto& skipped : loaded->skipped) {
       for (const auto& problem : skipped.problems) (void)rdmadp::config::EntryOf(problem);

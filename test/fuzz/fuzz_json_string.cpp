@@ -14,6 +14,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 1; i + 1 < out.size(); ++i) {
     const auto c = static_cast<unsigned char>(out[i]);
     if (c < 0x20) __builtin_trap();  // control characters must be escaped
+    const size_t n = rdmadp::Utf8SequenceLength(std::string_view(out).substr(i));
+    if (n == 0) __builtin_trap();  // invalid UTF-8 must have become U+FFFD
+    if (n > 1) {
+      i += n - 1;
+      continue;
+    }
     if (c == '\\') {
       ++i;  // the escaped character
     } else if (c == '"') {

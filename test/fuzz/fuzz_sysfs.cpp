@@ -11,13 +11,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   using namespace rdmadp::sysfs;
   switch (data[0] % 8) {
-    case 0: (void)ParsePciId(text); break;
-    case 1: (void)ParsePciClass(text); break;
-    case 2: (void)ParseNumaNode(text); break;
-    case 3: (void)ParsePortState(text); break;
-    case 4: (void)ParseArphrd(text); break;
-    case 5: (void)ParsePciUevent(text); break;
-    case 6: (void)ClassifyCharDev(text); break;
+    case 0:
+      (void)ParsePciId(text);
+      break;
+    case 1:
+      (void)ParsePciClass(text);
+      break;
+    case 2:
+      (void)ParseNumaNode(text);
+      break;
+    case 3:
+      (void)ParsePortState(text);
+      break;
+    case 4:
+      (void)ParseArphrd(text);
+      break;
+    case 5:
+      (void)ParsePciUevent(text);
+      break;
+    case 6:
+      (void)ClassifyCharDev(text);
+      break;
     default: {
       const size_t half = text.size() / 2;
       const bool ab = CharDevLess(text.substr(0, half), text.substr(half));

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The adversarial checks that do not fit CI's time budget (scripts/test.sh is CI):
+#   1. the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   2. the whole test suite built with ThreadSanitizer (gRPC itself is not instrumented:
+#      test/tsan.supp names each suppression and why);
+#   3. every libFuzzer target (clang) for FUZZ_SECONDS each, from its seed corpus, printing
+#      executions and crashes. A crash input is written to build-fuzz/crashes/<target>/: keep
+#      it in test/fuzz/corpus/<target>/, where every build replays it as a test.
+# Usage: scripts/harden.sh [asan] [tsan] [fuzz]   (default: all three)
+#   FUZZ_SECONDS=60  time per fuzz target     JOBS=2  build parallelism
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh >/dev/null
+command -v clang++ >/dev/null || { sudo=$( [ "$(id -u)" -eq 0 ] || echo sudo ); $sudo apt-get install -y clang; }
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz)
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=${JOBS:-2}
+status=0
+
+suite() {  # suite <dir> <sanitizers> [ctest args...]
+  local dir=$1 san=$2
+  shift 2
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" >/dev/null
+  cmake --build "$dir" -j"$JOBS"
+  (cd "$dir" && ctest --output-on-failure -j"$JOBS" "$@") || status=1
+}
+
+for step in "${steps[@]}"; do
+  case $step in
+    asan)
+      echo "== ASan + UBSan: the whole suite"
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        suite build-asan address,undefined
+      ;;
+    tsan)
+      echo "== TSan: the whole suite"
+      TSAN_OPTIONS="suppressions=$PWD/test/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+        suite build-tsan thread
+      ;;
+    fuzz)
+      echo "== libFuzzer: ${FUZZ_SECONDS} s per target"
+      CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DRDMADP_FUZZ=ON -DRDMADP_SANITIZE=address,undefined >/dev/null
+      targets=$(cd test/fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')
+      # shellcheck disable=SC2086
+      cmake --build build-fuzz -j"$JOBS" --target $targets
+      for t in $targets; do
+        name=${t#fuzz_}
+        work=build-fuzz/corpus-work/$name crashes=build-fuzz/crashes/$name
+        mkdir -p "$work" "$crashes"
+        cp -n test/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null || true
+        log=build-fuzz/$t.log
+        if build-fuzz/test/fuzz/"$t" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+            -artifact_prefix="$crashes/" -rss_limit_mb=2048 "$work" >"$log" 2>&1; then
+          verdict=ok
+        else
+          verdict=CRASH
+          status=1
+        fi
+        execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+        printf '%-24s %12s executions  %s crash input(s)  %s\n' "$t" "${execs:-?}" \
+          "$(find "$crashes" -type f | wc -l)" "$verdict"
+      done
+      ;;
+    *) echo "unknown step $step (asan, tsan, fuzz)" >&2; exit 2 ;;
+  esac
+done
+exit $status
