@@ -189,6 +189,16 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
       }
     }
   }
+  // sysfs lists what the kernel registered; a pod gets what exists under --dev-root. A node
+  // the container cannot see (a /dev not mounted from the host, udev not done yet) is never
+  // handed out: Allocate would name a device the runtime cannot create.
+  const std::string dev_dir = rdma_cm_path.substr(0, rdma_cm_path.rfind('/'));
+  std::string first_missing;
+  std::erase_if(fn.char_devices, [&](const std::string& name) {
+    if (io.Exists(Cat(dev_dir, "/", name))) return false;
+    if (first_missing.empty()) first_missing = Cat(dev_dir, "/", name);
+    return true;
+  });
   std::sort(fn.char_devices.begin(), fn.char_devices.end(),
             [](const std::string& a, const std::string& b) { return CharDevLess(a, b); });
   auto has = [&](CharDevKind kind) {
@@ -198,9 +208,13 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
   if (fn.rdma_devices.empty()) {
     fn.not_rdma_reason = "no RDMA device (no infiniband/ directory)";
   } else if (!has(CharDevKind::kUverbs)) {
-    fn.not_rdma_reason = "no uverbs char device (is ib_uverbs loaded?)";
+    fn.not_rdma_reason = first_missing.empty()
+                             ? "no uverbs char device (is ib_uverbs loaded?)"
+                             : Cat(first_missing, " is missing (mount the host's /dev)");
   } else if (!has(CharDevKind::kUmad)) {
-    fn.not_rdma_reason = "no umad char device (is ib_umad loaded?)";
+    fn.not_rdma_reason = first_missing.empty()
+                             ? "no umad char device (is ib_umad loaded?)"
+                             : Cat(first_missing, " is missing (mount the host's /dev)");
   } else if (!rdma_cm_present) {
     fn.not_rdma_reason = Cat(rdma_cm_path, " is missing (load rdma_ucm; mount the host's /dev)");
   } else {

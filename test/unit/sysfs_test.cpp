@@ -129,6 +129,22 @@ TEST_F(ScannerTest, CharDevicesVanishAndReturn) {
   EXPECT_TRUE(scanner.Scan().functions[0].rdma_capable);
 }
 
+// Issue 11 item 11: sysfs lists issm0/umad0/uverbs0, but /dev (under --dev-root) lacks a
+// node: it is never handed out, and without its uverbs node the HCA is not usable at all.
+TEST_F(ScannerTest, CharDevicesMissingUnderTheDevRootAreNotHandedOut) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  node.Add(FakeNode::ConnectX(1, 0, true));
+  std::filesystem::remove(node.dev_root() + "/infiniband/issm0");
+  std::filesystem::remove(node.dev_root() + "/infiniband/uverbs1");
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);
+  EXPECT_TRUE(inv.functions[0].rdma_capable);
+  EXPECT_THAT(inv.functions[0].char_devices, ElementsAre("umad0", "uverbs0"));
+  EXPECT_FALSE(inv.functions[1].rdma_capable);
+  EXPECT_EQ(inv.functions[1].not_rdma_reason,
+            node.dev_root() + "/infiniband/uverbs1 is missing (mount the host's /dev)");
+}
+
 TEST_F(ScannerTest, PortStateAndUsablePorts) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   EXPECT_TRUE(HasUsablePort(scanner.Scan().functions[0]));
@@ -157,6 +173,8 @@ TEST_F(ScannerTest, CharDevicesFoundThroughClassDirsWhenTheDeviceLacksThem) {
     const std::string dir = node.sysfs_root() + "/class/" + entry;
     std::filesystem::create_directories(dir);
     std::ofstream(dir + "/ibdev") << "mlx5_0\n";
+    std::ofstream(node.dev_root() + "/infiniband/" +
+                  std::filesystem::path(entry).filename().string());
   }
   NodeInventory inv = scanner.Scan();
   ASSERT_EQ(inv.functions.size(), 1u);
