@@ -272,7 +272,7 @@ void Manager::Rescan(std::string_view reason) {
   for (auto& [name, res] : resources_) {
     res->snapshot = BuildSnapshot(*res, inventory);
     SyncCdiSpec(*res);  // before publishing, so Allocate never names a device the spec lacks
-    if (res->server && res->server->Publish(res->snapshot)) {
+    if (res->server && res->server->Publish(Served(*res))) {
       log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
     }
   }

@@ -75,6 +75,9 @@ class Manager {
   void ReportProblem(log::Level level, std::string_view error_class, const std::string& message);
   // Starts the metrics endpoint; a busy port is retried with back-off, never fatal.
   void StartMetrics();
+  // What the kubelet is shown: the pool, or all of it Unhealthy while its CDI spec is not
+  // on disk.
+  pool::SnapshotPtr Served(const Resource& res) const;
   metrics::View BuildView() const;
   // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
   std::optional<metrics::View> CollectFromLoop();

@@ -70,6 +70,9 @@ struct Manager::Resource {
   uint64_t rejections_before = 0;
   pool::CdiNaming cdi_naming;
   std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
+  // Why the spec for `snapshot` is not on disk ("" when it is): the kubelet is then shown
+  // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
+  std::string cdi_problem;
 };
 
 }  // namespace rdmadp::manager

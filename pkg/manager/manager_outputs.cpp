@@ -53,7 +53,8 @@ metrics::View Manager::BuildView() const {
     r.resource = res->config.FullName();
     r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
     r.slots = adv.slots;
-    r.healthy_slots = adv.healthy ? adv.slots : 0;
+    r.healthy_slots = adv.healthy && res->cdi_problem.empty() ? adv.slots : 0;
+    r.problem = res->cdi_problem;
     r.registered = res->fsm->registered();
     r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
     r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
@@ -87,6 +88,10 @@ std::optional<metrics::View> Manager::CollectFromLoop() {
   return box->view;
 }
 
+pool::SnapshotPtr Manager::Served(const Resource& res) const {
+  return res.cdi_problem.empty() ? res.snapshot : pool::PoolSnapshot::AllUnhealthy(res.snapshot);
+}
+
 void Manager::SyncCdiSpec(Resource& res) {
   if (!options_.use_cdi) return;
   if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
@@ -98,7 +103,7 @@ void Manager::SyncCdiSpec(Resource& res) {
       ReportProblem(log::Level::kError, "cdi",
                     Cat(res.config.FullName(), ": ", std::string(s.message()),
                         "; will retry at the next rescan"));
-      return;
+      return;  // an empty pool names no CDI device: nothing to mark
     }
     if (res.cdi_written) {
       log::Info(Cat(res.config.FullName(), ": pool is empty; CDI spec ", options_.cdi_spec_dir, "/",
@@ -109,12 +114,21 @@ void Manager::SyncCdiSpec(Resource& res) {
   }
   if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
       !s.ok()) {
-    // Keep serving; the next rescan tries again. Never end a stream over CDI I/O.
-    ReportProblem(log::Level::kError, "cdi",
-                  Cat(res.config.FullName(), ": ", std::string(s.message()),
-                      "; will retry at the next rescan"));
+    // Keep serving, but every slot Unhealthy until a rescan writes the spec: a pod admitted
+    // now would fail at container creation. Never end a stream over CDI I/O.
+    const bool first = res.cdi_problem.empty();
+    res.cdi_problem = Cat("its CDI spec could not be written: ", std::string(s.message()));
+    if (first) {
+      ReportProblem(log::Level::kError, "cdi",
+                    Cat(res.config.FullName(), ": ", std::string(s.message()),
+                        "; every slot is Unhealthy until a rescan writes it (free space in, or "
+                        "make writable, ",
+                        options_.cdi_spec_dir, ")"));
+    }
     return;
   }
+  if (!res.cdi_problem.empty()) log::Info(Cat(res.config.FullName(), ": CDI spec written again"));
+  res.cdi_problem.clear();
   res.cdi_written = res.snapshot->advertised();
   log::Info(Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file,
                 " written (", res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind,

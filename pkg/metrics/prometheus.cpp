@@ -135,6 +135,7 @@ std::string NotReadyReason(const View& v) {
                "the field)");
   }
   for (const auto& r : v.resources) {
+    if (!r.problem.empty()) return Cat(r.resource, ": ", r.problem);
     if (!r.registered) return Cat(r.resource, " is not registered with the kubelet");
     if (r.open_streams == 0) return Cat(r.resource, " has no ListAndWatch stream open");
   }

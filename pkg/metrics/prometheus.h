@@ -19,6 +19,7 @@ struct ResourceView {
   uint64_t allocate_rejections = 0;  // Allocate answered INVALID_ARGUMENT
   uint64_t registrations = 0;
   uint64_t registration_failures = 0;  // Register failed or rejected, Notify(false)
+  std::string problem;                 // why it must not be allocated from ("" if fine)
 };
 
 // Process figures in the standard `process_*` names (read from /proc by ReadProcess()).
@@ -65,7 +66,7 @@ struct View {
 std::string FormatPrometheus(const View& view);
 
 // Why the plugin is not ready ("" when ready): no config entry skipped, and every resource
-// registered with the kubelet, holding an open ListAndWatch stream.
+// without a problem, registered with the kubelet, holding an open ListAndWatch stream.
 std::string NotReadyReason(const View& view);
 
 }  // namespace rdmadp::metrics

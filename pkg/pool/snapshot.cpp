@@ -98,4 +98,15 @@ bool PoolSnapshot::HasDeviceId(std::string_view id) const {
   return value >= 0 && value < advertised_.slots;
 }
 
+std::shared_ptr<const PoolSnapshot> PoolSnapshot::AllUnhealthy(
+    const std::shared_ptr<const PoolSnapshot>& snapshot) {
+  if (!snapshot->advertised_.healthy) return snapshot;
+  std::shared_ptr<PoolSnapshot> copy(new PoolSnapshot(*snapshot));
+  copy->advertised_.healthy = false;
+  for (auto& device : *copy->list_response_.mutable_devices()) {
+    device.set_health(std::string(kUnhealthy));
+  }
+  return copy;
+}
+
 }  // namespace rdmadp::pool

@@ -51,6 +51,11 @@ class PoolSnapshot {
       const CdiNaming* cdi = nullptr,
       const std::shared_ptr<const PoolSnapshot>& previous = nullptr);
 
+  // A copy of `snapshot` whose slots are all Unhealthy, for a pool that must not be
+  // allocated from (its CDI spec could not be written): the kubelet admits no pod to it.
+  static std::shared_ptr<const PoolSnapshot> AllUnhealthy(
+      const std::shared_ptr<const PoolSnapshot>& snapshot);
+
   const config::ResourceConfig& resource() const { return resource_; }
   const std::vector<sysfs::PciFunction>& hcas() const { return hcas_; }
   const Advertised& advertised() const { return advertised_; }

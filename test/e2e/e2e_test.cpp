@@ -2,6 +2,7 @@
 // measured delays are printed so regressions are visible in the log.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -600,6 +601,44 @@ std::vector<std::string> SpecDeviceNames(const std::string& path) {
     names.push_back(spec["kind"].Scalar() + "=" + d["name"].Scalar());
   }
   return names;
+}
+
+// Issue 11 item 5: with the CDI directory full (a real tmpfs), Allocate would name devices
+// no runtime can resolve. The kubelet is shown every slot Unhealthy, so it admits no pod,
+// until a rescan writes the spec; then the pool is Healthy again by itself.
+TEST_F(E2E, AFullCdiDirectoryKeepsThePoolUnhealthyUntilTheSpecIsWritten) {
+  const std::string cdi = h.root() + "/cdi-full";
+  std::filesystem::create_directories(cdi);
+  if (::mount("tmpfs", cdi.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno);
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{cdi};
+  {
+    std::ofstream filler(cdi + "/filler");
+    const std::string block(4096, 'x');
+    for (int i = 0; i < 64 && filler; ++i) filler.write(block.data(), block.size()).flush();
+  }
+  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        const auto& r = s.resources.at(kA);
+        return r.stream_open && r.capacity == 1000 && r.allocatable == 0;
+      },
+      milliseconds(5000)))
+      << h.PluginLog();
+  const std::string spec_a = cdi + "/k8s-rdma-shared-dp_rdma_hca_shared_devices_a.json";
+  EXPECT_FALSE(std::filesystem::exists(spec_a));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("every slot is Unhealthy until a rescan writes it"));
+  std::filesystem::remove(cdi + "/filler");  // space again: the next 1 s rescan writes it
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).allocatable == 1000; }, milliseconds(5000)))
+      << h.PluginLog();
+  EXPECT_TRUE(std::filesystem::exists(spec_a));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("CDI spec written again"));
 }
 
 TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {

@@ -72,6 +72,9 @@ TEST(Readiness, NeedsRegistrationAndAStream) {
   EXPECT_EQ(NotReadyReason(v), "rdma/hca_a has no ListAndWatch stream open");
   v.resources[0].registered = false;
   EXPECT_EQ(NotReadyReason(v), "rdma/hca_a is not registered with the kubelet");
+  v.resources[0].problem = "its CDI spec could not be written: No space left on device";
+  EXPECT_EQ(NotReadyReason(v),
+            "rdma/hca_a: its CDI spec could not be written: No space left on device");
 }
 
 }  // namespace

@@ -104,6 +104,20 @@ TEST(Snapshot, HealthFollowsPorts) {
   EXPECT_TRUE(PoolSnapshot::Build(Resource(2), inv)->advertised().healthy);
 }
 
+TEST(Snapshot, AllUnhealthyCopiesWithEverySlotUnhealthy) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband")};
+  auto healthy = PoolSnapshot::Build(Resource(3), inv);
+  auto marked = PoolSnapshot::AllUnhealthy(healthy);
+  EXPECT_TRUE(healthy->advertised().healthy);  // the original is untouched
+  EXPECT_FALSE(marked->advertised().healthy);
+  ASSERT_EQ(marked->list_response().devices_size(), 3);
+  for (const auto& d : marked->list_response().devices()) EXPECT_EQ(d.health(), "Unhealthy");
+  EXPECT_EQ(marked->container_response().DebugString(),
+            healthy->container_response().DebugString());
+  EXPECT_EQ(PoolSnapshot::AllUnhealthy(marked), marked);  // already so: no copy
+}
+
 TEST(Snapshot, DeviceIdsAreExactDecimals) {
   sysfs::NodeInventory inv;
   inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband")};
