@@ -67,24 +67,28 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       break;
     case K::kStreamOpened:
       if (e.token != server_) break;
-      ++open_streams_;
-      if (e.stream > newest_stream_) {
-        newest_stream_ = e.stream;
-        newest_opened_at_ = f.now;
-      }
+      newest_stream_ = std::max(newest_stream_, e.stream);
+      // The kubelet opens one stream per registration: the first after it is the
+      // kubelet's. Any other client's stream (a monitoring tool) decides nothing.
+      if (e.stream <= stream_floor_ || kubelet_stream_ > stream_floor_) break;
+      kubelet_stream_ = e.stream;
+      kubelet_stream_open_ = true;
+      kubelet_opened_at_ = f.now;
       if (mode_ == Mode::kWatcher && phase_ == Phase::kStreamGrace) {
         phase_ = Phase::kPublished;
         Disarm(out);
       }
-      if (phase_ == Phase::kRegistered && awaiting_stream_ && e.stream > stream_floor_) {
+      if (phase_ == Phase::kRegistered && awaiting_stream_) {
         awaiting_stream_ = false;
         Disarm(out);
       }
       break;
     case K::kStreamEnded:
       if (e.token != server_) break;
-      if (open_streams_ > 0) --open_streams_;
-      if (e.stream == newest_stream_ && f.now - newest_opened_at_ >= kStableStream) retry_.Reset();
+      if (e.stream == kubelet_stream_) {
+        kubelet_stream_open_ = false;
+        if (f.now - kubelet_opened_at_ >= kStableStream) retry_.Reset();
+      }
       OnStreamEnded(e, f, out);
       break;
     case K::kGetInfo:
@@ -120,8 +124,9 @@ void RegistrationFsm::Serve(std::vector<Action>& out, bool keep_attempt) {
   served_once_ = true;
   server_ = tokens_->Next();
   awaiting_stream_ = false;
-  open_streams_ = 0;
   newest_stream_ = 0;
+  kubelet_stream_ = 0;
+  kubelet_stream_open_ = false;
   stream_floor_ = 0;
   out.push_back({.kind = Action::Kind::kServe, .token = server_});
 }
@@ -163,13 +168,13 @@ void RegistrationFsm::Disarm(std::vector<Action>& out) {
   out.push_back({.kind = Action::Kind::kDisarmTimer});
 }
 
-void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out) {
+void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out, bool stream_kept) {
   phase_ = Phase::kRegistered;
   ++registrations_;
   waiting_logged_ = false;
   Disarm(out);
   Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
-  awaiting_stream_ = !StreamSinceRegistration();
+  awaiting_stream_ = !stream_kept && !StreamSinceRegistration();
   if (awaiting_stream_) ArmTimer(kStreamWait, out);
 }
 
@@ -245,10 +250,11 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
       if (lost_while_registering_) LostStream(out);  // its stream is already gone
       return;
     case RegisterOutcome::kAlreadyConnected:
-      if (open_streams_ > 0) {
+      if (kubelet_stream_open_) {  // its stream predates this attempt, and stays ours
         registered_with_ = attempt_kubelet_;
         if (registered_with_ == announced_) announced_ = {};
-        Registered("the kubelet already holds our connection (" + e.detail + "); registered", out);
+        Registered("the kubelet already holds our connection (" + e.detail + "); registered", out,
+                   /*stream_kept=*/true);
         return;
       }
       break;
@@ -287,10 +293,11 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
 }
 
 void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out) {
-  if (!e.newest || e.stream <= stream_floor_) {
+  if (e.stream != kubelet_stream_ || e.stream <= stream_floor_) {
     Log(Action::Level::kDebug,
         resource_ + ": ListAndWatch stream " + std::to_string(e.stream) +
-            " ended; a newer registration or stream replaced it",
+            " ended; not the kubelet's current one (another client's, or replaced by a newer "
+            "registration)",
         out);
     return;
   }
@@ -349,8 +356,9 @@ void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Actio
     Registered("registered by the kubelet's plugin watcher", out);
     return;
   }
-  if (e.detail.find("already connected") != std::string::npos && open_streams_ > 0) {
-    Registered("the kubelet already holds our connection (" + e.detail + "); registered", out);
+  if (e.detail.find("already connected") != std::string::npos && kubelet_stream_open_) {
+    Registered("the kubelet already holds our connection (" + e.detail + "); registered", out,
+               /*stream_kept=*/true);
     return;
   }
   // The kubelet does not retry until the socket is re-created: re-create it, damped.

@@ -32,7 +32,7 @@
 // State × event, kubelet mode ("—" = ignored; Register = start an attempt against the
 // kubelet.sock of `facts`, or NoKubelet if it is missing; "retry" = RetryWait + damped timer).
 //
-//  state        | ServeDone ok | kubelet.sock new | RegisterDone          | newest StreamEnded | Timer      | OwnSocketDeleted
+//  state        | ServeDone ok | kubelet.sock new | RegisterDone          | kubelet stream end | Timer      | OwnSocketDeleted
 //  -------------+--------------+------------------+-----------------------+--------------------+------------+-----------------
 //  ServeBackoff | Register     | —                | —                     | —                  | Serve      | —
 //  NoKubelet    | Register     | Register (fresh) | —                     | —                  | Register   | Serve
@@ -47,7 +47,7 @@
 //
 // State × event, watcher mode:
 //
-//  state        | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)      | newest StreamEnded        | kubelet.sock new | Timer
+//  state        | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)      | kubelet stream end        | kubelet.sock new | Timer
 //  -------------+--------------+----------------------+--------------+--------------------+---------------------------+------------------+-----------
 //  ServeBackoff | Published    | —                    | —            | —                  | —                         | —                | Serve
 //  Published    | —            | —                    | Registered   | drop, ServeBackoff | StreamGrace + timer       | —                | —
@@ -138,7 +138,7 @@ struct Event {
     kOwnSocketDeleted,  //
     kRegisterDone,      // token (attempt), outcome, detail
     kStreamOpened,      // token (server), stream
-    kStreamEnded,       // token (server), stream, newest
+    kStreamEnded,       // token (server), stream, newest (informational)
     kGetInfo,           // token (server)
     kNotify,            // token (server), ok, detail
     kTimer,             // token (timer)
@@ -250,7 +250,8 @@ class RegistrationFsm {
   void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
   void ArmTimer(milliseconds delay, std::vector<Action>& out);
   void Disarm(std::vector<Action>& out);
-  void Registered(std::string_view how, std::vector<Action>& out);
+  // `stream_kept`: the kubelet kept the stream it opened before (already connected).
+  void Registered(std::string_view how, std::vector<Action>& out, bool stream_kept = false);
   void Log(Action::Level level, std::string message, std::vector<Action>& out);
 
   void OnServeDone(const Event& e, const Facts& f, std::vector<Action>& out);
@@ -260,7 +261,7 @@ class RegistrationFsm {
   void OnNotify(const Event& e, const Facts& f, std::vector<Action>& out);
   void LostStream(std::vector<Action>& out);  // kubelet mode: register again, damped
   bool StreamSinceRegistration() const {
-    return newest_stream_ > stream_floor_ && open_streams_ > 0;
+    return kubelet_stream_ > stream_floor_ && kubelet_stream_open_;
   }
   void OnTimer(const Facts& f, std::vector<Action>& out);
 
@@ -278,10 +279,14 @@ class RegistrationFsm {
   // "no listener" for it means the kubelet sits between bind() and listen(), not dead.
   SocketId announced_;
   // Streams of the current server incarnation (ids restart with every incarnation).
-  uint64_t open_streams_ = 0;
   uint64_t newest_stream_ = 0;
-  Clock::time_point newest_opened_at_{};
   uint64_t stream_floor_ = 0;  // streams up to this id predate our latest registration
+  // The kubelet's stream: the first opened after the latest registration. Only its end
+  // means the kubelet lost us; other clients' streams (any process may call ListAndWatch
+  // on our socket) change nothing.
+  uint64_t kubelet_stream_ = 0;
+  bool kubelet_stream_open_ = false;
+  Clock::time_point kubelet_opened_at_{};
   bool waiting_logged_ = false;
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
   bool lost_while_registering_ = false;

@@ -1,6 +1,7 @@
 // The real binary against the kubelet simulator on fake nodes. Timing bounds are generous;
 // measured delays are printed so regressions are visible in the log.
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pkg/api/deviceplugin.grpc.pb.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
 
@@ -318,6 +320,27 @@ TEST_F(E2E, LostStreamReRegistersButAReplacedStreamDoesNotLoop) {
   h.kubelet().CancelStream(kB);
   ASSERT_TRUE(WaitRegistered(kB, 2, milliseconds(2000)));
   EXPECT_EQ(Resource(kA).registrations, 2);
+}
+
+// Issue 11 item 6: another process holding a ListAndWatch stream on our socket (a
+// monitoring tool, a debugging grpcurl) must not hide the end of the kubelet's stream.
+TEST_F(E2E, AnotherListAndWatchClientDoesNotHideTheKubeletsStreamEnd) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  auto channel =
+      grpc::CreateChannel("unix://" + Resource(kA).endpoint, grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::DevicePlugin::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto reader = stub->ListAndWatch(&ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse first;
+  ASSERT_TRUE(reader->Read(&first));  // the other client's stream is open (and the newest)
+  EXPECT_EQ(first.devices_size(), 1000);
+  h.kubelet().CancelStream(kA);  // the kubelet's stream ends; the other stays
+  ASSERT_TRUE(WaitRegistered(kA, 2, milliseconds(2000))) << h.PluginLog();
+  ASSERT_TRUE(
+      h.kubelet().WaitFor([](const SimState& s) { return s.resources.at(kA).allocatable == 1000; },
+                          milliseconds(2000)));
+  ctx.TryCancel();
 }
 
 TEST_F(E2E, PluginStartedBeforeTheKubeletRegistersWhenItAppears) {

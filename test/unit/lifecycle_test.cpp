@@ -270,10 +270,42 @@ TEST(RegistrationFsm, StreamsOlderThanTheLatestRegistrationDoNotReRegister) {
   EXPECT_EQ(d.registers, 2);
   d.RegisterAnswers(RegisterOutcome::kOk);
   d.Do(Event::StreamOpened(d.server, 2));
-  d.Do(Event::StreamOpened(d.server, 3));
-  d.Do(Event::StreamEnded(d.server, 2, false));  // not the newest
   EXPECT_EQ(d.registers, 2);
   EXPECT_EQ(d.timer, 0u);
+}
+
+// Issue 11 item 6: any process can call ListAndWatch on our socket. The plugin used to take
+// the newest stream for the kubelet's, so while another client held one, the kubelet's
+// stream ending was ignored (capacity 5, allocatable 0 for as long as it stayed).
+TEST(RegistrationFsm, AnotherClientsStreamNeitherHidesNorFakesTheKubelets) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 1));  // the kubelet's
+  d.Do(Event::StreamOpened(d.server, 2));  // a monitoring tool's
+  d.Do(Event::StreamEnded(d.server, 2, true));
+  EXPECT_EQ(d.registers, 1) << "another client's stream ending changes nothing";
+  d.Do(Event::StreamOpened(d.server, 3));        // the tool again, and it stays
+  d.Do(Event::StreamEnded(d.server, 1, false));  // the kubelet went away
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.registers, 2);
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 4));  // the new kubelet's
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_FALSE(d.FireTimer()) << "its stream arrived: no watchdog";
+}
+
+// v1.37+: a Register for our own path while the kubelet holds our stream is "already
+// connected". That stream is the kubelet's and stays: registered, with no wait for another.
+TEST(RegistrationFsm, AlreadyConnectedKeepsTheStreamItHas) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.KubeletRestarts(kNewKubelet);  // a new kubelet.sock, but this kubelet kept us
+  d.RegisterAnswers(RegisterOutcome::kAlreadyConnected, "device plugin already connected: x");
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_FALSE(d.FireTimer()) << "no stream watchdog: the kept stream is the kubelet's";
+  EXPECT_EQ(d.registers, 2);
 }
 
 // The kubelet (v1.25+) opens our stream before it answers Register; another instance's exit
