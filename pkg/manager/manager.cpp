@@ -173,7 +173,7 @@ void Manager::InitialStart() {
                 auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
   WatchSocketDirs();
   CleanStaleSockets(SocketDir());
-  const sysfs::NodeInventory inventory = scanner_.Scan();
+  const sysfs::NodeInventory inventory = ScanNode();
   for (const auto& p : inventory.problems) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
@@ -224,6 +224,14 @@ void Manager::ApplyPeriodicInterval() {
   log::Info(Cat("periodic rescan every ", secs, " s"));
 }
 
+sysfs::NodeInventory Manager::ScanNode() {
+  sysfs::NodeInventory inventory = scanner_.Scan();
+  watched_links_.clear();
+  for (const auto& fn : inventory.functions)
+    watched_links_.insert(fn.netdevs.begin(), fn.netdevs.end());
+  return inventory;
+}
+
 pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
                                          const sysfs::NodeInventory& inventory) {
   return pool::PoolSnapshot::Build(res.config, inventory,
@@ -265,7 +273,7 @@ void Manager::StartResource(const config::ResourceConfig& rc,
 
 void Manager::Rescan(std::string_view reason) {
   const auto started = std::chrono::steady_clock::now();
-  const sysfs::NodeInventory inventory = scanner_.Scan();
+  const sysfs::NodeInventory inventory = ScanNode();
   for (const auto& p : inventory.problems) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
@@ -310,7 +318,7 @@ void Manager::Reload(std::string_view reason) {
     return;
   }
   log::Info(Cat("reload (", reason, "): applying the new config"));
-  const sysfs::NodeInventory inventory = scanner_.Scan();
+  const sysfs::NodeInventory inventory = ScanNode();
   std::set<std::string> wanted;
   for (const auto& rc : loaded->config.resources) {
     wanted.insert(rc.resource_name);

@@ -62,6 +62,8 @@ class Manager {
   void Rescan(std::string_view reason);
   void Reload(std::string_view reason);
   void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
+  // Scans sysfs and remembers which links matter for link events.
+  sysfs::NodeInventory ScanNode();
   pool::SnapshotPtr BuildSnapshot(const Resource& res, const sysfs::NodeInventory& inventory);
   // CDI mode: (re)writes the resource's spec if the pool changed since the last good write.
   void SyncCdiSpec(Resource& res);
@@ -135,6 +137,9 @@ class Manager {
   std::unique_ptr<Timer> event_debounce_;
   std::string pending_rescan_reason_;  // non-empty while a debounced rescan is armed
   std::unique_ptr<netlink::LinkEventSocket> link_events_;
+  // The netdevs of the PCI network functions of the latest scan: the only links whose
+  // events can change a pool (set by ScanNode()).
+  std::set<std::string> watched_links_;
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
   metrics::Counters counters_;  // loop thread

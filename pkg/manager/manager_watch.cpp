@@ -19,7 +19,14 @@ void Manager::OpenKernelEventSources() {
   if (auto links = netlink::LinkEventSocket::Open(); links.ok()) {
     link_events_ = std::make_unique<netlink::LinkEventSocket>(std::move(*links));
     loop_->Add(link_events_->fd(), [this] {
-      if (link_events_->Drain() > 0) RequestRescan("link event");
+      // Only links of PCI network functions can change a pool; CNI creates and deletes
+      // veth pairs by the hundred on a busy node, and each one used to cost a full scan.
+      for (const std::string& name : link_events_->Drain()) {
+        if (watched_links_.contains(name)) {
+          RequestRescan(Cat("link event ", name));
+          break;
+        }
+      }
     });
   } else {
     log::Warn(Cat(std::string(links.status().message()),

@@ -1,10 +1,12 @@
 #include "pkg/netlink/kernel_events.h"
 
+#include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -62,6 +64,8 @@ bool UeventTriggersRescan(const Uevent& e) {
                     e.subsystem == "infiniband_mad";
   const bool device = rdma || e.subsystem == "pci" || e.subsystem == "net";
   if (!device) return false;
+  // CNI's veth pairs, bridges, tunnels: no PCI function behind them, nothing to rescan for.
+  if (e.devpath.rfind("/devices/virtual/", 0) == 0) return false;
   if (e.action == "add" || e.action == "remove" || e.action == "bind" || e.action == "unbind" ||
       e.action == "move") {
     return true;
@@ -77,20 +81,54 @@ absl::StatusOr<LinkEventSocket> LinkEventSocket::Open() {
 
 int LinkEventSocket::fd() const { return nl_socket_get_fd(sock_.get()); }
 
-int LinkEventSocket::Drain() {
-  int links = 0;
+std::vector<std::string> ParseLinkNames(std::span<const uint8_t> bytes) {
+  std::vector<std::string> names;
+  const auto* p = bytes.data();
+  size_t left = bytes.size();
+  while (left >= sizeof(nlmsghdr)) {
+    nlmsghdr hdr;
+    std::memcpy(&hdr, p, sizeof(hdr));  // no alignment assumptions on foreign bytes
+    if (hdr.nlmsg_len < sizeof(nlmsghdr) || hdr.nlmsg_len > left) break;
+    if ((hdr.nlmsg_type == RTM_NEWLINK || hdr.nlmsg_type == RTM_DELLINK) &&
+        hdr.nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg))) {
+      std::string name;
+      size_t offset = NLMSG_LENGTH(sizeof(ifinfomsg));
+      offset = NLMSG_ALIGN(offset);
+      while (offset + sizeof(nlattr) <= hdr.nlmsg_len) {
+        nlattr attr;
+        std::memcpy(&attr, p + offset, sizeof(attr));
+        if (attr.nla_len < sizeof(nlattr) || offset + attr.nla_len > hdr.nlmsg_len) break;
+        if ((attr.nla_type & NLA_TYPE_MASK) == IFLA_IFNAME) {
+          const char* value = reinterpret_cast<const char*>(p + offset + NLA_HDRLEN);
+          const size_t value_len = attr.nla_len - NLA_HDRLEN;
+          name.assign(value, strnlen(value, value_len));
+          break;
+        }
+        offset += NLA_ALIGN(attr.nla_len);
+      }
+      names.push_back(std::move(name));
+    }
+    const size_t step = NLMSG_ALIGN(hdr.nlmsg_len);
+    if (step >= left) break;
+    p += step;
+    left -= step;
+  }
+  return names;
+}
+
+std::vector<std::string> LinkEventSocket::Drain() {
+  std::vector<std::string> names;
   while (true) {
     sockaddr_nl peer{};
     unsigned char* buf = nullptr;
     const int n = nl_recv(sock_.get(), &peer, &buf, nullptr);
     if (n <= 0) break;  // -NLE_AGAIN once drained
-    auto* hdr = reinterpret_cast<nlmsghdr*>(buf);
-    for (int len = n; nlmsg_ok(hdr, len); hdr = nlmsg_next(hdr, &len)) {
-      if (hdr->nlmsg_type == RTM_NEWLINK || hdr->nlmsg_type == RTM_DELLINK) ++links;
+    for (auto& name : ParseLinkNames(std::span<const uint8_t>(buf, static_cast<size_t>(n)))) {
+      names.push_back(std::move(name));
     }
     std::free(buf);
   }
-  return links;
+  return names;
 }
 
 absl::StatusOr<UeventSocket> UeventSocket::Open() {

@@ -3,6 +3,7 @@
 // net devices appearing, going, binding). Uevent parsing is pure.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,13 +27,18 @@ std::optional<Uevent> ParseUevent(std::span<const char> datagram);
 // Whether a uevent can change the RDMA inventory.
 bool UeventTriggersRescan(const Uevent& event);
 
+// The names of the links that rtnetlink messages in `bytes` (one datagram) add, remove or
+// change; "" for a link message without a name. Other messages are skipped. Pure.
+std::vector<std::string> ParseLinkNames(std::span<const uint8_t> bytes);
+
 // Subscribed to RTNLGRP_LINK; readable whenever a link is added, removed or changes state.
 class LinkEventSocket {
  public:
   static absl::StatusOr<LinkEventSocket> Open();
   int fd() const;
-  // Reads every queued message; returns how many link messages there were.
-  int Drain();
+  // Reads every queued message; returns the names of the links they are about (a name
+  // may repeat). CNI's veth churn arrives here too: the caller filters.
+  std::vector<std::string> Drain();
 
  private:
   explicit LinkEventSocket(NlSocket sock) : sock_(std::move(sock)) {}
