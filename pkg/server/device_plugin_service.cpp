@@ -30,6 +30,17 @@ grpc::Status DevicePluginHandlers::GetPreferredAllocation(
 grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& request,
                                             v1beta1::AllocateResponse* response) {
   const pool::SnapshotPtr snap = hub_->Current();
+  // Every container gets the whole pool's answer. An answer over the kubelet's message limit
+  // could not reach it anyway; building it would only leave megabytes in the allocator.
+  const size_t per_container = snap->container_response().ByteSizeLong() + 8;  // + framing
+  const auto containers = static_cast<size_t>(request.container_requests_size());
+  if (containers * per_container > pool::kKubeletMaxMessageBytes) {
+    rejections_.fetch_add(1, std::memory_order_relaxed);
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            Cat(containers, " containers in one Allocate would make a ",
+                containers * per_container, "-byte answer, over the kubelet's ",
+                pool::kKubeletMaxMessageBytes, "-byte message limit")};
+  }
   for (const auto& container : request.container_requests()) {
     for (const auto& id : container.devices_ids()) {
       if (!snap->HasDeviceId(id)) {

@@ -132,6 +132,24 @@ TEST_F(ServerTest, AllocateAnswersEveryContainerAndRejectsUnknownIds) {
   EXPECT_EQ(empty_resp.container_responses_size(), 0);
 }
 
+// Issue 11 item 13: one Allocate with thousands of containers built a 6 MB answer (RSS
+// 57 -> 111 MB, and it stayed). Over the kubelet's 4 MiB limit it is refused unbuilt.
+TEST_F(ServerTest, AnAllocateAnswerOverTheKubeletsLimitIsRefusedUnbuilt) {
+  StartServer(Snapshot(10, true, 8));
+  v1beta1::AllocateRequest req;
+  for (int i = 0; i < 20000; ++i) req.add_container_requests()->add_devices_ids("1");
+  v1beta1::AllocateResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub->Allocate(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("over the kubelet's 4194304-byte message limit"));
+  v1beta1::AllocateRequest few;
+  for (int i = 0; i < 10; ++i) few.add_container_requests()->add_devices_ids("1");
+  grpc::ClientContext ctx2;
+  EXPECT_TRUE(stub->Allocate(&ctx2, few, &resp).ok());
+  EXPECT_EQ(resp.container_responses_size(), 10);
+}
+
 TEST_F(ServerTest, ListAndWatchSendsFullListThenOnlyChanges) {
   StartServer(Snapshot(3));
   grpc::ClientContext ctx;
