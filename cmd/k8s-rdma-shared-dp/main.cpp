@@ -1,4 +1,6 @@
 // k8s-rdma-shared-dp: flags, wiring, nothing else.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -67,6 +69,19 @@ std::vector<std::string> ModeProblems(const cli::Options& opts, const config::Lo
 }
 
 // `validate`: the daemon's own config checks, nothing started.
+// Each resource costs a few descriptors (socket, gRPC's epoll and wakeups, streams); a low
+// soft limit (`ulimit -n 32`) would fail resources one by one. Use what the hard limit allows.
+void RaiseFdLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      log::Debug(Cat("raised the open-file limit from ", before, " to ", limit.rlim_cur));
+    }
+  }
+}
+
 int RunValidate(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file);
   if (!loaded.ok()) {
@@ -178,6 +193,7 @@ int main(int argc, char** argv) {
   }
   if (!CheckRdmaNetnsMode()) return 1;
 
+  RaiseFdLimit();
   manager::ManagerOptions mo;
   mo.config_file = opts.config_file;
   mo.kubelet_root_dir = opts.kubelet_root_dir;

@@ -37,9 +37,9 @@ grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& requ
   if (containers * per_container > pool::kKubeletMaxMessageBytes) {
     rejections_.fetch_add(1, std::memory_order_relaxed);
     return {grpc::StatusCode::INVALID_ARGUMENT,
-            Cat(containers, " containers in one Allocate would make a ",
-                containers * per_container, "-byte answer, over the kubelet's ",
-                pool::kKubeletMaxMessageBytes, "-byte message limit")};
+            Cat(containers, " containers in one Allocate would make a ", containers * per_container,
+                "-byte answer, over the kubelet's ", pool::kKubeletMaxMessageBytes,
+                "-byte message limit")};
   }
   for (const auto& container : request.container_requests()) {
     for (const auto& id : container.devices_ids()) {

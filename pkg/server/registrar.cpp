@@ -67,6 +67,12 @@ void KubeletRegistration::Report(lifecycle::RegisterOutcome outcome, std::string
 void KubeletRegistration::Run() {
   using lifecycle::RegisterOutcome;
   // 0. A listener on kubelet.sock. A bare connect: nothing reaches the kubelet's handlers.
+  // Something that cannot be a socket at all is a configuration problem, named at once
+  // (otherwise the Register below would only say "Deadline Exceeded", 5 s later).
+  if (std::string problem = NotASocketProblem(request_.kubelet_socket); !problem.empty()) {
+    Report(RegisterOutcome::kFailed, problem);
+    return;
+  }
   if (request_.probe_kubelet && !SocketHasListener(request_.kubelet_socket)) {
     Report(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
     return;

@@ -46,8 +46,14 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   const std::string hidden = HiddenPath(options.socket_path);
   for (const std::string& path : {hidden, options.socket_path}) {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      const int err = errno;
+      if (err == EACCES || err == EPERM || err == EROFS) {  // about the directory, not the file
+        return absl::PermissionDeniedError(
+            Cat("cannot create sockets in ", dir, ": ", std::strerror(err),
+                " (run the plugin as root, as the DaemonSet does, or give it write access)"));
+      }
       return absl::PermissionDeniedError(
-          Cat("cannot remove stale socket ", path, ": ", std::strerror(errno)));
+          Cat("cannot remove stale socket ", path, ": ", std::strerror(err)));
     }
   }
   std::unique_ptr<ResourceServer> rs(new ResourceServer(std::move(options), std::move(initial)));

@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cerrno>
@@ -39,6 +40,17 @@ bool SocketHasListener(const std::string& path) {
   if (!fd.Valid()) return false;
   return ::connect(fd.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0 ||
          errno == EAGAIN;
+}
+
+std::string NotASocketProblem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISSOCK(st.st_mode)) return "";
+  const char* what = S_ISDIR(st.st_mode)   ? "a directory"
+                     : S_ISREG(st.st_mode) ? "a regular file"
+                                           : "not a unix socket";
+  return Cat(path, " is ", what,
+             S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? ", not a unix socket" : "",
+             " (is --kubelet-root-dir the kubelet's root directory?)");
 }
 
 }  // namespace rdmadp::server

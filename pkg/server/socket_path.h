@@ -17,4 +17,8 @@ std::string SocketFileName(const std::string& resource_name, const std::string& 
 // as listening); nothing reaches the listener's handlers.
 bool SocketHasListener(const std::string& path);
 
+// Why `path` cannot be a kubelet socket at all ("" if it is a socket or does not exist):
+// e.g. "<path> is a directory, not a unix socket".
+std::string NotASocketProblem(const std::string& path);
+
 }  // namespace rdmadp::server

@@ -343,6 +343,27 @@ TEST_F(E2E, AnotherListAndWatchClientDoesNotHideTheKubeletsStreamEnd) {
   ctx.TryCancel();
 }
 
+// Issue 11 item 10: with `ulimit -n 32` and 8 resources none registered, and the reason
+// was only in gRPC's own log. The plugin raises its soft limit to the hard one at start.
+TEST_F(E2E, ALowSoftFdLimitIsRaisedAndEveryResourceRegisters) {
+  std::string config = R"({"periodicUpdateInterval": 0, "configList": [)";
+  for (int i = 0; i < 8; ++i) {
+    config += (i ? "," : "") + std::string(R"({"resourceName": "hca_)") + std::to_string(i) +
+              R"(", "selectors": {"vendors": ["15b3"]}})";
+  }
+  config += "]}";
+  h.WriteConfig(config);
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  std::vector<std::string> args = {"--nofile=32:4096", PluginBinary()};
+  for (auto& a : h.PluginArgs()) args.push_back(a);
+  PluginProcess plugin("/usr/bin/prlimit", args, h.log_path());
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i) names.push_back("rdma/hca_" + std::to_string(i));
+  EXPECT_TRUE(h.kubelet().WaitRegistered(names, 1, milliseconds(10000))) << h.PluginLog();
+  plugin.Signal(SIGTERM);
+  EXPECT_EQ(plugin.WaitExit(milliseconds(5000)), 0);
+}
+
 TEST_F(E2E, PluginStartedBeforeTheKubeletRegistersWhenItAppears) {
   h.WriteConfig(PluginHarness::DemoConfig());
   std::filesystem::create_directories(h.kubelet().device_plugin_dir());

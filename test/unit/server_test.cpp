@@ -1,8 +1,11 @@
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -10,6 +13,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "pkg/api/pluginregistration.grpc.pb.h"
@@ -219,6 +223,25 @@ TEST_F(ServerTest, MissingDirectoryIsAClearError) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("--kubelet-root-dir"));
 }
 
+// Issue 11 item 10: a directory the plugin cannot write to used to read "cannot remove stale
+// socket ...: Permission denied" for a file that does not exist. A real read-only mount.
+TEST_F(ServerTest, AnUnwritableDirectoryIsNamedWithWhatToDo) {
+  const std::string dir = tmp.path() + "/ro";
+  std::filesystem::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_RDONLY, "size=16k") != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs (needs root): " << std::strerror(errno);
+  }
+  ResourceServerOptions opts;
+  opts.socket_path = dir + "/x.sock";
+  auto r = ResourceServer::Start(opts, Snapshot(1));
+  ::umount2(dir.c_str(), MNT_DETACH);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cannot create sockets in " + dir +
+                ": Read-only file system (run the plugin as root, as the DaemonSet does, or give "
+                "it write access)");
+}
+
 // Finding 4 of the lifecycle issue: a client reacting to the socket's appearance (the
 // kubelet's plugin watcher) got ECONNREFUSED 16 times in 20, and gRPC's 1 s back-off.
 TEST_F(ServerTest, TheSocketAcceptsTheMomentItAppears) {
@@ -420,6 +443,24 @@ TEST(SocketPath, AListenerWithAFullBacklogIsListeningAndTheProbeDoesNotBlock) {
     FAIL() << "SocketHasListener blocked on a listener with a full backlog";
   }
   EXPECT_TRUE(probe.get());
+}
+
+// Issue 11 item 10: a kubelet.sock that is a regular file or a directory gave only
+// "Deadline Exceeded", 5 s later. It is named at once, and nothing is sent.
+TEST_F(RegistrarTest, AKubeletSockThatIsNoSocketIsNamedAtOnce) {
+  socket = tmp.path() + "/hca-x.sock";
+  StartServer(Snapshot(1));
+  const std::string file = tmp.path() + "/kubelet.sock";
+  std::ofstream(file) << "not a socket";
+  Result r = RegisterOnce("rdma/hca", file);
+  EXPECT_EQ(r.outcome, lifecycle::RegisterOutcome::kFailed);
+  EXPECT_EQ(r.detail, file +
+                          " is a regular file, not a unix socket (is --kubelet-root-dir the "
+                          "kubelet's root directory?)");
+  const std::string dir = tmp.path() + "/dir.sock";
+  std::filesystem::create_directories(dir);
+  EXPECT_THAT(RegisterOnce("rdma/hca", dir).detail,
+              HasSubstr(" is a directory, not a unix socket"));
 }
 
 TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
