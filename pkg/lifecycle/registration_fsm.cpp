@@ -384,6 +384,10 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
       Register(f, out);
       return;
     case Phase::kStreamGrace:
+      if (f.streams_opened > newest_stream_) {  // a stream's open event is queued behind us
+        ArmTimer(kStreamWait, out);
+        return;
+      }
       Log(Action::Level::kWarn,
           resource_ + ": the kubelet's plugin watcher did not come back; re-creating the socket",
           out);
@@ -405,6 +409,10 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
       return;
     case Phase::kRegistered:
       if (!awaiting_stream_) return;
+      if (f.streams_opened > newest_stream_) {  // its open event is queued behind this timer
+        ArmTimer(kStreamWait, out);
+        return;
+      }
       awaiting_stream_ = false;
       Log(Action::Level::kWarn,
           resource_ + ": registered, but the kubelet's ListAndWatch stream did not arrive within " +

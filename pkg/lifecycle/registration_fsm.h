@@ -119,6 +119,10 @@ struct Facts {
   SocketId kubelet_socket;
   // Something accepts on kubelet.sock. Observed for kStreamEnded only (a connect()).
   bool kubelet_listening = false;
+  // Id of the latest stream the current server opened. Above the newest this machine has
+  // heard of, a kStreamOpened is still queued: a timer that fires first must not conclude
+  // "no stream" (seen after the process was stopped and resumed, with both ready at once).
+  uint64_t streams_opened = 0;
 };
 
 enum class RegisterOutcome {

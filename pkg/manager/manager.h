@@ -91,7 +91,7 @@ class Manager {
   void Drive(Resource& res, const lifecycle::Event& event);
   // Posts `event` for resource `name` to the loop (any thread); dropped if it is gone.
   std::function<void(lifecycle::Event)> PostTo(const std::string& name);
-  lifecycle::Facts CurrentFacts() const;
+  lifecycle::Facts CurrentFacts(const Resource& res) const;
   // Publishes the resource's socket; the outcome is the event to hand back.
   lifecycle::Event ServeSocket(Resource& res, uint64_t server_token);
   void StartRegistration(Resource& res, uint64_t attempt, bool fresh);

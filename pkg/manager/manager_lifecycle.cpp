@@ -10,8 +10,9 @@
 
 namespace rdmadp::manager {
 
-lifecycle::Facts Manager::CurrentFacts() const {
+lifecycle::Facts Manager::CurrentFacts(const Resource& res) const {
   lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = {}};
+  if (res.server) facts.streams_opened = res.server->streams_opened();
   struct stat st {};
   if (::lstat(KubeletSocket().c_str(), &st) == 0) {
     facts.kubelet_socket = {.inode = static_cast<uint64_t>(st.st_ino),
@@ -31,7 +32,7 @@ std::function<void(lifecycle::Event)> Manager::PostTo(const std::string& name) {
 
 void Manager::Drive(Resource& res, const lifecycle::Event& event) {
   using Kind = lifecycle::Action::Kind;
-  lifecycle::Facts facts = CurrentFacts();
+  lifecycle::Facts facts = CurrentFacts(res);
   if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
     facts.kubelet_listening = server::SocketHasListener(KubeletSocket());
   }

@@ -50,6 +50,9 @@ class ResourceServer {
   pool::SnapshotPtr snapshot() const { return hub_.Current(); }
   const std::string& socket_path() const { return options_.socket_path; }
   size_t open_streams() const { return hub_.open_streams(); }
+  // Id of the latest stream opened (0: none yet). Its open event may still be on its way to
+  // the event loop.
+  uint64_t streams_opened() const { return hub_.streams_opened(); }
   uint64_t allocations() const { return plugin_.allocations(); }
   uint64_t allocate_rejections() const { return plugin_.rejections(); }
 

@@ -155,6 +155,24 @@ TEST(RegistrationFsm, AnUnansweredRegisterIsCancelledAndRetriedOnce) {
   EXPECT_FALSE(d.FireTimer());
 }
 
+// Loop finding (watcher mode, SIGSTOP across a kubelet restart): Notify(true) came before
+// the stream's open event; the process stopped; on resume the 2 s stream timer and the
+// queued open were ready at once and the timer ran first: "no stream", socket re-created.
+// The server's latest stream id tells the machine an open event is on its way.
+TEST(RegistrationFsm, AStreamOpenQueuedBehindTheTimerIsWaitedFor) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::Notify(d.server, true));  // before the stream's open event
+  ASSERT_NE(d.timer, 0u);
+  d.facts.streams_opened = 1;  // the server opened it; the event is still queued
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.serves, 1) << "not re-created";
+  d.Do(Event::StreamOpened(d.server, 1));
+  EXPECT_EQ(d.timer, 0u) << "the stream arrived: watchdog disarmed";
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.socket_recreations(), 0u);
+}
+
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
 // registered us, giving a second Register.
 TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
