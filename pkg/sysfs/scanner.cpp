@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -29,6 +31,14 @@ class SysfsReader {
  public:
   explicit SysfsReader(ScanStats& stats) : stats_(stats) {}
 
+  // Failures other than "does not exist" are reported here, naming the file, with paths
+  // relative to `base` (set per function). Absent attributes are normal; unreadable ones
+  // would otherwise silently drop an HCA or mark a pool Unhealthy.
+  void ReportTo(std::vector<std::string>* problems, std::string base) {
+    problems_ = problems;
+    base_ = std::move(base);
+  }
+
   // An O_PATH handle on a directory; invalid if it does not exist.
   UniqueFd OpenDir(int at, const std::string& path) {
     ++stats_.dir_opens;
@@ -40,7 +50,10 @@ class SysfsReader {
     ++stats_.dir_listings;
     std::vector<std::string> names;
     const int fd = ::openat(at, path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return names;
+    if (fd < 0) {
+      Failed(path, errno);
+      return names;
+    }
     DIR* dir = ::fdopendir(fd);  // owns fd from here
     if (dir == nullptr) {
       ::close(fd);
@@ -59,10 +72,16 @@ class SysfsReader {
   std::optional<std::string> ReadSmallFile(int at, const std::string& path) {
     ++stats_.file_reads;
     UniqueFd fd(::openat(at, path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.Valid()) return std::nullopt;
+    if (!fd.Valid()) {
+      Failed(path, errno);
+      return std::nullopt;
+    }
     char buf[4096];
     const ssize_t n = ::read(fd.Get(), buf, sizeof(buf));
-    if (n < 0) return std::nullopt;
+    if (n < 0) {
+      Failed(path, errno);
+      return std::nullopt;
+    }
     return std::string(buf, static_cast<size_t>(n));
   }
 
@@ -121,7 +140,15 @@ class SysfsReader {
   }
 
  private:
+  void Failed(const std::string& path, int err) {
+    if (err == ENOENT || problems_ == nullptr) return;
+    problems_->push_back(Cat("cannot read ", base_.empty() ? "" : base_ + "/", path, ": ",
+                             std::strerror(err), " (what it says about the HCA is unknown)"));
+  }
+
   ScanStats& stats_;
+  std::vector<std::string>* problems_ = nullptr;
+  std::string base_;
 };
 
 // Reads one PCI function. Returns nullopt for non-network functions; read failures go to
@@ -134,6 +161,7 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
                                         bool rdma_cm_present, const std::string& rdma_cm_path,
                                         std::vector<std::string>& problems) {
   UniqueFd dev = io.OpenDir(pci_dir, address);  // follows the bus symlink once
+  io.ReportTo(&problems, Cat(pci_path, "/", address));
   PciFunction fn;
   fn.address = address;
   // One read for class, IDs and driver; the separate files only if uevent is unusable.

@@ -145,6 +145,20 @@ TEST_F(ScannerTest, CharDevicesMissingUnderTheDevRootAreNotHandedOut) {
             node.dev_root() + "/infiniband/uverbs1 is missing (mount the host's /dev)");
 }
 
+// Issue 11 item 10: an unreadable attribute (here a port's state that is a directory) used
+// to mark the pool Unhealthy without a word; the problem now names the file.
+TEST_F(ScannerTest, AnUnreadableAttributeIsNamed) {
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  const std::string state = node.sysfs_root() + "/class/infiniband/mlx5_0/ports/1/state";
+  std::filesystem::remove(std::filesystem::canonical(state));
+  std::filesystem::create_directories(state);
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 1u);
+  ASSERT_EQ(inv.problems.size(), 1u);
+  EXPECT_THAT(inv.problems[0], HasSubstr("/infiniband/mlx5_0/ports/1/state: Is a directory"));
+  EXPECT_THAT(inv.problems[0], HasSubstr("cannot read " + node.sysfs_root() + "/bus/pci/devices/"));
+}
+
 TEST_F(ScannerTest, PortStateAndUsablePorts) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   EXPECT_TRUE(HasUsablePort(scanner.Scan().functions[0]));
