@@ -21,7 +21,10 @@ status=0
 suite() {  # suite <dir> <sanitizers> [ctest args...]
   local dir=$1 san=$2
   shift 2
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" >/dev/null
+  # Warnings stay on but are not errors here: GCC 12 under the sanitizers reports
+  # maybe-uninitialized inside libstdc++'s <regex> and <functional> (false positives).
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" \
+    -DRDMADP_WERROR=OFF >/dev/null
   cmake --build "$dir" -j"$JOBS"
   (cd "$dir" && ctest --output-on-failure -j"$JOBS" "$@") || status=1
 }
@@ -41,7 +44,7 @@ for step in "${steps[@]}"; do
     fuzz)
       echo "== libFuzzer: ${FUZZ_SECONDS} s per target"
       CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DRDMADP_FUZZ=ON -DRDMADP_SANITIZE=address,undefined >/dev/null
+        -DRDMADP_FUZZ=ON -DRDMADP_SANITIZE=address,undefined -DRDMADP_WERROR=OFF >/dev/null
       targets=$(cd test/fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')
       # shellcheck disable=SC2086
       cmake --build build-fuzz -j"$JOBS" --target $targets
