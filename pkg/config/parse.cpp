@@ -231,6 +231,48 @@ RawConfig ReadTop(const YAML::Node& root, Reader& r) {
   return raw;
 }
 
+// yaml-cpp gives up on deeply nested flow collections with only "bad file". A config is
+// four levels deep at most; anything past kMaxNesting is named here, with its place.
+std::string NestingProblem(std::string_view text) {
+  int depth = 0;
+  size_t line = 1, column = 0;
+  char quote = 0;
+  bool comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (quote != 0) {
+      if (c == '\\' && quote == '"') {
+        ++i;
+        ++column;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      comment = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) {
+        return Cat("config: line ", line, " column ", column, ": nested more than ", kMaxNesting,
+                   " levels deep; a config needs at most 4");
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
@@ -240,6 +282,9 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
   }
   Findings findings;
   Reader reader{text[first] == '{' || text[first] == '[', findings};
+  if (std::string problem = NestingProblem(text); !problem.empty()) {
+    return absl::InvalidArgumentError(problem);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));

@@ -17,6 +17,7 @@ inline constexpr size_t kMaxErrors = 100;
 inline constexpr size_t kMaxEntries = 256;      // configList
 inline constexpr size_t kMaxListLength = 1024;  // any selector list
 inline constexpr size_t kMaxObjectKeys = 64;    // any object
+inline constexpr int kMaxNesting = 32;          // flow collections ([ {) inside each other
 
 struct Findings {
   std::vector<std::string> errors;

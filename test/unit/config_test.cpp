@@ -301,6 +301,18 @@ TEST(ParseConfig, AliasBombIsBoundedInTimeMemoryAndOutput) {
   std::cout << "[measured] alias bomb parsed and rejected in " << ms << " ms\n";
 }
 
+// Issue 11 item 10: 5,000 nested lists got yaml-cpp's "bad file". The place is named; a
+// quoted or commented bracket does not count.
+TEST(ParseConfig, DeepNestingIsNamedWithItsPlace) {
+  const std::string deep =
+      "{\"configList\":\n " + std::string(5000, '[') + std::string(5000, ']') + "}";
+  EXPECT_EQ(Errors(deep),
+            "config: line 2 column 33: nested more than 32 levels deep; a config needs at most 4");
+  const std::string quoted = std::string(R"({"configList": [{"resourceName": ")") +
+                             std::string(100, '[') + R"(", "selectors": {"vendors": ["15b3"]}}]})";
+  EXPECT_THAT(Errors(quoted), ::testing::Not(HasSubstr("nested")));
+}
+
 TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string list = "[";
   for (int i = 0; i < 1025; ++i) list += Cat(i ? "," : "", "\"15b3\"");
