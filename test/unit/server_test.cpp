@@ -70,6 +70,10 @@ class ServerTest : public ::testing::Test {
     stub = v1beta1::DevicePlugin::NewStub(channel);
   }
 
+  // The server first: its thread reports stream ends into `ended` until it is joined
+  // (TSan caught the fixture destroying `ended` before the server).
+  void TearDown() override { server.reset(); }
+
   testing::TempDir tmp;
   std::string socket = tmp.path() + "/hca-test.sock";
   std::unique_ptr<ResourceServer> server;
