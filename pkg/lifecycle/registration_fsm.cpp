@@ -73,6 +73,7 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       if (e.stream <= stream_floor_ || kubelet_stream_ > stream_floor_) break;
       kubelet_stream_ = e.stream;
       kubelet_stream_open_ = true;
+      kubelet_stream_wall_ns_ = e.wall_ns;
       kubelet_opened_at_ = f.now;
       if (mode_ == Mode::kWatcher && phase_ == Phase::kStreamGrace) {
         phase_ = Phase::kPublished;
@@ -308,8 +309,13 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
     return;  // otherwise already waiting to register
   }
   if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
+  // A stream accepted before the current kubelet.sock was created belongs to an older
+  // kubelet, however late its events reach us (a stopped process resumes with the old
+  // kubelet's Notify and the new kubelet.sock both in view).
+  const bool stream_of_current_kubelet =
+      kubelet_stream_wall_ns_ == 0 || kubelet_stream_wall_ns_ >= f.kubelet_socket.ctime_ns;
   if (phase_ == Phase::kRegistered && f.kubelet_listening && f.kubelet_socket.present() &&
-      f.kubelet_socket == registered_with_) {
+      f.kubelet_socket == registered_with_ && stream_of_current_kubelet) {
     // The kubelet that registered us is alive and dropped us: it will not walk the
     // registry again, only a new socket brings it back.
     out.push_back({.kind = Action::Kind::kDropServer});

@@ -156,6 +156,7 @@ struct Event {
   Mode mode = Mode::kKubelet;
   RegisterOutcome outcome = RegisterOutcome::kOk;
   std::string detail{};
+  int64_t wall_ns = 0;  // kStreamOpened
 
   static Event Start(Mode m) { return {.kind = Kind::kStart, .mode = m}; }
   static Event Stop() { return {.kind = Kind::kStop}; }
@@ -175,8 +176,10 @@ struct Event {
     return {
         .kind = Kind::kRegisterDone, .token = attempt, .outcome = o, .detail = std::move(detail)};
   }
-  static Event StreamOpened(uint64_t server, uint64_t stream) {
-    return {.kind = Kind::kStreamOpened, .token = server, .stream = stream};
+  // `wall_ns`: CLOCK_REALTIME when the server accepted the stream (0: unknown), comparable
+  // with kubelet.sock's ctime.
+  static Event StreamOpened(uint64_t server, uint64_t stream, int64_t wall_ns = 0) {
+    return {.kind = Kind::kStreamOpened, .token = server, .stream = stream, .wall_ns = wall_ns};
   }
   static Event StreamEnded(uint64_t server, uint64_t stream, bool newest) {
     return {.kind = Kind::kStreamEnded, .token = server, .stream = stream, .newest = newest};
@@ -290,6 +293,7 @@ class RegistrationFsm {
   // on our socket) change nothing.
   uint64_t kubelet_stream_ = 0;
   bool kubelet_stream_open_ = false;
+  int64_t kubelet_stream_wall_ns_ = 0;  // when the server accepted it (0: unknown)
   Clock::time_point kubelet_opened_at_{};
   bool waiting_logged_ = false;
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.

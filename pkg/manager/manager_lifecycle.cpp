@@ -4,6 +4,8 @@
 // other threads reach it through PostTo().
 #include <sys/stat.h>
 
+#include <ctime>
+
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/server/socket_path.h"
@@ -91,7 +93,10 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
       Cat(SocketDir(), "/", server::SocketFileName(res.config.resource_name, instance_id_));
   opts.serve_watcher_registration = WatcherMode();
   opts.on_stream_open = [post, server_token](uint64_t stream) {
-    post(lifecycle::Event::StreamOpened(server_token, stream));
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);  // as kubelet.sock's ctime is stamped
+    post(lifecycle::Event::StreamOpened(server_token, stream,
+                                        now.tv_sec * 1'000'000'000LL + now.tv_nsec));
   };
   opts.on_stream_end = [post, server_token](uint64_t stream, bool newest) {
     post(lifecycle::Event::StreamEnded(server_token, stream, newest));

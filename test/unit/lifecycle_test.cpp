@@ -173,6 +173,27 @@ TEST(RegistrationFsm, AStreamOpenQueuedBehindTheTimerIsWaitedFor) {
   EXPECT_EQ(d.fsm.socket_recreations(), 0u);
 }
 
+// Loop finding (watcher mode, SIGSTOP across a kubelet restart, v1.25-1.36): on resume the
+// old kubelet's Notify(true) was handled with the new kubelet.sock in view, so the old
+// stream's end looked like "the running kubelet dropped us": an immediate re-creation. A
+// stream accepted before the current kubelet.sock existed belongs to the old kubelet.
+TEST(RegistrationFsm, TheOldKubeletsLateEventsDoNotLookLikeTheNewOnesDrop) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));
+  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = 200};  // the new kubelet
+  d.facts.kubelet_listening = true;
+  d.Do(Event::Notify(d.server, true));  // sent by the old one, handled only now
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace) << "wait for the new kubelet's watcher";
+  EXPECT_EQ(d.serves, 1);
+  d.Do(Event::GetInfo(d.server));  // the new kubelet's watcher walks the registry
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.socket_recreations(), 0u);
+}
+
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
 // registered us, giving a second Register.
 TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
