@@ -196,8 +196,10 @@ class HttpEndpoint::Connections {
   }
 
   void Close(uint64_t id) {
-    conns_.erase(id);  // closing the fd removes it from the epoll set
+    auto node = conns_.extract(id);
     ep_.open_connections_.store(conns_.size());
+    // The fd closes (and leaves the epoll set) only now: a client that sees the close can
+    // rely on open_connections() already counting it out.
   }
 
   void EvictLongestWaiting() {
