@@ -78,6 +78,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
       spec->set_permissions("rwm");
     }
   }
+  snap->container_response_bytes_ = snap->container_response_.ByteSizeLong();
   FillDevices(snap->list_response_, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);
   if (snap->list_response_.ByteSizeLong() > kKubeletMaxMessageBytes) {
     // Only reachable with many NUMA nodes near the rdmaHcaMax bound: losing alignment

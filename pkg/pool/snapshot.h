@@ -65,6 +65,8 @@ class PoolSnapshot {
   const v1beta1::ContainerAllocateResponse& container_response() const {
     return container_response_;
   }
+  // Its serialized size, computed once: Allocate checks answers against the kubelet's limit.
+  size_t container_response_bytes() const { return container_response_bytes_; }
   // Whether `id` is one of the advertised IDs "0".."slots-1".
   bool HasDeviceId(std::string_view id) const;
   // Set when topology had to be dropped to stay under the kubelet's message limit.
@@ -78,6 +80,7 @@ class PoolSnapshot {
   Advertised advertised_;
   v1beta1::ListAndWatchResponse list_response_;
   v1beta1::ContainerAllocateResponse container_response_;
+  size_t container_response_bytes_ = 0;
   bool topology_dropped_ = false;
   std::optional<CdiNaming> cdi_;
 };

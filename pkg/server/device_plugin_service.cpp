@@ -32,7 +32,7 @@ grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& requ
   const pool::SnapshotPtr snap = hub_->Current();
   // Every container gets the whole pool's answer. An answer over the kubelet's message limit
   // could not reach it anyway; building it would only leave megabytes in the allocator.
-  const size_t per_container = snap->container_response().ByteSizeLong() + 8;  // + framing
+  const size_t per_container = snap->container_response_bytes() + 8;  // + framing
   const auto containers = static_cast<size_t>(request.container_requests_size());
   if (containers * per_container > pool::kKubeletMaxMessageBytes) {
     rejections_.fetch_add(1, std::memory_order_relaxed);
