@@ -142,7 +142,7 @@ struct Event {
     kOwnSocketDeleted,  //
     kRegisterDone,      // token (attempt), outcome, detail
     kStreamOpened,      // token (server), stream
-    kStreamEnded,       // token (server), stream, newest (informational)
+    kStreamEnded,       // token (server), stream, newest (unused: the kubelet's is known by id)
     kGetInfo,           // token (server)
     kNotify,            // token (server), ok, detail
     kTimer,             // token (timer)

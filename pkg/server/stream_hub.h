@@ -72,7 +72,7 @@ class SnapshotStream final : public std::enable_shared_from_this<SnapshotStream>
 class StreamHub {
  public:
   // Called on the gRPC thread when a stream ends: its id, and whether it was the newest
-  // stream (only the newest stream's end means the kubelet lost us).
+  // stream. Which stream is the kubelet's is the state machine's to decide (by id).
   using StreamEndFn = std::function<void(uint64_t id, bool was_newest)>;
   // Called on the gRPC thread when a stream opens, before its end can be reported.
   using StreamOpenFn = std::function<void(uint64_t id)>;
