@@ -93,8 +93,8 @@ int Manager::Run() {
   }
   reload_debounce_ = std::make_unique<Timer>(*loop_, [this] { Reload("config file changed"); });
   event_debounce_ = std::make_unique<Timer>(*loop_, [this] {
-    const std::string reason = std::exchange(pending_rescan_reason_, "");
-    Rescan(reason);
+    const PendingRescan pending = *std::exchange(pending_rescan_, std::nullopt);
+    Rescan(pending.reason, pending.full ? nullptr : &pending.addresses);
   });
   OpenKernelEventSources();
 
@@ -173,8 +173,8 @@ void Manager::InitialStart() {
                 auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
   WatchSocketDirs();
   CleanStaleSockets(SocketDir());
-  const sysfs::NodeInventory inventory = ScanNode();
-  for (const auto& p : inventory.problems) {
+  const sysfs::NodeInventory& inventory = ScanNode();
+  for (const auto& p : inventory.AllProblems()) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
   size_t capable = 0;
@@ -224,12 +224,15 @@ void Manager::ApplyPeriodicInterval() {
   log::Info(Cat("periodic rescan every ", secs, " s"));
 }
 
-sysfs::NodeInventory Manager::ScanNode() {
-  sysfs::NodeInventory inventory = scanner_.Scan();
-  watched_links_.clear();
-  for (const auto& fn : inventory.functions)
-    watched_links_.insert(fn.netdevs.begin(), fn.netdevs.end());
-  return inventory;
+const sysfs::NodeInventory& Manager::ScanNode(const std::set<std::string>* only) {
+  sysfs::ScanStats stats;
+  inventory_ = only != nullptr ? scanner_.Refresh(inventory_, *only, &stats) : scanner_.Scan(&stats);
+  counters_.functions_read += stats.functions;
+  link_owners_.clear();
+  for (const auto& fn : inventory_.functions) {
+    for (const auto& netdev : fn.netdevs) link_owners_.emplace(netdev, fn.address);
+  }
+  return inventory_;
 }
 
 pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
@@ -271,10 +274,11 @@ void Manager::StartResource(const config::ResourceConfig& rc,
                                                    : lifecycle::Mode::kKubelet));
 }
 
-void Manager::Rescan(std::string_view reason) {
+void Manager::Rescan(std::string_view reason, const std::set<std::string>* only) {
   const auto started = std::chrono::steady_clock::now();
-  const sysfs::NodeInventory inventory = ScanNode();
-  for (const auto& p : inventory.problems) {
+  const uint64_t read_before = counters_.functions_read;
+  const sysfs::NodeInventory& inventory = ScanNode(only);
+  for (const auto& p : inventory.AllProblems()) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
   for (auto& [name, res] : resources_) {
@@ -290,6 +294,9 @@ void Manager::Rescan(std::string_view reason) {
   counters_.rescan_seconds_sum += counters_.last_rescan_seconds;
   ++counters_.rescans;
   ++counters_.rescans_by_trigger[RescanTrigger(reason)];
+  log::Debug(Cat("rescan (", reason, ") read ", counters_.functions_read - read_before,
+                 " PCI function(s) in ", static_cast<int>(counters_.last_rescan_seconds * 1e6),
+                 " us"));
 }
 
 void Manager::Reload(std::string_view reason) {
@@ -318,7 +325,7 @@ void Manager::Reload(std::string_view reason) {
     return;
   }
   log::Info(Cat("reload (", reason, "): applying the new config"));
-  const sysfs::NodeInventory inventory = ScanNode();
+  const sysfs::NodeInventory& inventory = ScanNode();
   std::set<std::string> wanted;
   for (const auto& rc : loaded->config.resources) {
     wanted.insert(rc.resource_name);

@@ -59,11 +59,14 @@ class Manager {
   void InitialStart();
   // --log-level=debug: every function found, and per resource why it is (not) in the pool.
   void LogInventoryDetail(const sysfs::NodeInventory& inventory) const;
-  void Rescan(std::string_view reason);
+  // Re-reads sysfs (all of it, or only the PCI functions in `only`) and publishes what
+  // changed.
+  void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
   void Reload(std::string_view reason);
   void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
-  // Scans sysfs and remembers which links matter for link events.
-  sysfs::NodeInventory ScanNode();
+  // Scans sysfs (all of it, or only the functions in `only`), keeps the result as
+  // inventory_ and remembers which links matter for link events.
+  const sysfs::NodeInventory& ScanNode(const std::set<std::string>* only = nullptr);
   pool::SnapshotPtr BuildSnapshot(const Resource& res, const sysfs::NodeInventory& inventory);
   // CDI mode: (re)writes the resource's spec if the pool changed since the last good write.
   void SyncCdiSpec(Resource& res);
@@ -102,8 +105,10 @@ class Manager {
   void OnSignal();
   void OnInotifyEvents();
   void ApplyPeriodicInterval();
-  // Coalesces bursts of kernel events into one rescan shortly after the first.
-  void RequestRescan(std::string reason);
+  // Coalesces bursts of kernel events into one rescan shortly after the first. An event
+  // that names the PCI function it concerns (`address`) costs a re-read of that function
+  // only; one that does not (nullopt) makes the rescan a full one.
+  void RequestRescan(std::string reason, std::optional<std::string> address);
   void OpenKernelEventSources();
   void TrackVerbsDevices();
   void BringLinksUp();
@@ -135,11 +140,16 @@ class Manager {
   std::unique_ptr<Timer> periodic_timer_;
   std::unique_ptr<Timer> reload_debounce_;
   std::unique_ptr<Timer> event_debounce_;
-  std::string pending_rescan_reason_;  // non-empty while a debounced rescan is armed
+  struct PendingRescan {
+    std::string reason;  // of the first event
+    bool full = false;
+    std::set<std::string> addresses;  // the functions to re-read unless `full`
+  };
+  std::optional<PendingRescan> pending_rescan_;  // set while a debounced rescan is armed
   std::unique_ptr<netlink::LinkEventSocket> link_events_;
-  // The netdevs of the PCI network functions of the latest scan: the only links whose
-  // events can change a pool (set by ScanNode()).
-  std::set<std::string> watched_links_;
+  sysfs::NodeInventory inventory_;  // the latest scan (set by ScanNode())
+  // netdev -> PCI address, of inventory_: the only links whose events can change a pool.
+  std::map<std::string, std::string> link_owners_;
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
   metrics::Counters counters_;  // loop thread

@@ -12,6 +12,7 @@
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/server/socket_path.h"
+#include "pkg/sysfs/sysfs_parse.h"
 
 namespace rdmadp::manager {
 
@@ -22,9 +23,8 @@ void Manager::OpenKernelEventSources() {
       // Only links of PCI network functions can change a pool; CNI creates and deletes
       // veth pairs by the hundred on a busy node, and each one used to cost a full scan.
       for (const std::string& name : link_events_->Drain()) {
-        if (watched_links_.contains(name)) {
-          RequestRescan(Cat("link event ", name));
-          break;
+        if (auto it = link_owners_.find(name); it != link_owners_.end()) {
+          RequestRescan(Cat("link event ", name), it->second);
         }
       }
     });
@@ -38,7 +38,8 @@ void Manager::OpenKernelEventSources() {
     loop_->Add(uevents_->fd(), [this] {
       for (const auto& ev : uevents_->Drain()) {
         if (netlink::UeventTriggersRescan(ev)) {
-          RequestRescan(Cat("uevent ", ev.action, " ", ev.subsystem, " ", ev.devpath));
+          RequestRescan(Cat("uevent ", ev.action, " ", ev.subsystem, " ", ev.devpath),
+                        sysfs::PciAddressOfDevpath(ev.devpath));
         }
       }
     });
@@ -52,7 +53,15 @@ void Manager::OpenKernelEventSources() {
     verbs_ = std::make_unique<rdma::VerbsEvents>(
         [this](int fd, std::function<void()> fn) { loop_->Add(fd, std::move(fn)); },
         [this](int fd) { loop_->Remove(fd); },
-        [this](const std::string& what) { RequestRescan(Cat("verbs event ", what)); });
+        [this](const std::string& ibdev, std::string what) {
+          std::optional<std::string> address;  // the function the device belongs to
+          for (const auto& fn : inventory_.functions) {
+            for (const auto& dev : fn.rdma_devices) {
+              if (dev.name == ibdev) address = fn.address;
+            }
+          }
+          RequestRescan(Cat("verbs event ", what), address);
+        });
   }
 }
 
@@ -67,11 +76,18 @@ void Manager::TrackVerbsDevices() {
   verbs_->Track(ibdevs);
 }
 
-void Manager::RequestRescan(std::string reason) {
+void Manager::RequestRescan(std::string reason, std::optional<std::string> address) {
   log::Debug(Cat("rescan requested: ", reason));
-  if (!pending_rescan_reason_.empty() || stopping_) return;
-  pending_rescan_reason_ = std::move(reason);
-  event_debounce_->ArmOnce(kEventDebounce);
+  if (stopping_) return;
+  if (!pending_rescan_) {
+    pending_rescan_.emplace().reason = std::move(reason);
+    event_debounce_->ArmOnce(kEventDebounce);
+  }
+  if (address) {
+    pending_rescan_->addresses.insert(std::move(*address));
+  } else {
+    pending_rescan_->full = true;
+  }
 }
 
 void Manager::WatchSocketDirs() {

@@ -89,6 +89,9 @@ std::string FormatPrometheus(const View& v) {
   for (const auto& [trigger, n] : c.rescans_by_trigger) {
     Append(out, "rdma_shared_dp_rescans_total{trigger=\"", Label(trigger), "\"} ", n, "\n");
   }
+  Family(out, "rdma_shared_dp_sysfs_functions_read_total", "counter",
+         "PCI functions read from sysfs (a full scan reads all; an event only its function).");
+  Append(out, "rdma_shared_dp_sysfs_functions_read_total ", c.functions_read, "\n");
   Family(out, "rdma_shared_dp_last_rescan_duration_seconds", "gauge",
          "Duration of the latest rescan.");
   Append(out, "rdma_shared_dp_last_rescan_duration_seconds ", Number(c.last_rescan_seconds), "\n");

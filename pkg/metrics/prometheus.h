@@ -46,6 +46,9 @@ struct Counters {
   std::string last_error_class;  // "" when none
   double last_error_unix_seconds = 0;
   std::map<std::string, uint64_t> rescans_by_trigger;  // periodic, link, uevent, verbs, ...
+  // PCI function directories read by scans: a full scan reads every one, an event that names
+  // its function only that one.
+  uint64_t functions_read = 0;
 };
 
 // A config entry left out at start because it is invalid on its own.

@@ -15,7 +15,7 @@ void VerbsEvents::ContextCloser::operator()(ibv_context* c) const { ibv_close_de
 
 VerbsEvents::VerbsEvents(std::function<void(int, std::function<void()>)> watch,
                          std::function<void(int)> unwatch,
-                         std::function<void(std::string)> on_event)
+                         std::function<void(const std::string&, std::string)> on_event)
     : watch_(std::move(watch)), unwatch_(std::move(unwatch)), on_event_(std::move(on_event)) {}
 
 VerbsEvents::~VerbsEvents() { Track({}); }
@@ -60,7 +60,7 @@ void VerbsEvents::OnReadable(const std::string& ibdev) {
   ibv_async_event event{};
   bool fatal = false;
   while (ibv_get_async_event(it->second.get(), &event) == 0) {
-    on_event_(Cat(ibdev, ": ", ibv_event_type_str(event.event_type)));
+    on_event_(ibdev, Cat(ibdev, ": ", ibv_event_type_str(event.event_type)));
     fatal = fatal || event.event_type == IBV_EVENT_DEVICE_FATAL;
     ibv_ack_async_event(&event);
   }

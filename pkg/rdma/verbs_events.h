@@ -18,9 +18,10 @@ namespace rdmadp::rdma {
 class VerbsEvents {
  public:
   // `watch(fd, on_readable)` / `unwatch(fd)` register with the event loop;
-  // `on_event(description)` is called for every event read.
+  // `on_event(ibdev, description)` is called for every event read.
   VerbsEvents(std::function<void(int, std::function<void()>)> watch,
-              std::function<void(int)> unwatch, std::function<void(std::string)> on_event);
+              std::function<void(int)> unwatch,
+              std::function<void(const std::string&, std::string)> on_event);
   ~VerbsEvents();
 
   // Opens the listed devices not open yet and closes the ones no longer listed.
@@ -36,7 +37,7 @@ class VerbsEvents {
 
   std::function<void(int, std::function<void()>)> watch_;
   std::function<void(int)> unwatch_;
-  std::function<void(std::string)> on_event_;
+  std::function<void(const std::string&, std::string)> on_event_;
   std::map<std::string, Context> contexts_;
   std::set<std::string> unavailable_reported_;  // devices whose open failure was logged
 };

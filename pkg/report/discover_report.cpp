@@ -88,7 +88,7 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
            adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
            "\n");
   }
-  for (const auto& p : inv.problems) Append(out, "problem: ", p, "\n");
+  for (const auto& p : inv.AllProblems()) Append(out, "problem: ", p, "\n");
   return out;
 }
 
@@ -138,7 +138,7 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
   }
   out += snapshots.empty() ? "],\n" : "\n  ],\n";
   Append(out, "  \"rdmaCmPresent\": ", inv.rdma_cm_present ? "true" : "false",
-         ",\n  \"problems\": ", list(inv.problems), "\n}\n");
+         ",\n  \"problems\": ", list(inv.AllProblems()), "\n}\n");
   return out;
 }
 

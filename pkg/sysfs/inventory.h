@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,13 @@ struct PciFunction {
 struct NodeInventory {
   std::vector<PciFunction> functions;  // network-class (0x02) functions, by PCI address
   bool rdma_cm_present = false;
-  std::vector<std::string> problems;  // per-entry read failures, tolerated
+  // Per-entry read failures, tolerated, keyed by the PCI address they concern: a refresh of
+  // one function replaces exactly its own.
+  std::map<std::string, std::vector<std::string>> problems;
   bool operator==(const NodeInventory&) const = default;
+
+  // Every problem, in address order.
+  std::vector<std::string> AllProblems() const;
 };
 
 // True when a pool HCA counts as healthy: some port ACTIVE, or no ports reported.

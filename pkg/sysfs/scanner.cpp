@@ -30,6 +30,7 @@ namespace {
 class SysfsReader {
  public:
   explicit SysfsReader(ScanStats& stats) : stats_(stats) {}
+  ScanStats& stats() { return stats_; }
 
   // Failures other than "does not exist" are reported here, naming the file, with paths
   // relative to `base` (set per function). Absent attributes are normal; unreadable ones
@@ -160,7 +161,14 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
                                         const std::function<const CharDevMap&()>& class_char_devs,
                                         bool rdma_cm_present, const std::string& rdma_cm_path,
                                         std::vector<std::string>& problems) {
+  ++io.stats().functions;
   UniqueFd dev = io.OpenDir(pci_dir, address);  // follows the bus symlink once
+  if (!dev.Valid()) {  // gone since it was listed or named by an event: not a problem
+    if (errno != ENOENT) {
+      problems.push_back(Cat("cannot open ", pci_path, "/", address, ": ", std::strerror(errno)));
+    }
+    return std::nullopt;
+  }
   io.ReportTo(&problems, Cat(pci_path, "/", address));
   PciFunction fn;
   fn.address = address;
@@ -251,6 +259,62 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
   return fn;
 }
 
+// What every function's scan shares within one Scan() or Refresh(): the node-level facts and
+// the lazily built class map.
+class ScanContext {
+ public:
+  ScanContext(const std::string& sysfs_root, const std::string& dev_root, SysfsReader& io)
+      : sysfs_root_(sysfs_root),
+        rdma_cm_path_(Cat(dev_root, "/infiniband/rdma_cm")),
+        pci_path_(Cat(sysfs_root, "/bus/pci/devices")),
+        rdma_cm_present_(io.Exists(rdma_cm_path_)),
+        pci_(io.OpenDir(AT_FDCWD, pci_path_)) {}
+
+  bool rdma_cm_present() const { return rdma_cm_present_; }
+  int pci_dir() const { return pci_.Get(); }
+
+  // Thread-safe: chunks of a large node call it in parallel.
+  std::optional<PciFunction> Function(SysfsReader& io, const std::string& address,
+                                      std::vector<std::string>& problems) {
+    return ScanFunction(io, pci_.Get(), address, pci_path_, class_char_devs_, rdma_cm_present_,
+                        rdma_cm_path_, problems);
+  }
+
+  // Adds what building the class map cost (once, if at all).
+  void AddClassMapStats(ScanStats& total) const {
+    total.file_reads += class_map_stats_.file_reads;
+    total.dir_listings += class_map_stats_.dir_listings;
+    total.dir_opens += class_map_stats_.dir_opens;
+  }
+
+ private:
+  const std::string& sysfs_root_;
+  const std::string rdma_cm_path_;
+  const std::string pci_path_;
+  const bool rdma_cm_present_;
+  const UniqueFd pci_;
+  // Built only if some function lacks its own char-device directories.
+  std::once_flag class_map_once_;
+  CharDevMap class_map_;
+  ScanStats class_map_stats_;
+  const std::function<const CharDevMap&()> class_char_devs_ = [this]() -> const CharDevMap& {
+    std::call_once(class_map_once_, [this] {
+      SysfsReader reader(class_map_stats_);
+      class_map_ = reader.CharDevicesByIbdev(sysfs_root_);
+    });
+    return class_map_;
+  };
+};
+
+void AddStats(ScanStats& total, const ScanStats& part) {
+  total.file_reads += part.file_reads;
+  total.dir_listings += part.dir_listings;
+  total.link_reads += part.link_reads;
+  total.dir_opens += part.dir_opens;
+  total.stats += part.stats;
+  total.functions += part.functions;
+}
+
 // Large nodes are scanned in contiguous chunks on several threads (the work is syscalls;
 // 64 HCAs with VFs make 1,024 functions). Small ones stay on the caller's thread.
 constexpr size_t kParallelThreshold = 128;
@@ -264,28 +328,15 @@ NodeInventory Scanner::Scan(ScanStats* stats) const {
   ScanStats local;
   ScanStats& total = stats != nullptr ? *stats : local;
   SysfsReader io(total);
+  ScanContext ctx(sysfs_root_, dev_root_, io);
   NodeInventory inv;
-  const std::string rdma_cm_path = Cat(dev_root_, "/infiniband/rdma_cm");
-  inv.rdma_cm_present = io.Exists(rdma_cm_path);
-  // Built only if some function lacks its own char-device directories.
-  std::once_flag class_map_once;
-  CharDevMap class_map;
-  ScanStats class_map_stats;
-  const std::function<const CharDevMap&()> class_char_devs = [&]() -> const CharDevMap& {
-    std::call_once(class_map_once, [&] {
-      SysfsReader reader(class_map_stats);
-      class_map = reader.CharDevicesByIbdev(sysfs_root_);
-    });
-    return class_map;
-  };
-  const std::string pci_path = Cat(sysfs_root_, "/bus/pci/devices");
-  UniqueFd pci = io.OpenDir(AT_FDCWD, pci_path);
-  const std::vector<std::string> addresses = io.ListDir(pci.Get(), ".");
+  inv.rdma_cm_present = ctx.rdma_cm_present();
+  const std::vector<std::string> addresses = io.ListDir(ctx.pci_dir(), ".");
 
   struct Chunk {
     ScanStats stats;
     std::vector<PciFunction> functions;
-    std::vector<std::string> problems;
+    std::map<std::string, std::vector<std::string>> problems;
   };
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t chunks = addresses.size() >= kParallelThreshold ? std::min<size_t>(cores, 8) : 1;
@@ -295,28 +346,55 @@ NodeInventory Scanner::Scan(ScanStats* stats) const {
     const size_t begin = addresses.size() * c / chunks;
     const size_t end = addresses.size() * (c + 1) / chunks;
     for (size_t i = begin; i < end; ++i) {
-      if (auto fn = ScanFunction(reader, pci.Get(), addresses[i], pci_path, class_char_devs,
-                                 inv.rdma_cm_present, rdma_cm_path, results[c].problems)) {
+      std::vector<std::string> problems;
+      if (auto fn = ctx.Function(reader, addresses[i], problems)) {
         results[c].functions.push_back(std::move(*fn));
       }
+      if (!problems.empty()) results[c].problems[addresses[i]] = std::move(problems);
     }
   };
   std::vector<std::thread> helpers;
   for (size_t c = 1; c < chunks; ++c) helpers.emplace_back(scan_chunk, c);
   scan_chunk(0);
   for (auto& t : helpers) t.join();
-  results[0].stats.file_reads += class_map_stats.file_reads;
-  results[0].stats.dir_listings += class_map_stats.dir_listings;
-  results[0].stats.dir_opens += class_map_stats.dir_opens;
+  ctx.AddClassMapStats(total);
   for (auto& r : results) {  // chunks are contiguous: address order is kept
     std::move(r.functions.begin(), r.functions.end(), std::back_inserter(inv.functions));
-    std::move(r.problems.begin(), r.problems.end(), std::back_inserter(inv.problems));
-    total.file_reads += r.stats.file_reads;
-    total.dir_listings += r.stats.dir_listings;
-    total.link_reads += r.stats.link_reads;
-    total.dir_opens += r.stats.dir_opens;
-    total.stats += r.stats.stats;
+    inv.problems.merge(r.problems);
+    AddStats(total, r.stats);
   }
+  return inv;
+}
+
+NodeInventory Scanner::Refresh(const NodeInventory& previous,
+                               const std::set<std::string>& addresses, ScanStats* stats) const {
+  ScanStats local;
+  ScanStats& total = stats != nullptr ? *stats : local;
+  SysfsReader io(total);
+  ScanContext ctx(sysfs_root_, dev_root_, io);
+  if (ctx.rdma_cm_present() != previous.rdma_cm_present) return Scan(stats);
+  NodeInventory inv;
+  inv.rdma_cm_present = previous.rdma_cm_present;
+  std::map<std::string, PciFunction> fresh;
+  for (const std::string& address : addresses) {
+    if (!IsPciAddress(address)) continue;  // never a path: names come from kernel events
+    std::vector<std::string> problems;
+    if (auto fn = ctx.Function(io, address, problems)) fresh.emplace(address, std::move(*fn));
+    if (!problems.empty()) inv.problems[address] = std::move(problems);
+  }
+  ctx.AddClassMapStats(total);
+  for (const auto& [address, list] : previous.problems) {
+    if (!addresses.contains(address)) inv.problems.emplace(address, list);
+  }
+  // Merge by address: the kept functions of `previous` and the fresh ones, in order.
+  auto next = fresh.begin();
+  for (const PciFunction& fn : previous.functions) {
+    for (; next != fresh.end() && next->first < fn.address; ++next) {
+      inv.functions.push_back(std::move(next->second));
+    }
+    if (!addresses.contains(fn.address)) inv.functions.push_back(fn);
+  }
+  for (; next != fresh.end(); ++next) inv.functions.push_back(std::move(next->second));
   return inv;
 }
 

@@ -5,6 +5,7 @@
 // NodeInventory::problems; one broken device never empties the inventory.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "pkg/sysfs/inventory.h"
@@ -19,6 +20,7 @@ struct ScanStats {
   size_t link_reads = 0;    // readlinkat
   size_t dir_opens = 0;     // O_PATH handle on a directory (its path resolved once)
   size_t stats = 0;         // stat
+  size_t functions = 0;     // PCI function directories read
   // Calls that read information; dir_opens only make the others cheaper.
   size_t Reads() const { return file_reads + dir_listings + link_reads + stats; }
 };
@@ -27,7 +29,16 @@ class Scanner {
  public:
   Scanner(std::string sysfs_root, std::string dev_root);
 
+  // Reads every PCI function.
   NodeInventory Scan(ScanStats* stats = nullptr) const;
+
+  // Re-reads only the functions at `addresses` (as named by a kernel event) and keeps the
+  // rest of `previous`: an address that is gone is dropped, a new one added. Returns the
+  // same inventory a full Scan() would, provided nothing outside `addresses` changed since
+  // `previous` was read; if /dev/infiniband/rdma_cm appeared or went (which concerns every
+  // function), it is a full Scan(). Names that are not PCI addresses are ignored.
+  NodeInventory Refresh(const NodeInventory& previous, const std::set<std::string>& addresses,
+                        ScanStats* stats = nullptr) const;
 
   const std::string& sysfs_root() const { return sysfs_root_; }
   const std::string& dev_root() const { return dev_root_; }

@@ -1,5 +1,6 @@
 #include "pkg/sysfs/sysfs_parse.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "absl/strings/ascii.h"
@@ -29,6 +30,12 @@ std::optional<int> TrailingNumber(std::string_view name, std::string_view prefix
 }
 
 }  // namespace
+
+std::vector<std::string> NodeInventory::AllProblems() const {
+  std::vector<std::string> all;
+  for (const auto& [address, list] : problems) all.insert(all.end(), list.begin(), list.end());
+  return all;
+}
 
 bool HasUsablePort(const PciFunction& fn) {
   bool any_port = false;
@@ -151,6 +158,34 @@ bool CharDevLess(std::string_view a, std::string_view b) {
   auto ka = key(a);
   auto kb = key(b);
   return ka != kb ? ka < kb : a < b;
+}
+
+bool IsPciAddress(std::string_view name) {
+  auto hex = [](char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); };
+  const size_t colon = name.find(':');
+  if (colon < 4 || colon > 8 || name.size() != colon + 8) return false;  // "dddd" ":bb:dd.f"
+  for (size_t i = 0; i < name.size(); ++i) {
+    const size_t k = i < colon ? 0 : i - colon;  // position within ":bb:dd.f"
+    const bool ok = i < colon ? hex(name[i])
+                    : k == 0 || k == 3 ? name[i] == ':'
+                    : k == 6           ? name[i] == '.'
+                    : k == 7           ? name[i] >= '0' && name[i] <= '7'
+                                       : hex(name[i]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> PciAddressOfDevpath(std::string_view devpath) {
+  std::optional<std::string> last;
+  size_t pos = 0;
+  while (pos <= devpath.size()) {
+    const size_t slash = std::min(devpath.find('/', pos), devpath.size());
+    const std::string_view segment = devpath.substr(pos, slash - pos);
+    if (IsPciAddress(segment)) last = std::string(segment);
+    pos = slash + 1;
+  }
+  return last;
 }
 
 }  // namespace rdmadp::sysfs

@@ -39,4 +39,12 @@ CharDevKind ClassifyCharDev(std::string_view name);
 // Orders char devices issm < umad < uverbs, then by number (umad2 < umad10).
 bool CharDevLess(std::string_view a, std::string_view b);
 
+// A PCI function address as sysfs names it: domain (4 to 8 hex digits; VMD domains have 5),
+// bus, device, function: "0000:3b:00.1".
+bool IsPciAddress(std::string_view name);
+// The PCI function a kernel devpath belongs to: its last segment that is a PCI address
+// ("/devices/pci0000:00/0000:00:03.0/0000:3b:00.0/net/ib0" -> "0000:3b:00.0"); nullopt when
+// none (virtual devices, or a path the kernel layout does not explain).
+std::optional<std::string> PciAddressOfDevpath(std::string_view devpath);
+
 }  // namespace rdmadp::sysfs

@@ -101,6 +101,24 @@ void FakeNode::Add(const FakeFunction& fn) {
   }
 }
 
+void FakeNode::Remove(const std::string& address) {
+  const fs::path sys = sysfs_root();
+  const fs::path link = sys / "bus/pci/devices" / address;
+  const fs::path dir = fs::canonical(link);
+  fs::remove(link);
+  fs::remove_all(dir);
+  for (const auto& cls : fs::directory_iterator(sys / "class")) {
+    for (const auto& entry : fs::directory_iterator(cls.path())) {
+      if (entry.is_symlink() && !fs::exists(entry.path())) fs::remove(entry.path());
+    }
+  }
+  std::erase_if(char_devs_, [&](const CharDev& cd) {
+    if (cd.device_dir != dir.string()) return false;
+    fs::remove(fs::path(dev_root()) / "infiniband" / cd.name);
+    return true;
+  });
+}
+
 void FakeNode::AddCharDev(const std::string& cls, const std::string& name, const std::string& ibdev,
                           const std::string& device_dir) {
   char_devs_.push_back({name, cls, ibdev, device_dir});

@@ -36,6 +36,8 @@ class FakeNode {
   explicit FakeNode(std::string root);
 
   void Add(const FakeFunction& fn);
+  // Hot-unplug: the function's directory, its bus link and the class links into it go.
+  void Remove(const std::string& address);
   void SetPortState(const std::string& ibdev, int port, std::string_view state);
   // Driver reload: the char-device class entries and /dev nodes of `ibdev` vanish.
   void RemoveCharDevices(const std::string& ibdev);

@@ -154,9 +154,11 @@ TEST_F(ScannerTest, AnUnreadableAttributeIsNamed) {
   std::filesystem::create_directories(state);
   NodeInventory inv = scanner.Scan();
   ASSERT_EQ(inv.functions.size(), 1u);
-  ASSERT_EQ(inv.problems.size(), 1u);
-  EXPECT_THAT(inv.problems[0], HasSubstr("/infiniband/mlx5_0/ports/1/state: Is a directory"));
-  EXPECT_THAT(inv.problems[0], HasSubstr("cannot read " + node.sysfs_root() + "/bus/pci/devices/"));
+  const auto problems = inv.AllProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr("/infiniband/mlx5_0/ports/1/state: Is a directory"));
+  EXPECT_THAT(problems[0], HasSubstr("cannot read " + node.sysfs_root() + "/bus/pci/devices/"));
+  EXPECT_EQ(inv.problems.begin()->first, inv.functions[0].address);
 }
 
 TEST_F(ScannerTest, PortStateAndUsablePorts) {
@@ -174,7 +176,8 @@ TEST_F(ScannerTest, ABrokenEntryDoesNotHideTheOthers) {
   NodeInventory inv = scanner.Scan();
   EXPECT_EQ(inv.functions.size(), 1u);
   ASSERT_EQ(inv.problems.size(), 1u);
-  EXPECT_THAT(inv.problems[0], HasSubstr("0000:99:00.0/class"));
+  ASSERT_EQ(inv.problems.count("0000:99:00.0"), 1u);
+  EXPECT_THAT(inv.AllProblems()[0], HasSubstr("0000:99:00.0/class"));
 }
 
 TEST_F(ScannerTest, CharDevicesFoundThroughClassDirsWhenTheDeviceLacksThem) {
@@ -234,6 +237,99 @@ TEST_F(ScannerTest, VfsAreFunctionsOfTheirOwn) {
   ASSERT_EQ(inv.functions.size(), 2u);
   EXPECT_EQ(inv.functions[1].device, "101e");
   EXPECT_TRUE(inv.functions[1].rdma_capable);
+}
+
+TEST(SysfsParse, PciAddresses) {
+  EXPECT_TRUE(IsPciAddress("0000:3b:00.1"));
+  EXPECT_TRUE(IsPciAddress("10000:e0:1f.7"));  // a VMD domain
+  EXPECT_FALSE(IsPciAddress("0000:3b:00.8"));
+  EXPECT_FALSE(IsPciAddress("000:3b:00.1"));
+  EXPECT_FALSE(IsPciAddress("0000:3b:00"));
+  EXPECT_FALSE(IsPciAddress("0000:3b:00.10"));
+  EXPECT_FALSE(IsPciAddress("0000/3b:00.1"));
+  EXPECT_FALSE(IsPciAddress("../../etc"));
+  EXPECT_FALSE(IsPciAddress("pci0000:00"));
+  EXPECT_EQ(PciAddressOfDevpath("/devices/pci0000:00/0000:00:03.0/0000:3b:00.0/net/ib0"),
+            "0000:3b:00.0");
+  EXPECT_EQ(PciAddressOfDevpath("/devices/pci0000:00/0000:00:03.0/0000:3b:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(
+      PciAddressOfDevpath("/devices/pci0000:00/0000:3b:00.0/0000:3b:00.2/infiniband_verbs/uverbs2"),
+      "0000:3b:00.2");
+  EXPECT_EQ(PciAddressOfDevpath("/devices/virtual/net/veth0"), std::nullopt);
+  EXPECT_EQ(PciAddressOfDevpath(""), std::nullopt);
+}
+
+// Incremental rescans: an event that names one function re-reads that function only, and
+// the result is what a full scan would have found.
+class RefreshTest : public ScannerTest {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 4; ++i) node.Add(FakeNode::ConnectX(i, 0, true));
+    before = scanner.Scan(&full);
+  }
+  ScanStats full;
+  NodeInventory before;
+};
+
+TEST_F(RefreshTest, ReadsOnlyTheNamedFunction) {
+  node.SetPortState("mlx5_2", 1, "1: DOWN");
+  ScanStats one;
+  const NodeInventory after = scanner.Refresh(before, {"0000:12:00.0"}, &one);
+  EXPECT_EQ(after, scanner.Scan());
+  EXPECT_NE(after, before);
+  EXPECT_EQ(one.functions, 1u);
+  EXPECT_EQ(full.functions, 4u);
+  // A full scan: the rdma_cm stat, the bus listing and four functions' reads; a refresh: the
+  // stat and one function's.
+  const size_t per_function = one.Reads() - 1;
+  EXPECT_EQ(full.Reads(), 2 + 4 * per_function);
+}
+
+TEST_F(RefreshTest, HotAddAndRemove) {
+  node.Add(FakeNode::ConnectX(7, 1, false));
+  NodeInventory after = scanner.Refresh(before, {"0000:17:00.0"});
+  EXPECT_EQ(after, scanner.Scan());
+  ASSERT_EQ(after.functions.size(), 5u);
+  EXPECT_EQ(after.functions[4].address, "0000:17:00.0");
+
+  node.Remove("0000:11:00.0");
+  ScanStats stats;
+  after = scanner.Refresh(after, {"0000:11:00.0"}, &stats);
+  EXPECT_EQ(after, scanner.Scan());
+  EXPECT_EQ(after.functions.size(), 4u);
+  EXPECT_TRUE(after.problems.empty());  // gone is not a problem
+  EXPECT_EQ(stats.functions, 1u);
+}
+
+TEST_F(RefreshTest, ProblemsBelongToTheirFunction) {
+  const std::string state = node.sysfs_root() + "/class/infiniband/mlx5_1/ports/1/state";
+  std::filesystem::remove(std::filesystem::canonical(state));
+  std::filesystem::create_directories(state);
+  NodeInventory after = scanner.Refresh(before, {"0000:11:00.0"});
+  ASSERT_EQ(after.problems.count("0000:11:00.0"), 1u);
+  after = scanner.Refresh(after, {"0000:13:00.0"});  // another function's event keeps it
+  EXPECT_EQ(after.problems.count("0000:11:00.0"), 1u);
+  EXPECT_EQ(after, scanner.Scan());
+  std::filesystem::remove(state);
+  node.SetPortState("mlx5_1", 1, "4: ACTIVE");
+  after = scanner.Refresh(after, {"0000:11:00.0"});
+  EXPECT_TRUE(after.problems.empty());
+  EXPECT_EQ(after, before);
+}
+
+TEST_F(RefreshTest, RdmaCmConcernsEveryFunction) {
+  node.SetRdmaCm(false);
+  ScanStats stats;
+  const NodeInventory after = scanner.Refresh(before, {"0000:10:00.0"}, &stats);
+  EXPECT_EQ(after, scanner.Scan());
+  EXPECT_EQ(stats.functions, 4u);  // a full scan
+  for (const auto& fn : after.functions) EXPECT_FALSE(fn.rdma_capable);
+}
+
+TEST_F(RefreshTest, NamesThatAreNotAddressesAreIgnored) {
+  ScanStats stats;
+  EXPECT_EQ(scanner.Refresh(before, {"..", "../../../etc", "0000:99:00.0"}, &stats), before);
+  EXPECT_EQ(stats.functions, 1u);  // only the well-formed (absent) address was looked at
 }
 
 }  // namespace
