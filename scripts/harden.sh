@@ -11,7 +11,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null
-command -v clang++ >/dev/null || { sudo=$( [ "$(id -u)" -eq 0 ] || echo sudo ); $sudo apt-get install -y clang; }
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz)
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
@@ -48,6 +47,10 @@ for step in "${steps[@]}"; do
       ;;
     fuzz)
       echo "== libFuzzer: ${FUZZ_SECONDS} s per target"
+      command -v clang++ >/dev/null || {
+        sudo=$( [ "$(id -u)" -eq 0 ] || echo sudo )
+        $sudo apt-get install -y clang
+      }
       CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DRDMADP_FUZZ=ON -DRDMADP_SANITIZE=address,undefined -DRDMADP_WERROR=OFF >/dev/null
       targets=$(cd test/fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')

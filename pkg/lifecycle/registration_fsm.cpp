@@ -10,6 +10,48 @@ std::string Ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 }  // namespace
 
+std::string_view PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kIdle: return "Idle";
+    case Phase::kNoSocketDir: return "NoSocketDir";
+    case Phase::kServeBackoff: return "ServeBackoff";
+    case Phase::kNoKubelet: return "NoKubelet";
+    case Phase::kRegistering: return "Registering";
+    case Phase::kRegistered: return "Registered";
+    case Phase::kRetryWait: return "RetryWait";
+    case Phase::kPublished: return "Published";
+    case Phase::kStreamGrace: return "StreamGrace";
+  }
+  return "?";
+}
+
+std::string Describe(const Event& e) {
+  using K = Event::Kind;
+  const std::string server = "server " + std::to_string(e.token);
+  switch (e.kind) {
+    case K::kStart: return e.mode == Mode::kWatcher ? "Start(watcher)" : "Start(kubelet)";
+    case K::kStop: return "Stop";
+    case K::kServeDone: return "ServeDone(" + server + (e.ok ? ", ok)" : ", failed)");
+    case K::kSocketDirAppeared: return "SocketDirAppeared";
+    case K::kKubeletSocketCreated: return "KubeletSocketCreated";
+    case K::kOwnSocketDeleted: return "OwnSocketDeleted";
+    case K::kRegisterDone: {
+      static constexpr std::string_view kOutcomes[] = {"ok", "kubelet down", "already connected",
+                                                       "failed"};
+      return "RegisterDone(attempt " + std::to_string(e.token) + ", " +
+             std::string(kOutcomes[static_cast<int>(e.outcome)]) + ")";
+    }
+    case K::kStreamOpened:
+      return "StreamOpened(" + server + ", stream " + std::to_string(e.stream) + ")";
+    case K::kStreamEnded:
+      return "StreamEnded(" + server + ", stream " + std::to_string(e.stream) + ")";
+    case K::kGetInfo: return "GetInfo(" + server + ")";
+    case K::kNotify: return "Notify(" + server + (e.ok ? ", ok)" : ", rejected)");
+    case K::kTimer: return "Timer(" + std::to_string(e.token) + ")";
+  }
+  return "?";
+}
+
 milliseconds RetryPolicy::Next() {
   if (step_ == 0) {
     step_ = 1;
@@ -88,6 +130,7 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       if (e.token != server_) break;
       if (e.stream == kubelet_stream_) {
         kubelet_stream_open_ = false;
+        kubelet_stream_ended_wall_ns_ = kubelet_stream_wall_ns_;
         if (f.now - kubelet_opened_at_ >= kStableStream) retry_.Reset();
       }
       OnStreamEnded(e, f, out);
@@ -242,6 +285,20 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
   const bool other_kubelet = f.kubelet_socket.present() && !(f.kubelet_socket == attempt_kubelet_);
   switch (e.outcome) {
     case RegisterOutcome::kOk:
+      if (lost_while_registering_ && kubelet_changed_during_attempt_ &&
+          OlderThanKubeletSocket(kubelet_stream_ended_wall_ns_, f)) {
+        // The attempt's stream, accepted before the current kubelet.sock existed, is gone:
+        // the answer came from the kubelet that died with it (late: a busy or stopped
+        // process). The new kubelet has not heard of us; its kubelet.sock event was only
+        // noted during the attempt, so this is that event's registration, not a retry.
+        ++registrations_;
+        Log(Action::Level::kInfo,
+            resource_ + ": registered with the previous kubelet, which is gone (its stream "
+                        "ended); registering with the new one",
+            out);
+        Register(f, out);
+        return;
+      }
       // An answer comes from a live kubelet: the new one if kubelet.sock changed meanwhile.
       registered_with_ = kubelet_changed_during_attempt_ && f.kubelet_socket.present()
                              ? f.kubelet_socket
@@ -305,6 +362,17 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
   if (mode_ == Mode::kKubelet) {
     // The stream of the attempt in flight: the answer may still say OK, but it is gone.
     if (phase_ == Phase::kRegistering) lost_while_registering_ = true;
+    if (phase_ == Phase::kRegistered && OlderThanKubeletSocket(kubelet_stream_wall_ns_, f)) {
+      // A stream of a kubelet older than the current kubelet.sock: the kubelet now running
+      // has not registered us (its stream would be newer). Its kubelet.sock event is why we
+      // register, once, not a loss to damp.
+      Log(Action::Level::kInfo,
+          resource_ + ": the previous kubelet's ListAndWatch stream ended; registering with "
+                      "the new one",
+          out);
+      Register(f, out);
+      return;
+    }
     if (phase_ == Phase::kRegistered) LostStream(out);
     return;  // otherwise already waiting to register
   }

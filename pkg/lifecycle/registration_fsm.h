@@ -57,6 +57,12 @@
 //  StreamGrace  | —            | Published, disarm    | counted      | drop, ServeBackoff | —                         | re-arm grace     | Serve (once)
 // clang-format on
 //
+// Kubelet mode, a restart seen late: a stream accepted before the current kubelet.sock was
+// created belongs to an older kubelet. Its end while Registered, or an OK answer whose
+// stream already ended so while kubelet.sock changed during the attempt, registers with the
+// current kubelet at once: its kubelet.sock event was only noted, and this is its one
+// registration.
+//
 // In both modes: ServeDone failed → ServeBackoff + timer, or NoSocketDir when the directory
 // is missing (no timer: the directory watch reports it); SocketDirAppeared in NoSocketDir →
 // Serve; OwnSocketDeleted while serving → Serve; Stop → cancel, drop, Idle. Every Register
@@ -225,6 +231,10 @@ enum class Phase {
   kStreamGrace,
 };
 
+// For debug traces: "Registering", "StreamEnded(server 4, stream 2)".
+std::string_view PhaseName(Phase phase);
+std::string Describe(const Event& event);
+
 // The first retry at once, then doubling from kFirstBackoff to kMaxBackoff.
 class RetryPolicy {
  public:
@@ -271,6 +281,11 @@ class RegistrationFsm {
     return kubelet_stream_ > stream_floor_ && kubelet_stream_open_;
   }
   void OnTimer(const Facts& f, std::vector<Action>& out);
+  // A stream accepted at `wall_ns` (0: unknown) came from a kubelet older than the current
+  // kubelet.sock: the socket file is created before its kubelet can dial anyone.
+  static bool OlderThanKubeletSocket(int64_t wall_ns, const Facts& f) {
+    return wall_ns != 0 && f.kubelet_socket.present() && wall_ns < f.kubelet_socket.ctime_ns;
+  }
 
   const std::string resource_;
   TokenSource* const tokens_;
@@ -294,6 +309,7 @@ class RegistrationFsm {
   uint64_t kubelet_stream_ = 0;
   bool kubelet_stream_open_ = false;
   int64_t kubelet_stream_wall_ns_ = 0;  // when the server accepted it (0: unknown)
+  int64_t kubelet_stream_ended_wall_ns_ = 0;  // the same, of the latest one that ended
   Clock::time_point kubelet_opened_at_{};
   bool waiting_logged_ = false;
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.

@@ -38,7 +38,13 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
   if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
     facts.kubelet_listening = server::SocketHasListener(KubeletSocket());
   }
-  for (const lifecycle::Action& action : res.fsm->Handle(event, facts)) {
+  const lifecycle::Phase before = res.fsm->phase();
+  const std::vector<lifecycle::Action> actions = res.fsm->Handle(event, facts);
+  if (log::Enabled(log::Level::kDebug)) {
+    log::Debug(Cat(res.config.FullName(), ": ", lifecycle::Describe(event), " in ",
+                   lifecycle::PhaseName(before), " -> ", lifecycle::PhaseName(res.fsm->phase())));
+  }
+  for (const lifecycle::Action& action : actions) {
     switch (action.kind) {
       case Kind::kServe:
         Drive(res, ServeSocket(res, action.token));

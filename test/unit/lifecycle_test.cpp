@@ -240,6 +240,49 @@ TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptWaitsForItsAnswer) {
   EXPECT_EQ(d.registers, 1);
 }
 
+// Found by the soak under TSan (every step ~10x slower): the old kubelet answered our
+// Register and died; its stream ended, our socket was re-created for the new kubelet and the
+// new kubelet.sock was noted, all before the late answer was handled. The answer was taken
+// for the new kubelet's and its lost stream for a loss: a retry damped to 30 s, and the new
+// kubelet never heard of us in that time.
+TEST(RegistrationFsm, TheOldKubeletsLateAnswerDoesNotStandForTheNewOne) {
+  Driver d;
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));  // the old kubelet, for our attempt
+  d.Do(Event::StreamEnded(d.server, 1, true));             // ... which died
+  d.Do(Event::OwnSocketDeleted());                         // the new kubelet's cleanup
+  d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = 200});
+  EXPECT_EQ(d.registers, 1);
+  d.RegisterAnswers(RegisterOutcome::kOk);  // the old kubelet's answer, handled late
+  EXPECT_EQ(d.registers, 2) << d.log;
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  EXPECT_EQ(d.timer_delay, kRegisterAnswerDeadline) << "at once, not a damped retry";
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/300));  // the new kubelet's
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.registrations(), 2u);
+  EXPECT_EQ(d.registers, 2);
+}
+
+// The same race one step later: the old kubelet's answer is handled while its stream is
+// still open, and the stream ends only after. Its end is the new kubelet's registration.
+TEST(RegistrationFsm, AnOlderKubeletsStreamEndingRegistersWithTheNewOneOnce) {
+  Driver d;
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));
+  d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = 200});  // noted: an attempt is in flight
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  ASSERT_TRUE(d.fsm.registered());
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.registers, 2) << d.log;
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  EXPECT_TRUE(d.fsm.registered());
+  // The current kubelet's own stream ending is a loss as before: damped retry.
+  d.Do(Event::StreamEnded(d.server, 2, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
+  EXPECT_EQ(d.registers, 2);
+}
+
 TEST(RegistrationFsm, NewKubeletSockDuringAFailedAttemptRegistersOnceMore) {
   Driver d;
   d.KubeletRestarts(kNewKubelet);
