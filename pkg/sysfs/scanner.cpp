@@ -86,14 +86,17 @@ class SysfsReader {
     return std::string(buf, static_cast<size_t>(n));
   }
 
-  std::string LinkBaseName(int at, const std::string& path) {
+  std::string ReadLink(int at, const std::string& path) {
     ++stats_.link_reads;
     char buf[4096];
     const ssize_t n = ::readlinkat(at, path.c_str(), buf, sizeof(buf) - 1);
-    if (n <= 0) return "";
-    std::string_view target(buf, static_cast<size_t>(n));
+    return n <= 0 ? "" : std::string(buf, static_cast<size_t>(n));
+  }
+
+  std::string LinkBaseName(int at, const std::string& path) {
+    const std::string target = ReadLink(at, path);
     const auto slash = target.rfind('/');
-    return std::string(slash == std::string_view::npos ? target : target.substr(slash + 1));
+    return slash == std::string::npos ? target : target.substr(slash + 1);
   }
 
   bool Exists(const std::string& path) {
@@ -196,6 +199,7 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
     fn.driver = io.LinkBaseName(dev.Get(), "driver");
   }
   fn.numa_node = ParseNumaNode(io.ReadSmallFile(dev.Get(), "numa_node").value_or("-1"));
+  fn.pcie_root = PcieRootOfLink(io.ReadLink(pci_dir, address));
   fn.netdevs = io.ListDir(dev.Get(), "net");
   if (!fn.netdevs.empty()) {
     fn.if_name = fn.netdevs.front();

@@ -188,4 +188,16 @@ std::optional<std::string> PciAddressOfDevpath(std::string_view devpath) {
   return last;
 }
 
+std::string PcieRootOfLink(std::string_view target) {
+  constexpr std::string_view kDevices = "devices/";
+  size_t at = target.find(kDevices);
+  while (at != std::string_view::npos && at != 0 && target[at - 1] != '/') {
+    at = target.find(kDevices, at + 1);  // "xdevices/" is not the directory
+  }
+  if (at == std::string_view::npos) return "";
+  std::string_view rest = target.substr(at + kDevices.size());
+  rest = rest.substr(0, rest.find('/'));
+  return rest.starts_with("pci") ? std::string(rest) : "";
+}
+
 }  // namespace rdmadp::sysfs

@@ -46,5 +46,8 @@ bool IsPciAddress(std::string_view name);
 // ("/devices/pci0000:00/0000:00:03.0/0000:3b:00.0/net/ib0" -> "0000:3b:00.0"); nullopt when
 // none (virtual devices, or a path the kernel layout does not explain).
 std::optional<std::string> PciAddressOfDevpath(std::string_view devpath);
+// The PCIe root complex in the target of a bus/pci/devices/<address> link
+// ("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0" -> "pci0000:3a"); "" if none.
+std::string PcieRootOfLink(std::string_view target);
 
 }  // namespace rdmadp::sysfs

@@ -53,8 +53,8 @@ FakeFunction FakeNode::ConnectX(int index, int numa_node, bool infiniband) {
 
 void FakeNode::Add(const FakeFunction& fn) {
   const fs::path sys = sysfs_root();
-  const fs::path parent =
-      fn.physfn.empty() ? sys / "devices/pci0000:00" : sys / "devices/pci0000:00" / fn.physfn;
+  const fs::path root = sys / "devices" / fn.pcie_root;
+  const fs::path parent = fn.physfn.empty() ? root : root / fn.physfn;
   const fs::path dev = parent / fn.address;
   char cls[16];
   std::snprintf(cls, sizeof(cls), "0x%06x\n", fn.class_code);

@@ -58,6 +58,7 @@ TEST_F(ScannerTest, EmptyNode) {
 TEST_F(ScannerTest, ReadsAConnectXThroughSymlinks) {
   FakeFunction fn = FakeNode::ConnectX(0, 1, /*infiniband=*/true);
   fn.ports = 2;  // XDR-style: one umad/issm pair per port
+  fn.pcie_root = "pci0000:3a";
   node.Add(fn);
   ASSERT_TRUE(std::filesystem::is_symlink(node.sysfs_root() + "/bus/pci/devices/0000:10:00.0"));
   NodeInventory inv = scanner.Scan();
@@ -68,6 +69,7 @@ TEST_F(ScannerTest, ReadsAConnectXThroughSymlinks) {
   EXPECT_EQ(f.device, "1017");
   EXPECT_EQ(f.class_code, 0x020000u);
   EXPECT_EQ(f.numa_node, 1);
+  EXPECT_EQ(f.pcie_root, "pci0000:3a");
   EXPECT_EQ(f.driver, "mlx5_core");
   EXPECT_EQ(f.if_name, "ib0");
   EXPECT_EQ(f.link_type, "infiniband");
@@ -201,13 +203,15 @@ TEST_F(ScannerTest, CharDevicesFoundThroughClassDirsWhenTheDeviceLacksThem) {
 
 TEST_F(ScannerTest, UeventAndSeparateFilesAgree) {
   node.Add(FakeNode::ConnectX(0, 1, true));
-  const PciFunction from_uevent = scanner.Scan().functions[0];
+  ScanStats with_uevent;
+  const PciFunction from_uevent = scanner.Scan(&with_uevent).functions[0];
+  EXPECT_EQ(with_uevent.link_reads, 1u);  // the bus link, for the PCIe root
   std::filesystem::remove(node.sysfs_root() + "/devices/pci0000:00/0000:10:00.0/uevent");
   ScanStats stats;
   const PciFunction from_files = scanner.Scan(&stats).functions[0];
   EXPECT_EQ(from_uevent, from_files);
   EXPECT_EQ(from_files.driver, "mlx5_core");
-  EXPECT_EQ(stats.link_reads, 1u);  // the fallback read the driver link
+  EXPECT_EQ(stats.link_reads, 2u);  // and the fallback read the driver link
 }
 
 TEST(SysfsParse, PciUevent) {
@@ -237,6 +241,14 @@ TEST_F(ScannerTest, VfsAreFunctionsOfTheirOwn) {
   ASSERT_EQ(inv.functions.size(), 2u);
   EXPECT_EQ(inv.functions[1].device, "101e");
   EXPECT_TRUE(inv.functions[1].rdma_capable);
+}
+
+TEST(SysfsParse, PcieRootOfLink) {
+  EXPECT_EQ(PcieRootOfLink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"), "pci0000:3a");
+  EXPECT_EQ(PcieRootOfLink("/sys/devices/pci10000:e0/10000:e0:01.0"), "pci10000:e0");
+  EXPECT_EQ(PcieRootOfLink("../../../devices/platform/soc/0000:00:00.0"), "");
+  EXPECT_EQ(PcieRootOfLink("../../../xdevices/pci0000:00/0000:00:01.0"), "");
+  EXPECT_EQ(PcieRootOfLink(""), "");
 }
 
 TEST(SysfsParse, PciAddresses) {
