@@ -37,13 +37,12 @@ for step in "${steps[@]}"; do
       ;;
     tsan)
       echo "== TSan: the whole suite"
-      # Not e2e_test, lifecycle_e2e_test, soak_test and metrics_e2e_test: they assert exact
-      # registration counts and second-scale waits at normal speed, or send thousands of
-      # requests, and TSan slows the plugin about tenfold (those runs fail on timing or
-      # time out, not on reports).
-      TSAN_OPTIONS="suppressions=$PWD/test/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
-        suite build-tsan thread -E '^(e2e_test|lifecycle_e2e_test|soak_test|metrics_e2e_test)$'
-
+      # Every suite, the process-level ones included (the plugin binary is built with TSan
+      # too). Left out: one test that sends 5,000 Allocates through a plugin TSan slows
+      # about tenfold (it times out; the same path runs in its other tests).
+      GTEST_FILTER='-MetricsE2E.HostileAllocateIdsNeitherForgeLogLinesNorFloodTheLog' \
+        TSAN_OPTIONS="suppressions=$PWD/test/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+        suite build-tsan thread
       ;;
     fuzz)
       echo "== libFuzzer: ${FUZZ_SECONDS} s per target"

@@ -9,6 +9,8 @@ packages=(
   libnl-3-dev libnl-route-3-dev
   libibverbs-dev
   libyaml-cpp-dev
+  # The DRA front end's API objects (ResourceSlice, DeviceClass) are JSON.
+  nlohmann-json3-dev
   libgtest-dev libgmock-dev
   # The metrics tests' HTTP client (the plugin serves HTTP itself).
   libcpp-httplib-dev

@@ -95,7 +95,8 @@ std::string SpecJson(const pool::PoolSnapshot& snapshot) {
   AppendJsonString(out, Kind(snapshot.resource()));
   out += ",\n  \"devices\": [";
   bool first_device = true;
-  for (const auto& fn : snapshot.hcas()) {
+  for (const auto& hca : snapshot.hcas()) {
+    const sysfs::PciFunction& fn = hca.function;
     out += first_device ? "\n" : ",\n";
     first_device = false;
     out += "    {\n      \"name\": ";

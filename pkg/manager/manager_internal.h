@@ -44,7 +44,8 @@ inline std::string BaseOf(const std::string& path) {
 inline std::string Describe(const pool::PoolSnapshot& snap) {
   const auto& adv = snap.advertised();
   std::vector<std::string> hcas;
-  for (const auto& fn : snap.hcas()) {
+  for (const auto& hca : snap.hcas()) {
+    const sysfs::PciFunction& fn = hca.function;
     hcas.push_back(fn.if_name.empty() ? fn.address : Cat(fn.address, "/", fn.if_name));
   }
   std::string out = Cat(snap.resource().FullName(), ": ", hcas.size(), " HCA(s)");

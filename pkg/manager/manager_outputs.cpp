@@ -14,7 +14,8 @@ namespace rdmadp::manager {
 void Manager::BringLinksUp() {
   std::set<std::string> links;
   for (const auto& [name, res] : resources_) {
-    for (const auto& fn : res->snapshot->hcas()) {
+    for (const auto& hca : res->snapshot->hcas()) {
+      const sysfs::PciFunction& fn = hca.function;
       if (!fn.if_name.empty()) links.insert(fn.if_name);
     }
   }

@@ -69,7 +69,8 @@ void Manager::TrackVerbsDevices() {
   if (!verbs_) return;
   std::set<std::string> ibdevs;
   for (const auto& [name, res] : resources_) {
-    for (const auto& fn : res->snapshot->hcas()) {
+    for (const auto& hca : res->snapshot->hcas()) {
+      const sysfs::PciFunction& fn = hca.function;
       for (const auto& dev : fn.rdma_devices) ibdevs.insert(dev.name);
     }
   }

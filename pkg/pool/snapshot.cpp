@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
 
-#include "pkg/pool/selector.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::pool {
@@ -29,41 +27,31 @@ void FillDevices(v1beta1::ListAndWatchResponse& out, int64_t slots, bool healthy
 std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
     const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory,
     const CdiNaming* cdi, const std::shared_ptr<const PoolSnapshot>& previous) {
-  std::vector<sysfs::PciFunction> hcas;
-  for (const auto& fn : inventory.functions) {
-    if (fn.rdma_capable && Matches(resource.selectors, fn)) hcas.push_back(fn);
-  }
+  PoolModel model = SelectPool(resource, inventory);
   const std::optional<CdiNaming> naming = cdi != nullptr ? std::optional(*cdi) : std::nullopt;
-  if (previous && previous->hcas_ == hcas && previous->resource_ == resource &&
-      previous->cdi_ == naming) {
-    return previous;
-  }
+  if (previous && previous->model_ == model && previous->cdi_ == naming) return previous;
   std::shared_ptr<PoolSnapshot> snap(new PoolSnapshot());
-  snap->resource_ = resource;
+  snap->model_ = std::move(model);
   snap->cdi_ = naming;
-  snap->hcas_ = std::move(hcas);
-  std::set<int64_t> numa;
-  bool healthy = false;
-  for (const auto& fn : snap->hcas_) {
-    snap->advertised_.hca_addresses.push_back(fn.address);
-    if (fn.numa_node >= 0) numa.insert(fn.numa_node);
-    healthy = healthy || sysfs::HasUsablePort(fn);
-    for (const auto& name : fn.char_devices) {
+  for (const auto& hca : snap->model_.hcas) {
+    snap->advertised_.hca_addresses.push_back(hca.function.address);
+    for (const auto& name : hca.function.char_devices) {
       snap->advertised_.device_paths.push_back(Cat(kCharDevDir, name));
     }
   }
-  if (!snap->hcas_.empty()) {
+  if (!snap->model_.hcas.empty()) {
     // rdma_cm is node-wide: listed once, not once per HCA as the Go plugin does.
     snap->advertised_.device_paths.push_back(Cat(kCharDevDir, "rdma_cm"));
     snap->advertised_.slots = resource.rdma_hca_max;
   }
+  const bool healthy = snap->model_.healthy();
   snap->advertised_.healthy = healthy;
-  snap->advertised_.numa_nodes.assign(numa.begin(), numa.end());
+  snap->advertised_.numa_nodes = snap->model_.NumaNodes();
 
   if (cdi != nullptr) {
     std::string joined;
-    for (const auto& fn : snap->hcas_) {
-      const std::string name = Cat(cdi->kind, "=", fn.address);
+    for (const auto& hca : snap->model_.hcas) {
+      const std::string name = Cat(cdi->kind, "=", hca.function.address);
       snap->container_response_.add_cdi_devices()->set_name(name);
       Append(joined, joined.empty() ? "" : ",", name);
     }

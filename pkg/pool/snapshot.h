@@ -1,6 +1,7 @@
-// One resource's pool at one moment: the selected HCAs and everything derived from them
-// (advertised device list, health, NUMA topology, Allocate content). Immutable once built;
-// shared between the event loop and gRPC threads as std::shared_ptr<const PoolSnapshot>.
+// One resource's pool at one moment, rendered for the kubelet's device-plugin API: the pool
+// model (pool_model.h) and everything derived from it (advertised device list, health, NUMA
+// topology, Allocate content). Immutable once built; shared between the event loop and gRPC
+// threads as std::shared_ptr<const PoolSnapshot>.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "pkg/api/deviceplugin.pb.h"
 #include "pkg/config/config.h"
+#include "pkg/pool/pool_model.h"
 #include "pkg/sysfs/inventory.h"
 
 namespace rdmadp::pool {
@@ -56,8 +58,9 @@ class PoolSnapshot {
   static std::shared_ptr<const PoolSnapshot> AllUnhealthy(
       const std::shared_ptr<const PoolSnapshot>& snapshot);
 
-  const config::ResourceConfig& resource() const { return resource_; }
-  const std::vector<sysfs::PciFunction>& hcas() const { return hcas_; }
+  const config::ResourceConfig& resource() const { return model_.resource; }
+  const PoolModel& model() const { return model_; }
+  const std::vector<PoolHca>& hcas() const { return model_.hcas; }
   const Advertised& advertised() const { return advertised_; }
   // The full ListAndWatch message, built once per snapshot.
   const v1beta1::ListAndWatchResponse& list_response() const { return list_response_; }
@@ -75,8 +78,7 @@ class PoolSnapshot {
  private:
   PoolSnapshot() = default;
 
-  config::ResourceConfig resource_;
-  std::vector<sysfs::PciFunction> hcas_;
+  PoolModel model_;
   Advertised advertised_;
   v1beta1::ListAndWatchResponse list_response_;
   v1beta1::ContainerAllocateResponse container_response_;

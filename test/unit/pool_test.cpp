@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "pkg/pool/pool_model.h"
 #include "pkg/pool/selector.h"
 #include "pkg/pool/snapshot.h"
 
@@ -102,6 +103,34 @@ TEST(Snapshot, HealthFollowsPorts) {
   EXPECT_EQ(down->list_response().devices(1).health(), "Unhealthy");
   inv.functions[1].rdma_devices[0].ports.clear();  // no ports reported counts as usable
   EXPECT_TRUE(PoolSnapshot::Build(Resource(2), inv)->advertised().healthy);
+}
+
+// The front-end-neutral model: per-HCA health with the reason, topology, shares.
+TEST(PoolModel, PerHcaHealthReasonTopologyAndShares) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband"),
+                   Fn("0000:02:00.0", "15b3", "1017", "mlx5_core", "ib1", "infiniband"),
+                   Fn("0000:03:00.0", "15b3", "1017", "mlx5_core", "ib2", "infiniband")};
+  inv.functions[0].numa_node = 1;
+  inv.functions[0].pcie_root = "pci0000:00";
+  inv.functions[1].numa_node = 0;
+  inv.functions[1].rdma_devices[0].ports = {{1, sysfs::PortState::kDown},
+                                            {2, sysfs::PortState::kInit}};
+  inv.functions[2].rdma_capable = false;  // never in a pool
+  const PoolModel model = SelectPool(Resource(7), inv);
+  ASSERT_EQ(model.hcas.size(), 2u);
+  EXPECT_EQ(model.shares(), 7);
+  EXPECT_TRUE(model.hcas[0].healthy);
+  EXPECT_EQ(model.hcas[0].health_reason, "");
+  EXPECT_EQ(model.hcas[0].function.pcie_root, "pci0000:00");
+  EXPECT_FALSE(model.hcas[1].healthy);
+  EXPECT_EQ(model.hcas[1].health_reason, "mlx5_x port 1 DOWN, mlx5_x port 2 INIT");
+  EXPECT_TRUE(model.healthy());
+  EXPECT_THAT(model.NumaNodes(), ElementsAre(0, 1));
+  // The device-plugin rendering is built from the same model.
+  const auto snap = PoolSnapshot::Build(Resource(7), inv);
+  EXPECT_EQ(snap->model(), model);
+  EXPECT_THAT(snap->advertised().numa_nodes, ElementsAre(0, 1));
 }
 
 TEST(Snapshot, AllUnhealthyCopiesWithEverySlotUnhealthy) {

@@ -1,0 +1,49 @@
+#include "pkg/pool/pool_model.h"
+
+#include <algorithm>
+#include <set>
+
+#include "pkg/pool/selector.h"
+#include "pkg/sysfs/sysfs_parse.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::pool {
+
+bool PoolModel::healthy() const {
+  return std::any_of(hcas.begin(), hcas.end(), [](const PoolHca& h) { return h.healthy; });
+}
+
+std::vector<int64_t> PoolModel::NumaNodes() const {
+  std::set<int64_t> nodes;
+  for (const auto& h : hcas) {
+    if (h.function.numa_node >= 0) nodes.insert(h.function.numa_node);
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+std::string HealthReason(const sysfs::PciFunction& fn) {
+  if (sysfs::HasUsablePort(fn)) return "";
+  std::string reason;
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      Append(reason, reason.empty() ? "" : ", ", dev.name, " port ", port.number, " ",
+             sysfs::PortStateName(port.state));
+    }
+  }
+  return reason.empty() ? "no port is ACTIVE" : reason;
+}
+
+PoolModel SelectPool(const config::ResourceConfig& resource,
+                     const sysfs::NodeInventory& inventory) {
+  PoolModel model;
+  model.resource = resource;
+  for (const auto& fn : inventory.functions) {
+    if (!fn.rdma_capable || !Matches(resource.selectors, fn)) continue;
+    std::string reason = HealthReason(fn);
+    const bool healthy = reason.empty();
+    model.hcas.push_back({fn, healthy, std::move(reason)});
+  }
+  return model;
+}
+
+}  // namespace rdmadp::pool

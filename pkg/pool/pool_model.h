@@ -1,0 +1,45 @@
+// One resource's pool as every front end sees it: the HCAs its selectors chose, each with
+// its health and why, its topology and its char devices, and the shares the resource
+// offers. Pure values, built from a scan; the device-plugin renderer (PoolSnapshot) and the
+// DRA renderer (pkg/dra) are both built from one, so the two front ends can never disagree
+// about what a pool is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pkg/config/config.h"
+#include "pkg/sysfs/inventory.h"
+
+namespace rdmadp::pool {
+
+struct PoolHca {
+  sysfs::PciFunction function;  // as the scan found it (address, pcie_root, numa_node, ...)
+  bool healthy = false;         // some port ACTIVE, or no ports reported
+  std::string health_reason;    // why not ("" when healthy): "mlx5_0 port 1 DOWN"
+  bool operator==(const PoolHca&) const = default;
+};
+
+struct PoolModel {
+  config::ResourceConfig resource;
+  std::vector<PoolHca> hcas;  // by PCI address
+  bool operator==(const PoolModel&) const = default;
+
+  // Shares each HCA offers: rdmaHcaMax (the device plugin advertises the same number of
+  // slots for the whole pool, as the Go plugin does).
+  int64_t shares() const { return resource.rdma_hca_max; }
+  // Usable while one HCA is.
+  bool healthy() const;
+  // The NUMA nodes of the HCAs, ascending, without -1.
+  std::vector<int64_t> NumaNodes() const;
+};
+
+// The RDMA-capable functions of `inventory` that match `resource`'s selectors.
+PoolModel SelectPool(const config::ResourceConfig& resource,
+                     const sysfs::NodeInventory& inventory);
+
+// Why `fn` is not usable ("" when it is): every port named with its state.
+std::string HealthReason(const sysfs::PciFunction& fn);
+
+}  // namespace rdmadp::pool
