@@ -12,15 +12,24 @@ std::string Ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 std::string_view PhaseName(Phase phase) {
   switch (phase) {
-    case Phase::kIdle: return "Idle";
-    case Phase::kNoSocketDir: return "NoSocketDir";
-    case Phase::kServeBackoff: return "ServeBackoff";
-    case Phase::kNoKubelet: return "NoKubelet";
-    case Phase::kRegistering: return "Registering";
-    case Phase::kRegistered: return "Registered";
-    case Phase::kRetryWait: return "RetryWait";
-    case Phase::kPublished: return "Published";
-    case Phase::kStreamGrace: return "StreamGrace";
+    case Phase::kIdle:
+      return "Idle";
+    case Phase::kNoSocketDir:
+      return "NoSocketDir";
+    case Phase::kServeBackoff:
+      return "ServeBackoff";
+    case Phase::kNoKubelet:
+      return "NoKubelet";
+    case Phase::kRegistering:
+      return "Registering";
+    case Phase::kRegistered:
+      return "Registered";
+    case Phase::kRetryWait:
+      return "RetryWait";
+    case Phase::kPublished:
+      return "Published";
+    case Phase::kStreamGrace:
+      return "StreamGrace";
   }
   return "?";
 }
@@ -29,12 +38,18 @@ std::string Describe(const Event& e) {
   using K = Event::Kind;
   const std::string server = "server " + std::to_string(e.token);
   switch (e.kind) {
-    case K::kStart: return e.mode == Mode::kWatcher ? "Start(watcher)" : "Start(kubelet)";
-    case K::kStop: return "Stop";
-    case K::kServeDone: return "ServeDone(" + server + (e.ok ? ", ok)" : ", failed)");
-    case K::kSocketDirAppeared: return "SocketDirAppeared";
-    case K::kKubeletSocketCreated: return "KubeletSocketCreated";
-    case K::kOwnSocketDeleted: return "OwnSocketDeleted";
+    case K::kStart:
+      return e.mode == Mode::kWatcher ? "Start(watcher)" : "Start(kubelet)";
+    case K::kStop:
+      return "Stop";
+    case K::kServeDone:
+      return "ServeDone(" + server + (e.ok ? ", ok)" : ", failed)");
+    case K::kSocketDirAppeared:
+      return "SocketDirAppeared";
+    case K::kKubeletSocketCreated:
+      return "KubeletSocketCreated";
+    case K::kOwnSocketDeleted:
+      return "OwnSocketDeleted";
     case K::kRegisterDone: {
       static constexpr std::string_view kOutcomes[] = {"ok", "kubelet down", "already connected",
                                                        "failed"};
@@ -45,9 +60,12 @@ std::string Describe(const Event& e) {
       return "StreamOpened(" + server + ", stream " + std::to_string(e.stream) + ")";
     case K::kStreamEnded:
       return "StreamEnded(" + server + ", stream " + std::to_string(e.stream) + ")";
-    case K::kGetInfo: return "GetInfo(" + server + ")";
-    case K::kNotify: return "Notify(" + server + (e.ok ? ", ok)" : ", rejected)");
-    case K::kTimer: return "Timer(" + std::to_string(e.token) + ")";
+    case K::kGetInfo:
+      return "GetInfo(" + server + ")";
+    case K::kNotify:
+      return "Notify(" + server + (e.ok ? ", ok)" : ", rejected)");
+    case K::kTimer:
+      return "Timer(" + std::to_string(e.token) + ")";
   }
   return "?";
 }
@@ -293,8 +311,9 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
         // noted during the attempt, so this is that event's registration, not a retry.
         ++registrations_;
         Log(Action::Level::kInfo,
-            resource_ + ": registered with the previous kubelet, which is gone (its stream "
-                        "ended); registering with the new one",
+            resource_ +
+                ": registered with the previous kubelet, which is gone (its stream "
+                "ended); registering with the new one",
             out);
         Register(f, out);
         return;
@@ -367,8 +386,9 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
       // has not registered us (its stream would be newer). Its kubelet.sock event is why we
       // register, once, not a loss to damp.
       Log(Action::Level::kInfo,
-          resource_ + ": the previous kubelet's ListAndWatch stream ended; registering with "
-                      "the new one",
+          resource_ +
+              ": the previous kubelet's ListAndWatch stream ended; registering with "
+              "the new one",
           out);
       Register(f, out);
       return;

@@ -308,7 +308,7 @@ class RegistrationFsm {
   // on our socket) change nothing.
   uint64_t kubelet_stream_ = 0;
   bool kubelet_stream_open_ = false;
-  int64_t kubelet_stream_wall_ns_ = 0;  // when the server accepted it (0: unknown)
+  int64_t kubelet_stream_wall_ns_ = 0;        // when the server accepted it (0: unknown)
   int64_t kubelet_stream_ended_wall_ns_ = 0;  // the same, of the latest one that ended
   Clock::time_point kubelet_opened_at_{};
   bool waiting_logged_ = false;

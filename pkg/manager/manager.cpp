@@ -226,7 +226,8 @@ void Manager::ApplyPeriodicInterval() {
 
 const sysfs::NodeInventory& Manager::ScanNode(const std::set<std::string>* only) {
   sysfs::ScanStats stats;
-  inventory_ = only != nullptr ? scanner_.Refresh(inventory_, *only, &stats) : scanner_.Scan(&stats);
+  inventory_ =
+      only != nullptr ? scanner_.Refresh(inventory_, *only, &stats) : scanner_.Scan(&stats);
   counters_.functions_read += stats.functions;
   link_owners_.clear();
   for (const auto& fn : inventory_.functions) {

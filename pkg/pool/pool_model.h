@@ -36,8 +36,7 @@ struct PoolModel {
 };
 
 // The RDMA-capable functions of `inventory` that match `resource`'s selectors.
-PoolModel SelectPool(const config::ResourceConfig& resource,
-                     const sysfs::NodeInventory& inventory);
+PoolModel SelectPool(const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory);
 
 // Why `fn` is not usable ("" when it is): every port named with its state.
 std::string HealthReason(const sysfs::PciFunction& fn);

@@ -28,7 +28,7 @@ struct PciFunction {
   std::string vendor;   // 15b3
   std::string device;   // 1017
   uint32_t class_code = 0;
-  int numa_node = -1;                // -1 when the platform reports none
+  int numa_node = -1;  // -1 when the platform reports none
   // The PCIe root complex the function hangs under: the first directory of its real path
   // under /sys/devices ("pci0000:00"), as Kubernetes' resource.kubernetes.io/pcieRoot
   // attribute names it; "" when the path does not show one (a VM's virtio bus).

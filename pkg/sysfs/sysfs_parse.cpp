@@ -166,7 +166,7 @@ bool IsPciAddress(std::string_view name) {
   if (colon < 4 || colon > 8 || name.size() != colon + 8) return false;  // "dddd" ":bb:dd.f"
   for (size_t i = 0; i < name.size(); ++i) {
     const size_t k = i < colon ? 0 : i - colon;  // position within ":bb:dd.f"
-    const bool ok = i < colon ? hex(name[i])
+    const bool ok = i < colon          ? hex(name[i])
                     : k == 0 || k == 3 ? name[i] == ':'
                     : k == 6           ? name[i] == '.'
                     : k == 7           ? name[i] >= '0' && name[i] <= '7'

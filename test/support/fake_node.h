@@ -27,7 +27,7 @@ struct FakeFunction {
   bool uverbs = true;
   bool umad = true;
   bool issm = true;
-  std::string physfn;  // PF address when this is a VF
+  std::string physfn;                    // PF address when this is a VF
   std::string pcie_root = "pci0000:00";  // the root complex directory under sys/devices
 };
 

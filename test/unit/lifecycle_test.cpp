@@ -248,8 +248,8 @@ TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptWaitsForItsAnswer) {
 TEST(RegistrationFsm, TheOldKubeletsLateAnswerDoesNotStandForTheNewOne) {
   Driver d;
   d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));  // the old kubelet, for our attempt
-  d.Do(Event::StreamEnded(d.server, 1, true));             // ... which died
-  d.Do(Event::OwnSocketDeleted());                         // the new kubelet's cleanup
+  d.Do(Event::StreamEnded(d.server, 1, true));            // ... which died
+  d.Do(Event::OwnSocketDeleted());                        // the new kubelet's cleanup
   d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = 200});
   EXPECT_EQ(d.registers, 1);
   d.RegisterAnswers(RegisterOutcome::kOk);  // the old kubelet's answer, handled late

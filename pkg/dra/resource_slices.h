@@ -1,0 +1,55 @@
+// The DRA rendering of a pool model: the resource.k8s.io/v1 ResourceSlice objects that
+// publish one resource's HCAs for one node. Pure: values in, JSON objects out; the API
+// client (to come) writes them. Within the API server's limits by construction: at most
+// 128 devices per slice, 32 attributes and capacities per device, 64-character strings,
+// DNS-label device names and a DNS-subdomain pool name.
+//
+// Device models (config `deviceModel`):
+//  - perHca: one device per HCA, shared through consumable capacity (KEP-5075):
+//    allowMultipleAllocations and a capacity `shares` of rdmaHcaMax, one share per claim
+//    by default. The scheduler enforces the count; no virtual IDs.
+//  - perPool: one shared device for the whole pool, the drop-in for pods that ask for the
+//    extended resource (KEP-5004): a claim gets every HCA, as the device plugin's slot does.
+//  - slots: rdmaHcaMax plain devices ("slot-0", ...), for clusters without consumable
+//    capacity (1.34, 1.35), capped at kMaxSlotDevices.
+// Port state is never an attribute (a flap would rewrite the slice): an HCA without an
+// ACTIVE port carries a NoSchedule taint instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pkg/pool/pool_model.h"
+
+namespace rdmadp::dra {
+
+inline constexpr size_t kMaxDevicesPerSlice = 128;
+inline constexpr size_t kMaxAttributesAndCapacities = 32;
+inline constexpr size_t kMaxAttributeStringLength = 64;
+inline constexpr int64_t kMaxSlotDevices = 1024;
+inline constexpr std::string_view kDefaultDriverName = "rdma.k8s-rdma-shared-dp.io";
+
+enum class DeviceModel { kPerHca, kPerPool, kSlots };
+
+struct SliceContext {
+  std::string driver{kDefaultDriverName};
+  std::string node_name;
+  int64_t generation = 1;  // the pool's; bumped by the publisher on every change
+  DeviceModel model = DeviceModel::kPerHca;
+};
+
+// The pool name of a resource on a node: "<node>/<resource name as a DNS label>".
+std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource);
+// A DNS label for a PCI address: "0000:3b:00.1" -> "hca-0000-3b-00-1".
+std::string HcaDeviceName(std::string_view pci_address);
+
+// The slices of `pool` (none for an empty pool: the publisher deletes the resource's
+// slices). Every slice names the pool and how many slices it has.
+std::vector<nlohmann::json> RenderResourceSlices(const pool::PoolModel& pool,
+                                                 const SliceContext& ctx);
+
+}  // namespace rdmadp::dra

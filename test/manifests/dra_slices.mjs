@@ -1,0 +1,74 @@
+// Checks every ResourceSlice the DRA renderer makes (test/dra/render_slices_main.cpp)
+// against the official Kubernetes schema (kubernetes-models, resource.k8s.io/v1) and the
+// server-side limits the schema does not carry. Usage: node dra_slices.mjs <tool>
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { check, finish } from "./check.mjs";
+import { ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { checkStrict, resourceV1 } from "./strict_fields.mjs";
+
+const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const cIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// What the API server's validation adds to the OpenAPI schema (pkg/apis/resource/validation).
+function serverLimits(s) {
+  const spec = s.spec;
+  assert.ok(dnsSubdomain.test(spec.driver) && spec.driver.length <= 63, `driver ${spec.driver}`);
+  for (const part of spec.pool.name.split("/")) assert.ok(dnsSubdomain.test(part), `pool ${spec.pool.name}`);
+  assert.ok(spec.pool.name.length <= 253);
+  assert.ok(spec.pool.generation >= 0 && spec.pool.resourceSliceCount >= 1);
+  assert.ok(spec.devices.length >= 1 && spec.devices.length <= 128, `${spec.devices.length} devices`);
+  const names = new Set();
+  for (const d of spec.devices) {
+    assert.ok(dnsLabel.test(d.name) && d.name.length <= 63, `device name ${d.name}`);
+    assert.ok(!names.has(d.name), `duplicate device ${d.name}`);
+    names.add(d.name);
+    const attrs = Object.entries(d.attributes ?? {});
+    const caps = Object.entries(d.capacity ?? {});
+    assert.ok(attrs.length + caps.length <= 32, `${d.name}: ${attrs.length + caps.length} attributes+capacities`);
+    for (const [key, value] of [...attrs, ...caps]) {
+      const [domain, id] = key.includes("/") ? key.split("/") : [null, key];
+      if (domain !== null) assert.ok(dnsSubdomain.test(domain), `attribute domain ${key}`);
+      assert.ok(cIdentifier.test(id) && id.length <= 32, `attribute name ${key}`);
+      if ("string" in value) assert.ok(value.string.length <= 64, `${key} longer than 64`);
+      if (key in (d.attributes ?? {})) {
+        const kinds = Object.keys(value).filter((k) => ["string", "int", "bool", "version"].includes(k));
+        assert.equal(kinds.length, 1, `${key}: exactly one value type`);
+      }
+    }
+    for (const t of d.taints ?? []) {
+      assert.ok(["NoSchedule", "NoExecute"].includes(t.effect), `taint effect ${t.effect}`);
+    }
+  }
+}
+
+check(`${slices.length} slices rendered (every model, several slices for 300 HCAs)`, () => {
+  assert.ok(slices.length >= 6);
+  assert.ok(slices.some((s) => s.spec.pool.resourceSliceCount === 3));
+});
+slices.forEach((s, i) => {
+  check(`schema: slice ${i} (${s.spec.pool.name}, ${s.spec.devices.length} devices)`, () => {
+    new ResourceSlice(s).validate();
+    checkStrict(s, resourceV1("ResourceSlice"));
+  });
+  check(`server limits: slice ${i}`, () => serverLimits(s));
+});
+
+check("the checks can fail: a wrong type, a misspelt field, a device name with capitals", () => {
+  const broken = structuredClone(slices[0]);
+  broken.spec.devices[0].allowMultipleAllocations = "yes";
+  assert.throws(() => new ResourceSlice(broken).validate(), /allowMultipleAllocations/);
+  const misspelt = structuredClone(slices[0]);
+  misspelt.spec.devices[0].allowMultipleAlocations = true;
+  assert.throws(() => checkStrict(misspelt, resourceV1("ResourceSlice")), /allowMultipleAlocations/);
+  const deep = structuredClone(slices[0]);
+  deep.spec.devices[0].capacity.shares.requestPolicy.validRnage = {};
+  assert.throws(() => checkStrict(deep, resourceV1("ResourceSlice")), /validRnage/);
+  const badName = structuredClone(slices[0]);
+  badName.spec.devices[0].name = "HCA-0";
+  assert.throws(() => serverLimits(badName), /device name/);
+});
+
+finish("DRA slice");

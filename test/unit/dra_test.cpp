@@ -1,0 +1,144 @@
+// The DRA rendering of pool models: exact ResourceSlice content per device model, and the
+// API server's limits kept however large the pool (the schema itself is checked against
+// the official Kubernetes one in test/manifests/dra_slices.mjs).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "pkg/dra/resource_slices.h"
+
+namespace rdmadp::dra {
+namespace {
+
+using nlohmann::json;
+
+pool::PoolHca Hca(std::string address, int numa, bool healthy = true) {
+  pool::PoolHca h;
+  h.function.address = std::move(address);
+  h.function.vendor = "15b3";
+  h.function.device = "101b";
+  h.function.driver = "mlx5_core";
+  h.function.if_name = "ib0";
+  h.function.link_type = "infiniband";
+  h.function.numa_node = numa;
+  h.function.pcie_root = "pci0000:3a";
+  h.function.rdma_devices = {{"mlx5_0", {}}};
+  h.healthy = healthy;
+  h.health_reason = healthy ? "" : "mlx5_0 port 1 DOWN";
+  return h;
+}
+
+pool::PoolModel Pool(std::vector<pool::PoolHca> hcas, int64_t shares = 1000) {
+  pool::PoolModel p;
+  p.resource.resource_name = "hca_shared_devices_a";
+  p.resource.resource_prefix = "rdma";
+  p.resource.rdma_hca_max = shares;
+  p.hcas = std::move(hcas);
+  return p;
+}
+
+SliceContext Node(DeviceModel model = DeviceModel::kPerHca) {
+  SliceContext ctx;
+  ctx.node_name = "worker-7";
+  ctx.generation = 3;
+  ctx.model = model;
+  return ctx;
+}
+
+TEST(ResourceSlices, PerHcaSharesEachHcaThroughConsumableCapacity) {
+  const auto slices =
+      RenderResourceSlices(Pool({Hca("0000:3b:00.0", 0), Hca("0000:3c:00.1", -1, false)}), Node());
+  ASSERT_EQ(slices.size(), 1u);
+  const json& spec = slices[0]["spec"];
+  EXPECT_EQ(slices[0]["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(slices[0]["kind"], "ResourceSlice");
+  EXPECT_EQ(slices[0]["metadata"]["generateName"], "worker-7-hca-shared-devices-a-");
+  EXPECT_EQ(spec["driver"], "rdma.k8s-rdma-shared-dp.io");
+  EXPECT_EQ(spec["nodeName"], "worker-7");
+  EXPECT_EQ(spec["pool"], json::parse(R"({"name": "worker-7/hca-shared-devices-a",
+                                          "generation": 3, "resourceSliceCount": 1})"));
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  EXPECT_EQ(spec["devices"][0], json::parse(R"({
+    "name": "hca-0000-3b-00-0",
+    "allowMultipleAllocations": true,
+    "attributes": {
+      "resourceName": {"string": "rdma/hca_shared_devices_a"},
+      "resource.kubernetes.io/pciBusID": {"string": "0000:3b:00.0"},
+      "resource.kubernetes.io/pcieRoot": {"string": "pci0000:3a"},
+      "resource.kubernetes.io/numaNode": {"int": 0},
+      "vendor": {"string": "15b3"},
+      "deviceID": {"string": "101b"},
+      "kernelDriver": {"string": "mlx5_core"},
+      "ifName": {"string": "ib0"},
+      "linkType": {"string": "infiniband"},
+      "rdmaDevice": {"string": "mlx5_0"}
+    },
+    "capacity": {"shares": {"value": "1000",
+                            "requestPolicy": {"default": "1",
+                                              "validRange": {"min": "1", "step": "1"}}}}
+  })"));
+  // No NUMA node (-1): no numaNode attribute. Down: a taint, never an attribute.
+  const json& down = spec["devices"][1];
+  EXPECT_FALSE(down["attributes"].contains("resource.kubernetes.io/numaNode"));
+  EXPECT_EQ(down["taints"], json::parse(R"([{"key": "rdma.k8s-rdma-shared-dp.io/port-down",
+                                              "effect": "NoSchedule"}])"));
+  EXPECT_FALSE(spec["devices"][0].contains("taints"));
+}
+
+TEST(ResourceSlices, PerPoolIsOneSharedDeviceForTheWholePool) {
+  const auto slices = RenderResourceSlices(
+      Pool({Hca("0000:3b:00.0", 1), Hca("0000:3c:00.0", 1)}, 64), Node(DeviceModel::kPerPool));
+  ASSERT_EQ(slices.size(), 1u);
+  const json& devices = slices[0]["spec"]["devices"];
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0]["name"], "pool");
+  EXPECT_EQ(devices[0]["capacity"]["shares"]["value"], "64");
+  EXPECT_EQ(devices[0]["attributes"]["hcas"], json::parse(R"({"int": 2})"));
+  EXPECT_EQ(devices[0]["attributes"]["resource.kubernetes.io/numaNode"],
+            json::parse(R"({"int": 1})"));
+}
+
+TEST(ResourceSlices, LimitsHoldForLargePools) {
+  std::vector<pool::PoolHca> many;
+  for (int i = 0; i < 300; ++i) {
+    char addr[32];
+    std::snprintf(addr, sizeof(addr), "0000:%02x:%02x.%d", 0x10 + i / 64, (i / 8) % 8, i % 8);
+    many.push_back(Hca(addr, i % 2));
+  }
+  const auto slices = RenderResourceSlices(Pool(many), Node());
+  ASSERT_EQ(slices.size(), 3u);
+  size_t total = 0;
+  for (const auto& s : slices) {
+    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 3);
+    EXPECT_LE(s["spec"]["devices"].size(), kMaxDevicesPerSlice);
+    for (const auto& d : s["spec"]["devices"]) {
+      EXPECT_LE(d["attributes"].size() + d["capacity"].size(), kMaxAttributesAndCapacities);
+    }
+    total += s["spec"]["devices"].size();
+  }
+  EXPECT_EQ(total, 300u);
+  // Slots: one device per share, capped.
+  const auto slots =
+      RenderResourceSlices(Pool({Hca("0000:3b:00.0", 0)}, 5000), Node(DeviceModel::kSlots));
+  size_t slot_devices = 0;
+  for (const auto& s : slots) slot_devices += s["spec"]["devices"].size();
+  EXPECT_EQ(slot_devices, static_cast<size_t>(kMaxSlotDevices));
+  EXPECT_EQ(slots.size(), 8u);
+}
+
+TEST(ResourceSlices, AnEmptyPoolPublishesNothing) {
+  EXPECT_TRUE(RenderResourceSlices(Pool({}), Node()).empty());
+}
+
+TEST(ResourceSlices, NamesAreDnsLabels) {
+  EXPECT_EQ(HcaDeviceName("0000:3B:00.7"), "hca-0000-3b-00-7");
+  SliceContext ctx = Node();
+  ctx.node_name = "Node_1.example";
+  config::ResourceConfig rc;
+  rc.resource_name = "_a__b_";
+  EXPECT_EQ(PoolName(ctx, rc), "node-1-example/a--b");
+}
+
+}  // namespace
+}  // namespace rdmadp::dra
