@@ -10,6 +10,9 @@
 #include "pkg/cdi/cdi_spec.h"
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
+#include "pkg/config/k8s_names.h"
+#include "pkg/dra/device_classes.h"
+#include "pkg/dra/yaml_output.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
@@ -138,6 +141,38 @@ int RunDiscover(const cli::Options& opts) {
   return 0;
 }
 
+// `render`: the DRA objects for the config's resources; the config must be fully valid.
+int RunRender(const cli::Options& opts) {
+  auto loaded = config::LoadConfigFile(opts.config_file);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n%s: invalid; nothing rendered\n",
+                 std::string(loaded.status().message()).c_str(), opts.config_file.c_str());
+    return 1;
+  }
+  bool invalid = false;
+  for (const auto& entry : loaded->skipped) {
+    for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
+    invalid = true;
+  }
+  if (const std::string why = config::DnsSubdomainProblem(opts.dra_driver_name); !why.empty()) {
+    std::fprintf(stderr, "-dra-driver-name: \"%s\" %s (e.g. rdma.example.com)\n",
+                 opts.dra_driver_name.c_str(), why.c_str());
+    invalid = true;
+  }
+  for (const auto& p : dra::ClassNameProblems(loaded->config, opts.dra_driver_name)) {
+    std::fprintf(stderr, "%s\n", p.c_str());
+    invalid = true;
+  }
+  if (invalid) return 1;
+  dra::ClassOptions options;
+  options.driver = opts.dra_driver_name;
+  options.extended_resource = opts.extended_resource_name;
+  if (opts.gpu_device_class != "none") options.gpu_device_class = opts.gpu_device_class;
+  std::fputs(dra::ToYamlDocuments(dra::RenderDeviceClasses(loaded->config, options)).c_str(),
+             stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +209,7 @@ int main(int argc, char** argv) {
   }
   if (opts.command == cli::Command::kValidate) return RunValidate(opts);
   if (opts.command == cli::Command::kDiscover) return RunDiscover(opts);
+  if (opts.command == cli::Command::kRender) return RunRender(opts);
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));

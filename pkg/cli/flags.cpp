@@ -157,6 +157,26 @@ const std::vector<FlagSpec>& Specs() {
          o.output = std::string(v);
          return absl::OkStatus();
        }},
+      {"dra-driver-name", "NAME",
+       "render: the DRA driver name the DeviceClasses select (a DNS subdomain).",
+       ShowString(&Options::dra_driver_name),
+       SetString(&Options::dra_driver_name, "dra-driver-name")},
+      {"gpu-device-class", "NAME",
+       "render: the GPU DeviceClass of the GPU + HCA pairing template (same PCIe root); "
+       "\"none\" leaves the template out.",
+       ShowString(&Options::gpu_device_class),
+       SetString(&Options::gpu_device_class, "gpu-device-class")},
+      {"extended-resource-name", "",
+       "render: the DeviceClasses also serve pods that ask for the resource name as an "
+       "extended resource (limits: rdma/<name>: 1; Kubernetes 1.34+ with DRAExtendedResource). "
+       "The device plugin must then not serve that name on the same nodes.",
+       [](const Options&) { return std::string("false"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("extended-resource-name", v);
+         if (!b.ok()) return b.status();
+         o.extended_resource_name = *b;
+         return absl::OkStatus();
+       }},
       {"version", "", "Print the version and exit (alias -v).",
        [](const Options&) { return std::string("false"); },
        [](Options& o, std::string_view v) {
@@ -180,13 +200,15 @@ const std::vector<FlagSpec>& Specs() {
 // A positional argument that is not a command: never run the daemon on a typo.
 absl::Status UnexpectedArgument(std::string_view arg, bool first) {
   std::string hint;
-  for (std::string_view command : {"discover", "validate"}) {
+  for (std::string_view command : {"discover", "validate", "render"}) {
     if (first && EditDistance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
   }
   if (hint.empty() && (arg == "true" || arg == "false")) {
     hint = "; boolean flags take their value after '=', e.g. --use-cdi=true";
   }
-  if (hint.empty()) hint = "; the commands are `discover` and `validate`, flags start with -";
+  if (hint.empty()) {
+    hint = "; the commands are `discover`, `validate` and `render`, flags start with -";
+  }
   return absl::InvalidArgumentError(Cat("unexpected argument \"", arg, "\"", hint));
 }
 
@@ -256,6 +278,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
   if (requested == Command::kRun && !options.positional.empty()) {
     if (options.positional.front() == "discover") options.command = Command::kDiscover;
     if (options.positional.front() == "validate") options.command = Command::kValidate;
+    if (options.positional.front() == "render") options.command = Command::kRender;
     if (options.command != Command::kRun) options.positional.erase(options.positional.begin());
   }
   if (requested == Command::kRun && !options.positional.empty()) {
@@ -275,6 +298,9 @@ std::string Usage(std::string_view program) {
           "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
           "             nodes, port states and the pools they land in (--output table|json)\n"
           "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
+          "  render     print the DRA DeviceClasses and ResourceClaimTemplates for the resources\n"
+          "             of --config-file, as YAML for kubectl apply (the DRA front end is in\n"
+          "             progress: the plugin does not publish ResourceSlices yet)\n"
           "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {

@@ -12,7 +12,7 @@
 namespace rdmadp::cli {
 
 enum class RegistrationMode { kKubelet, kWatcher, kAuto };
-enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate };
+enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender };
 
 struct Options {
   Command command = Command::kRun;
@@ -29,11 +29,16 @@ struct Options {
   std::string log_format = "text";
   std::string output = "table";  // discover: table or json
   std::string metrics_address;   // "" = no HTTP endpoint
+  // render: the DRA objects an administrator applies.
+  std::string dra_driver_name = "rdma.k8s-rdma-shared-dp.io";
+  std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
+  bool extended_resource_name = false;
   // Positional arguments after the command; the Go plugin ignores them, so do we (main warns).
   std::vector<std::string> positional;
 };
 
-// Parses argv[1..]. A first positional `discover` or `validate` selects that command; any
+// Parses argv[1..]. A first positional `discover`, `validate` or `render` selects that
+// command; any
 // other positional argument is an error (with "did you mean" for a mistyped command).
 // Errors name the flag: `flag provided but not defined: -foo`.
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);

@@ -8,20 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-// Lower case, [a-z0-9-] only, no leading or trailing '-': "hca_shared_devices_a" ->
-// "hca-shared-devices-a".
-std::string DnsLabel(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '-';
-  }
-  const size_t first = out.find_first_not_of('-');
-  if (first == std::string::npos) return "x";
-  out = out.substr(first, out.find_last_not_of('-') - first + 1);
-  return out.substr(0, 63);
-}
-
 json StringAttribute(std::string_view value) {
   return {{"string", std::string(value.substr(0, kMaxAttributeStringLength))}};
 }
@@ -35,7 +21,8 @@ void CommonAttributes(json& attrs, const pool::PoolModel& pool) {
 // HCA with a GPU under the same PCIe root) and what the device plugin's selectors select.
 void HcaAttributes(json& attrs, const sysfs::PciFunction& fn) {
   attrs["resource.kubernetes.io/pciBusID"] = StringAttribute(fn.address);
-  if (!fn.pcie_root.empty()) attrs["resource.kubernetes.io/pcieRoot"] = StringAttribute(fn.pcie_root);
+  if (!fn.pcie_root.empty())
+    attrs["resource.kubernetes.io/pcieRoot"] = StringAttribute(fn.pcie_root);
   if (fn.numa_node >= 0) attrs["resource.kubernetes.io/numaNode"] = {{"int", fn.numa_node}};
   attrs["vendor"] = StringAttribute(fn.vendor);
   attrs["deviceID"] = StringAttribute(fn.device);
@@ -48,8 +35,7 @@ void HcaAttributes(json& attrs, const sysfs::PciFunction& fn) {
 json SharesCapacity(int64_t shares) {
   return {{"shares",
            {{"value", std::to_string(shares)},
-            {"requestPolicy",
-             {{"default", "1"}, {"validRange", {{"min", "1"}, {"step", "1"}}}}}}}};
+            {"requestPolicy", {{"default", "1"}, {"validRange", {{"min", "1"}, {"step", "1"}}}}}}}};
 }
 
 json PortDownTaint(const SliceContext& ctx) {
@@ -100,6 +86,18 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
 
 }  // namespace
 
+std::string DnsLabel(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  const size_t first = out.find_first_not_of('-');
+  if (first == std::string::npos) return "x";
+  out = out.substr(first, out.find_last_not_of('-') - first + 1);
+  return out.substr(0, 63);
+}
+
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource) {
   return DnsLabel(ctx.node_name) + "/" + DnsLabel(resource.resource_name);
 }
@@ -117,7 +115,8 @@ std::vector<json> RenderResourceSlices(const pool::PoolModel& pool, const SliceC
     json slice = {
         {"apiVersion", "resource.k8s.io/v1"},
         {"kind", "ResourceSlice"},
-        {"metadata", {{"generateName", DnsLabel(ctx.node_name + "-" + pool.resource.resource_name) + "-"}}},
+        {"metadata",
+         {{"generateName", DnsLabel(ctx.node_name + "-" + pool.resource.resource_name) + "-"}}},
         {"spec",
          {{"driver", ctx.driver},
           {"nodeName", ctx.node_name},

@@ -17,11 +17,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pkg/pool/pool_model.h"
 
@@ -42,6 +41,9 @@ struct SliceContext {
   DeviceModel model = DeviceModel::kPerHca;
 };
 
+// `text` as a DNS label: lower case, [a-z0-9-], no '-' at either end, at most 63
+// characters ("hca_shared_devices_a" -> "hca-shared-devices-a"; "x" if nothing is left).
+std::string DnsLabel(std::string_view text);
 // The pool name of a resource on a node: "<node>/<resource name as a DNS label>".
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource);
 // A DNS label for a PCI address: "0000:3b:00.1" -> "hca-0000-3b-00-1".

@@ -38,8 +38,8 @@ int main() {
   roce.rdma_hca_max = 300;
   roce.selectors.link_types = {"ether"};
   nlohmann::json all = nlohmann::json::array();
-  for (const auto model : {dra::DeviceModel::kPerHca, dra::DeviceModel::kPerPool,
-                           dra::DeviceModel::kSlots}) {
+  for (const auto model :
+       {dra::DeviceModel::kPerHca, dra::DeviceModel::kPerPool, dra::DeviceModel::kSlots}) {
     dra::SliceContext ctx;
     ctx.node_name = "worker-1.example.com";
     ctx.model = model;

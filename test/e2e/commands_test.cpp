@@ -134,4 +134,21 @@ TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
 }
 
 }  // namespace
+// `render`: DRA objects for a valid config; bad input is one line naming the field, exit 1.
+TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
+  RunResult ok = Run({"render"});
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("name: \"hca-shared-devices-a.rdma.k8s-rdma-shared-dp.io\""));
+  EXPECT_THAT(ok.output, HasSubstr("matchAttribute: \"resource.kubernetes.io/pcieRoot\""));
+  RunResult driver = Run({"render", "--dra-driver-name=RDMA_Driver"});
+  EXPECT_EQ(driver.status, 1);
+  EXPECT_THAT(driver.output, HasSubstr("-dra-driver-name: \"RDMA_Driver\""));
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "hca_a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "HCA_a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult clash = Run({"render"});
+  EXPECT_EQ(clash.status, 1);
+  EXPECT_THAT(clash.output, HasSubstr("both make DeviceClass hca-a.rdma.k8s-rdma-shared-dp.io"));
+}
+
 }  // namespace rdmadp::testing

@@ -1,10 +1,14 @@
-// Checks every ResourceSlice the DRA renderer makes (test/dra/render_slices_main.cpp)
-// against the official Kubernetes schema (kubernetes-models, resource.k8s.io/v1) and the
-// server-side limits the schema does not carry. Usage: node dra_slices.mjs <tool>
+// Checks every ResourceSlice the DRA renderer makes (test/dra/render_slices_main.cpp), and
+// the DeviceClasses and claim templates of the plugin's `render` command, against the
+// official Kubernetes schema (kubernetes-models, resource.k8s.io/v1), strict field
+// validation and the server-side limits the schema does not carry.
+// Usage: node dra_slices.mjs <dra-render-slices> <plugin binary> <config dir>
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { check, finish } from "./check.mjs";
-import { ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { DeviceClass, ResourceClaimTemplate, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import path from "node:path";
+import YAML from "yaml";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
 
 const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
@@ -71,4 +75,36 @@ check("the checks can fail: a wrong type, a misspelt field, a device name with c
   assert.throws(() => serverLimits(badName), /device name/);
 });
 
-finish("DRA slice");
+// `render`: what an administrator applies, for every example config, with every option.
+const [plugin, configDir] = [process.argv[3], process.argv[4]];
+const models = { DeviceClass, ResourceClaimTemplate };
+for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
+  for (const extra of [[], ["--extended-resource-name", "--gpu-device-class=none"]]) {
+    const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`, ...extra]);
+    const docs = YAML.parseAllDocuments(out.toString()).map((d) => d.toJS());
+    check(`render ${file} ${extra.join(" ")}: ${docs.length} objects valid and strict`, () => {
+      assert.ok(docs.length >= 2);
+      for (const o of docs) {
+        new models[o.kind](o).validate();
+        checkStrict(o, resourceV1(o.kind));
+        assert.ok(dnsSubdomain.test(o.metadata.name) && o.metadata.name.length <= 253, o.metadata.name);
+      }
+      const classes = docs.filter((o) => o.kind === "DeviceClass");
+      const pairs = docs.filter((o) => o.metadata.name.endsWith("-with-gpu"));
+      if (extra.length) {
+        assert.ok(classes.every((c) => c.spec.extendedResourceName.startsWith("rdma/")));
+        assert.equal(pairs.length, 0);
+      } else {
+        assert.equal(pairs.length, classes.length);
+        for (const p of pairs) {
+          assert.equal(p.spec.spec.devices.constraints[0].matchAttribute, "resource.kubernetes.io/pcieRoot");
+        }
+      }
+      for (const c of classes) {
+        assert.match(c.spec.selectors[0].cel.expression, /^device\.driver == "rdma\.k8s-rdma-shared-dp\.io" && /);
+      }
+    });
+  }
+}
+
+finish("DRA");

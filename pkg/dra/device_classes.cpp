@@ -1,0 +1,89 @@
+#include "pkg/dra/device_classes.h"
+
+#include <map>
+
+#include "pkg/dra/resource_slices.h"
+
+namespace rdmadp::dra {
+namespace {
+
+using nlohmann::json;
+
+json HcaRequest(const std::string& name, const std::string& device_class) {
+  return {{"name", name},
+          {"exactly",
+           {{"deviceClassName", device_class},
+            {"count", 1},
+            {"capacity", {{"requests", {{"shares", "1"}}}}}}}};
+}
+
+json ClaimTemplate(const std::string& name, json devices) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaimTemplate"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"spec", {{"devices", std::move(devices)}}}}}};
+}
+
+// A CEL string literal: the names are validated DNS names, but quote defensively.
+std::string CelString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string DeviceClassName(const config::ResourceConfig& resource, const std::string& driver) {
+  return DnsLabel(resource.resource_name) + "." + driver;
+}
+
+std::string ClassSelector(const config::ResourceConfig& resource, const std::string& driver) {
+  return "device.driver == " + CelString(driver) + " && device.attributes[" + CelString(driver) +
+         "].resourceName == " + CelString(resource.FullName());
+}
+
+std::vector<std::string> ClassNameProblems(const config::Config& config, const std::string& driver) {
+  std::vector<std::string> problems;
+  std::map<std::string, std::string> seen;  // class name -> the resource that has it
+  for (const auto& rc : config.resources) {
+    const std::string name = DeviceClassName(rc, driver);
+    auto [it, fresh] = seen.emplace(name, rc.resource_name);
+    if (!fresh) {
+      problems.push_back("resourceName \"" + rc.resource_name + "\" and \"" + it->second +
+                         "\" both make DeviceClass " + name +
+                         ": rename one (DRA names allow only a-z, 0-9 and '-')");
+    }
+  }
+  return problems;
+}
+
+std::vector<json> RenderDeviceClasses(const config::Config& config, const ClassOptions& options) {
+  std::vector<json> out;
+  for (const auto& rc : config.resources) {
+    const std::string cls = DeviceClassName(rc, options.driver);
+    json spec = {{"selectors", json::array({{{"cel", {{"expression", ClassSelector(rc, options.driver)}}}}})}};
+    if (options.extended_resource) spec["extendedResourceName"] = rc.FullName();
+    out.push_back({{"apiVersion", "resource.k8s.io/v1"},
+                   {"kind", "DeviceClass"},
+                   {"metadata", {{"name", cls}}},
+                   {"spec", std::move(spec)}});
+    const std::string base = cls.substr(0, cls.find('.'));
+    out.push_back(ClaimTemplate(base + "-share",
+                                {{"requests", json::array({HcaRequest("hca", cls)})}}));
+    if (!options.gpu_device_class.empty()) {
+      json gpu = {{"name", "gpu"},
+                  {"exactly", {{"deviceClassName", options.gpu_device_class}, {"count", 1}}}};
+      out.push_back(ClaimTemplate(
+          base + "-with-gpu",
+          {{"requests", json::array({gpu, HcaRequest("hca", cls)})},
+           {"constraints", json::array({{{"requests", json::array({"gpu", "hca"})},
+                                         {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}})}}));
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmadp::dra
