@@ -45,7 +45,8 @@ std::string ClassSelector(const config::ResourceConfig& resource, const std::str
          "].resourceName == " + CelString(resource.FullName());
 }
 
-std::vector<std::string> ClassNameProblems(const config::Config& config, const std::string& driver) {
+std::vector<std::string> ClassNameProblems(const config::Config& config,
+                                           const std::string& driver) {
   std::vector<std::string> problems;
   std::map<std::string, std::string> seen;  // class name -> the resource that has it
   for (const auto& rc : config.resources) {
@@ -64,23 +65,25 @@ std::vector<json> RenderDeviceClasses(const config::Config& config, const ClassO
   std::vector<json> out;
   for (const auto& rc : config.resources) {
     const std::string cls = DeviceClassName(rc, options.driver);
-    json spec = {{"selectors", json::array({{{"cel", {{"expression", ClassSelector(rc, options.driver)}}}}})}};
+    json spec = {{"selectors",
+                  json::array({{{"cel", {{"expression", ClassSelector(rc, options.driver)}}}}})}};
     if (options.extended_resource) spec["extendedResourceName"] = rc.FullName();
     out.push_back({{"apiVersion", "resource.k8s.io/v1"},
                    {"kind", "DeviceClass"},
                    {"metadata", {{"name", cls}}},
                    {"spec", std::move(spec)}});
     const std::string base = cls.substr(0, cls.find('.'));
-    out.push_back(ClaimTemplate(base + "-share",
-                                {{"requests", json::array({HcaRequest("hca", cls)})}}));
+    out.push_back(
+        ClaimTemplate(base + "-share", {{"requests", json::array({HcaRequest("hca", cls)})}}));
     if (!options.gpu_device_class.empty()) {
       json gpu = {{"name", "gpu"},
                   {"exactly", {{"deviceClassName", options.gpu_device_class}, {"count", 1}}}};
       out.push_back(ClaimTemplate(
           base + "-with-gpu",
           {{"requests", json::array({gpu, HcaRequest("hca", cls)})},
-           {"constraints", json::array({{{"requests", json::array({"gpu", "hca"})},
-                                         {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}})}}));
+           {"constraints",
+            json::array({{{"requests", json::array({"gpu", "hca"})},
+                          {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}})}}));
     }
   }
   return out;

@@ -4,10 +4,9 @@
 // PCIe root complex (matchAttribute resource.kubernetes.io/pcieRoot). Pure.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pkg/config/config.h"
 

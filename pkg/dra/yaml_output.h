@@ -2,10 +2,9 @@
 // Strings are always double-quoted, so "1" stays a string and no value changes type.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace rdmadp::dra {
 
