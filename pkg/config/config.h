@@ -19,6 +19,9 @@ inline constexpr int64_t kMaxRdmaHcaMax = 100000;
 // All entries together: the plugin's peak RSS at this total is ~94 MiB (lifecycle_bench
 // "memory" rows), inside the DaemonSet's 128Mi limit. More needs a higher limit first.
 inline constexpr int64_t kMaxTotalRdmaHcaMax = 200000;
+// DRA deviceModel "slots" publishes one device per slot: more would be thousands of slice
+// objects for the scheduler to walk.
+inline constexpr int64_t kMaxDraSlotDevices = 1024;
 // One year: keeps interval arithmetic far from overflow.
 inline constexpr int64_t kMaxPeriodicUpdateIntervalSeconds = 365LL * 24 * 3600;
 inline constexpr int64_t kDefaultPeriodicUpdateIntervalSeconds = 60;
@@ -38,11 +41,22 @@ struct Selectors {
   bool operator==(const Selectors&) const = default;
 };
 
+// Which front end serves a resource (`frontend`): the kubelet's device-plugin API (the
+// default: the Go plugin's drop-in) or DRA (ResourceSlices and the kubelet's DRA plugin API).
+enum class Frontend { kDevicePlugin, kDra };
+// How a DRA resource is published (`deviceModel`; see dra/resource_slices.h).
+enum class DeviceModel { kPerHca, kPerPool, kSlots };
+
+std::string_view FrontendName(Frontend f);        // "devicePlugin", "dra"
+std::string_view DeviceModelName(DeviceModel m);  // "perHca", "perPool", "slots"
+
 struct ResourceConfig {
   std::string resource_name;
   std::string resource_prefix{kDefaultResourcePrefix};
   int64_t rdma_hca_max = 0;
   Selectors selectors;
+  Frontend frontend = Frontend::kDevicePlugin;
+  DeviceModel device_model = DeviceModel::kPerHca;  // DRA only
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

@@ -173,13 +173,17 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
     return res;
   }
   ForEachKnownKey(node, path,
-                  {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices"}, r,
+                  {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
+                   "frontend", "deviceModel"},
+                  r,
                   [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
                     if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
                     if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
                     if (key == "selectors") res.selectors = ReadSelectors(v, p, r);
                     if (key == "devices") res.devices = ReadStringList(v, p, r);
+                    if (key == "frontend") res.frontend = ReadString(v, p, r);
+                    if (key == "deviceModel") res.device_model = ReadString(v, p, r);
                   });
   return res;
 }

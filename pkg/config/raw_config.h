@@ -44,6 +44,8 @@ struct RawResource {
   std::optional<int64_t> rdma_hca_max;
   Selectors selectors;
   std::vector<std::string> devices;
+  std::optional<std::string> frontend;
+  std::optional<std::string> device_model;
 };
 
 struct RawConfig {

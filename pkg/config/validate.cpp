@@ -1,10 +1,12 @@
 // Semantic checks: at least the Go plugin's rules (reference §2.3), plus the kubelet's
 // resource-name rules, an rdmaHcaMax bound, and selector values that can never match.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/config/link_types.h"
 #include "pkg/config/raw_config.h"
@@ -94,7 +96,63 @@ void ValidateSelectors(const Selectors& in, const std::string& path, Selectors& 
   out.link_types = in.link_types;
 }
 
+// Parses `value` as one of `names` (exact spelling; a case-insensitive match gets a hint).
+template <typename Enum, size_t N>
+std::optional<Enum> ReadEnum(const std::string& value, const std::string& path,
+                             const std::array<std::pair<std::string_view, Enum>, N>& names,
+                             Findings& f) {
+  std::vector<std::string_view> spellings;
+  for (const auto& [name, e] : names) {
+    if (name == value) return e;
+    spellings.push_back(name);
+  }
+  std::string hint;
+  for (const auto& [name, e] : names) {
+    if (absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), value)) hint = Cat(" (write \"", name, "\")");
+  }
+  f.Error(path, Cat("\"", value, "\" is not one of \"", Join(spellings, "\", \""), "\"", hint));
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<std::string_view, Frontend>, 2> kFrontends{{
+    {"devicePlugin", Frontend::kDevicePlugin},
+    {"dra", Frontend::kDra},
+}};
+constexpr std::array<std::pair<std::string_view, DeviceModel>, 3> kDeviceModels{{
+    {"perHca", DeviceModel::kPerHca},
+    {"perPool", DeviceModel::kPerPool},
+    {"slots", DeviceModel::kSlots},
+}};
+
+void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
+  if (r.frontend) {
+    if (auto v = ReadEnum(*r.frontend, r.path + ".frontend", kFrontends, f)) rc.frontend = *v;
+  }
+  if (!r.device_model) return;
+  if (auto v = ReadEnum(*r.device_model, r.path + ".deviceModel", kDeviceModels, f)) {
+    rc.device_model = *v;
+  }
+  if (rc.frontend != Frontend::kDra) {
+    f.Error(r.path + ".deviceModel",
+            "applies to the DRA front end only; add \"frontend\": \"dra\" or remove it");
+  }
+}
+
 }  // namespace
+
+std::string_view FrontendName(Frontend fe) {
+  for (const auto& [name, e] : kFrontends) {
+    if (e == fe) return name;
+  }
+  return "?";
+}
+
+std::string_view DeviceModelName(DeviceModel m) {
+  for (const auto& [name, e] : kDeviceModels) {
+    if (e == m) return name;
+  }
+  return "?";
+}
 
 Config Validate(const RawConfig& raw, Findings& f) {
   Config config;
@@ -112,7 +170,11 @@ Config Validate(const RawConfig& raw, Findings& f) {
   if (raw.resources.empty()) {
     f.Error("configList", "no resources configuration found; add at least one entry");
   }
-  std::map<std::string, std::string> seen;  // resourceName -> path of first use
+  struct FirstUse {
+    std::string path;
+    Frontend frontend;
+  };
+  std::map<std::string, FirstUse> seen;  // resourceName -> its first entry
   for (const RawResource& r : raw.resources) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
@@ -123,8 +185,21 @@ Config Validate(const RawConfig& raw, Findings& f) {
                            : Cat("\"", name,
                                  "\" contains invalid characters (allowed: letters, "
                                  "digits and '_')"));
-    } else if (auto [it, inserted] = seen.emplace(name, r.path); !inserted) {
-      f.Error(r.path + ".resourceName", Cat("\"", name, "\" already exists (", it->second, ")"));
+    }
+    ValidateFrontend(r, rc, f);
+    if (GoNameOk(name)) {
+      auto [it, inserted] = seen.emplace(name, FirstUse{r.path, rc.frontend});
+      if (!inserted && it->second.frontend != rc.frontend) {
+        // The kubelet would see the name twice: as a device plugin's extended resource and
+        // as the DRA driver's (KEP-5004); each pod's request would go to one of them at random.
+        f.Error(r.path + ".resourceName",
+                Cat("\"", name, "\" is already served by the ", FrontendName(it->second.frontend),
+                    " front end (", it->second.path, "); a node serves a name through one front "
+                    "end: rename one of them"));
+      } else if (!inserted) {
+        f.Error(r.path + ".resourceName",
+                Cat("\"", name, "\" already exists (", it->second.path, ")"));
+      }
     }
     rc.resource_name = name;
     if (r.resource_prefix && !r.resource_prefix->empty()) {
@@ -148,6 +223,13 @@ Config Validate(const RawConfig& raw, Findings& f) {
                   " (a larger ListAndWatch message exceeds the kubelet's 4 MiB limit), "
                   "got ",
                   rc.rdma_hca_max));
+    }
+    if (rc.frontend == Frontend::kDra && rc.device_model == DeviceModel::kSlots &&
+        rc.rdma_hca_max > kMaxDraSlotDevices) {
+      f.Error(r.path + ".rdmaHcaMax",
+              Cat("must be <= ", kMaxDraSlotDevices, " with deviceModel \"slots\" (one device "
+                  "per slot in the ResourceSlices), got ", rc.rdma_hca_max,
+                  "; use deviceModel \"perHca\" on Kubernetes 1.36+"));
     }
     if (r.selectors.Empty() && r.devices.empty()) {
       f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");

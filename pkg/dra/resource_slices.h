@@ -29,10 +29,10 @@ namespace rdmadp::dra {
 inline constexpr size_t kMaxDevicesPerSlice = 128;
 inline constexpr size_t kMaxAttributesAndCapacities = 32;
 inline constexpr size_t kMaxAttributeStringLength = 64;
-inline constexpr int64_t kMaxSlotDevices = 1024;
+inline constexpr int64_t kMaxSlotDevices = config::kMaxDraSlotDevices;
 inline constexpr std::string_view kDefaultDriverName = "rdma.k8s-rdma-shared-dp.io";
 
-enum class DeviceModel { kPerHca, kPerPool, kSlots };
+using config::DeviceModel;
 
 struct SliceContext {
   std::string driver{kDefaultDriverName};

@@ -127,6 +127,62 @@ TEST(ParseConfig, TypeMismatchesNameTheTypeFound) {
               HasSubstr("configList[0].devices: must be a list of strings"));
 }
 
+TEST(ParseConfig, FrontendAndDeviceModel) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib0"]}},
+      {"resourceName": "b", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib1"]},
+       "frontend": "dra"},
+      {"resourceName": "c", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib2"]},
+       "frontend": "dra", "deviceModel": "slots"}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->config.resources.size(), 3u);
+  EXPECT_EQ(r->config.resources[0].frontend, Frontend::kDevicePlugin);
+  EXPECT_EQ(r->config.resources[1].frontend, Frontend::kDra);
+  EXPECT_EQ(r->config.resources[1].device_model, DeviceModel::kPerHca);
+  EXPECT_EQ(r->config.resources[2].device_model, DeviceModel::kSlots);
+  EXPECT_EQ(FrontendName(Frontend::kDra), "dra");
+  EXPECT_EQ(DeviceModelName(DeviceModel::kPerPool), "perPool");
+}
+
+TEST(ParseConfig, FrontendProblemsNameTheField) {
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "frontend": "DRA"}]})"),
+            "config: configList[1].frontend: \"DRA\" is not one of \"devicePlugin\", \"dra\" "
+            "(write \"dra\")\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "deviceModel": "perPool"}]})"),
+            "config: configList[1].deviceModel: applies to the DRA front end only; add "
+            "\"frontend\": \"dra\" or remove it\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "frontend": "dra", "deviceModel": "perGpu"}]})"),
+            "config: configList[1].deviceModel: \"perGpu\" is not one of \"perHca\", "
+            "\"perPool\", \"slots\"\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "rdmaHcaMax": 1025, "frontend": "dra",
+       "deviceModel": "slots"}]})"),
+            "config: configList[1].rdmaHcaMax: must be <= 1024 with deviceModel \"slots\" (one "
+            "device per slot in the ResourceSlices), got 1025; use deviceModel \"perHca\" on "
+            "Kubernetes 1.36+\n");
+}
+
+// validate rejects a name served by both front ends on one node: the kubelet would see it
+// as a device plugin's resource and as the DRA driver's extended resource.
+TEST(ParseConfig, ANameServedByBothFrontEndsIsRejected) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "a", "devices": ["y"], "frontend": "dra"},
+      {"resourceName": "b", "devices": ["z"], "frontend": "dra"}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->config.resources.size(), 2u);  // the first "a" and "b" still serve
+  EXPECT_EQ(r->config.resources[0].frontend, Frontend::kDevicePlugin);
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_THAT(r->skipped[0].problems,
+              ::testing::ElementsAre(
+                  "config: configList[1].resourceName: \"a\" is already served by the "
+                  "devicePlugin front end (configList[0]); a node serves a name through one "
+                  "front end: rename one of them"));
+}
+
 TEST(ParseConfig, SyntaxErrorsCarryLineAndColumn) {
   EXPECT_THAT(Errors("{\n  \"configList\": [\n}"), HasSubstr("config: line 3 column"));
   EXPECT_THAT(Errors("{\n  \"configList\": [\n}"), HasSubstr("not valid JSON"));
@@ -322,7 +378,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 5"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 7"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {
