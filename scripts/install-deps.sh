@@ -11,6 +11,9 @@ packages=(
   libyaml-cpp-dev
   # The DRA front end's API objects (ResourceSlice, DeviceClass) are JSON.
   nlohmann-json3-dev
+  # The DRA front end's HTTPS client to the API server: libcurl, loaded (dlopen) only when a
+  # resource uses the DRA front end, so the device-plugin front end never pays for TLS.
+  libcurl4-openssl-dev
   libgtest-dev libgmock-dev
   # The metrics tests' HTTP client (the plugin serves HTTP itself).
   libcpp-httplib-dev

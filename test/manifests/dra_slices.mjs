@@ -10,44 +10,9 @@ import { DeviceClass, ResourceClaimTemplate, ResourceSlice } from "kubernetes-mo
 import path from "node:path";
 import YAML from "yaml";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
+import { dnsSubdomain, serverLimits } from "./dra_limits.mjs";
 
 const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
-const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const cIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-// What the API server's validation adds to the OpenAPI schema (pkg/apis/resource/validation).
-function serverLimits(s) {
-  const spec = s.spec;
-  assert.ok(dnsSubdomain.test(spec.driver) && spec.driver.length <= 63, `driver ${spec.driver}`);
-  for (const part of spec.pool.name.split("/")) assert.ok(dnsSubdomain.test(part), `pool ${spec.pool.name}`);
-  assert.ok(spec.pool.name.length <= 253);
-  assert.ok(spec.pool.generation >= 0 && spec.pool.resourceSliceCount >= 1);
-  assert.ok(spec.devices.length >= 1 && spec.devices.length <= 128, `${spec.devices.length} devices`);
-  const names = new Set();
-  for (const d of spec.devices) {
-    assert.ok(dnsLabel.test(d.name) && d.name.length <= 63, `device name ${d.name}`);
-    assert.ok(!names.has(d.name), `duplicate device ${d.name}`);
-    names.add(d.name);
-    const attrs = Object.entries(d.attributes ?? {});
-    const caps = Object.entries(d.capacity ?? {});
-    assert.ok(attrs.length + caps.length <= 32, `${d.name}: ${attrs.length + caps.length} attributes+capacities`);
-    for (const [key, value] of [...attrs, ...caps]) {
-      const [domain, id] = key.includes("/") ? key.split("/") : [null, key];
-      if (domain !== null) assert.ok(dnsSubdomain.test(domain), `attribute domain ${key}`);
-      assert.ok(cIdentifier.test(id) && id.length <= 32, `attribute name ${key}`);
-      if ("string" in value) assert.ok(value.string.length <= 64, `${key} longer than 64`);
-      if (key in (d.attributes ?? {})) {
-        const kinds = Object.keys(value).filter((k) => ["string", "int", "bool", "version"].includes(k));
-        assert.equal(kinds.length, 1, `${key}: exactly one value type`);
-      }
-    }
-    for (const t of d.taints ?? []) {
-      assert.ok(["NoSchedule", "NoExecute"].includes(t.effect), `taint effect ${t.effect}`);
-    }
-  }
-}
-
 check(`${slices.length} slices rendered (every model, several slices for 300 HCAs)`, () => {
   assert.ok(slices.length >= 6);
   assert.ok(slices.some((s) => s.spec.pool.resourceSliceCount === 3));

@@ -1,0 +1,97 @@
+// Publishes this node's ResourceSlices and keeps them published: the I/O adapter of
+// slice_reconciler.h. Two threads of its own, both blocked while nothing happens:
+//  - the watcher lists this node's and driver's slices, then watches them (bookmarks on;
+//    a 410 or an ERROR event relists; a stream the server ends is resumed from the last
+//    resourceVersion), keeping `published_` as the API server has it;
+//  - the writer waits for a change of either side (a wish from the event loop, an event
+//    from the watcher), reconciles and writes. A slice deleted behind our back (the
+//    kubelet wipes a node's slices at every start) is written again as soon as the watch
+//    reports the deletion.
+// Failures back off (1 s doubling to 30 s, or the server's Retry-After); a 409 relists.
+// Problems reach the caller through `on_problem`, once per distinct line.
+//
+// Threads: Publish() and stats() from any thread (the Manager calls them on its loop);
+// on_problem is called on the publisher's threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pkg/dra/slice_reconciler.h"
+#include "pkg/kube/rest_client.h"
+
+namespace rdmadp::dra {
+
+struct PublisherOptions {
+  kube::ApiConfig api;
+  std::string driver;
+  std::string node_name;
+  std::function<void(std::string problem)> on_problem;  // publisher threads
+  std::function<void(std::string info)> on_info;        // publisher threads
+};
+
+struct PublisherStats {
+  uint64_t writes = 0;  // creates + updates + deletes answered 2xx
+  uint64_t lists = 0;
+  uint64_t watches = 0;
+  uint64_t conflicts = 0;
+  uint64_t failures = 0;  // writes or lists that failed (transport, 4xx, 5xx)
+  bool synced = false;    // the first list succeeded
+  bool in_sync = false;   // nothing left to write for the current wish
+};
+
+class SlicePublisher {
+ public:
+  static absl::StatusOr<std::unique_ptr<SlicePublisher>> Start(PublisherOptions options);
+  ~SlicePublisher();  // ends the watch and both threads; published slices stay
+  SlicePublisher(const SlicePublisher&) = delete;
+  SlicePublisher& operator=(const SlicePublisher&) = delete;
+
+  // The pools to publish from now on (replaces the previous wish).
+  void Publish(std::vector<WantedPool> wanted);
+  PublisherStats stats() const;
+
+ private:
+  explicit SlicePublisher(PublisherOptions options);
+  void WatchLoop();
+  void WriteLoop();
+  bool List();  // replaces published_; false on failure
+  // Watches from resource_version_ until the stream ends; returns false if a relist is due.
+  bool WatchOnce();
+  // One write; returns false when the writer should back off.
+  bool Write(const SliceWrite& write);
+  // Sleeps `d` unless stopping; returns false when stopping.
+  bool Pause(std::chrono::milliseconds d);
+  void Problem(const std::string& line);
+  std::string Selector() const;
+
+  const PublisherOptions options_;
+  std::unique_ptr<kube::RestClient> watch_client_;
+  std::unique_ptr<kube::RestClient> write_client_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  bool dirty_ = true;            // reconcile due
+  bool relist_ = true;           // the watcher must list first
+  std::vector<WantedPool> wanted_;
+  bool have_wish_ = false;
+  std::map<std::string, PublishedSlice> published_;
+  std::string resource_version_;  // watch from here
+  std::string last_problem_;
+  PublisherStats stats_;
+
+  std::thread watcher_;
+  std::thread writer_;
+};
+
+}  // namespace rdmadp::dra

@@ -1,0 +1,96 @@
+// A minimal Kubernetes REST client in C++ (no client-go): JSON over HTTPS with the pod's
+// service-account token, as every in-cluster client authenticates.
+//
+//  - In-cluster config: KUBERNETES_SERVICE_HOST / _PORT, the service account's CA and
+//    token files (paths overridable for tests and out-of-cluster runs).
+//  - The token is re-read whenever its file changes (the kubelet rotates projected tokens
+//    about hourly) and after a 401, which is then retried once with the new token.
+//  - Transport failures (nothing listening, TLS) are errors; every HTTP answer, 4xx and 5xx
+//    included, is a response: the caller decides (409 relist, 410 relist, 429 back off).
+//
+// Threads: one client per thread at a time (it owns one libcurl handle and its connection);
+// only Cancel() may be called from another thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace rdmadp::kube {
+
+inline constexpr std::string_view kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+struct ApiConfig {
+  std::string server;  // "https://10.96.0.1:443"
+  std::string ca_file;
+  std::string token_file;
+  std::string user_agent = "k8s-rdma-shared-dp";
+};
+
+// The in-cluster config from the environment (`getenv`) and the two file paths. One line
+// naming what is missing when it is not in a pod.
+absl::StatusOr<ApiConfig> InClusterConfig(const std::function<const char*(const char*)>& getenv,
+                                          std::string ca_file, std::string token_file);
+
+struct HttpResponse {
+  long code = 0;
+  std::string body;
+  int retry_after_seconds = 0;  // from Retry-After (429, 503), 0 if absent
+};
+
+class RestClient {
+ public:
+  static absl::StatusOr<std::unique_ptr<RestClient>> Create(ApiConfig config);
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // One request to `path` ("/apis/...?..."), `body` sent as JSON when not empty.
+  absl::StatusOr<HttpResponse> Call(std::string_view method, const std::string& path,
+                                    const std::string& body = "");
+  // A streaming GET (a watch): `on_line` gets each complete line as it arrives and returns
+  // false to end the stream. Returns the HTTP code once the stream ends (the server closed
+  // it, `on_line` said stop, or Cancel()); a non-200 answer's body goes to `on_line` whole.
+  absl::StatusOr<long> Stream(const std::string& path,
+                              const std::function<bool(std::string_view line)>& on_line);
+  // Any thread: ends the running Stream() (or the next one) promptly.
+  void Cancel();
+  void ResetCancel() { cancelled_ = false; }
+
+  uint64_t token_reads() const { return token_reads_; }
+
+ private:
+  explicit RestClient(ApiConfig config);
+  // The token, re-read when its file changed or `force`.
+  absl::StatusOr<std::string> Token(bool force);
+  // Sets up the handle for one transfer of `method` `path`.
+  void Prepare(std::string_view method, const std::string& path, const std::string& body,
+               const std::string& token, void* headers);
+  absl::StatusOr<HttpResponse> CallOnce(std::string_view method, const std::string& path,
+                                        const std::string& body, bool force_token);
+
+  const ApiConfig config_;
+  void* curl_ = nullptr;  // CURL*
+  std::string token_;
+  struct FileId {
+    ino_t inode = 0;
+    int64_t mtime_ns = 0;
+    off_t size = 0;
+    bool operator==(const FileId&) const = default;
+  } token_id_;
+  uint64_t token_reads_ = 0;
+  std::atomic<bool> cancelled_{false};
+  std::mutex socket_mu_;
+  int socket_ = -1;  // of the running transfer, for Cancel()
+
+  friend struct CurlCallbacks;
+};
+
+}  // namespace rdmadp::kube

@@ -1,0 +1,196 @@
+// The ResourceSlice publisher against the fake kube-apiserver (real TLS, bearer token,
+// schema-checked writes): first publish, quiet while nothing changes, the kubelet's wipe,
+// token rotation, 401, 409, 410, dropped watches, an API server that goes away. Counts are
+// exact; waits are on the server's state (FakeApiServer::Await), never on a clock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slice_publisher.h"
+#include "test/support/fake_apiserver.h"
+
+namespace rdmadp::dra {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeApiServer;
+
+pool::PoolHca Hca(std::string address) {
+  pool::PoolHca h;
+  h.function.address = std::move(address);
+  h.function.vendor = "15b3";
+  h.function.device = "101b";
+  h.function.driver = "mlx5_core";
+  h.function.if_name = "ib0";
+  h.function.link_type = "infiniband";
+  h.function.numa_node = 0;
+  h.function.pcie_root = "pci0000:3a";
+  h.function.rdma_devices = {{"mlx5_0", {}}};
+  h.healthy = true;
+  return h;
+}
+
+// `n` HCAs in pool "a" (more than 128 make two slices).
+WantedPool Wanted(int n, const std::string& resource = "a") {
+  pool::PoolModel p;
+  p.resource.resource_name = resource;
+  p.resource.rdma_hca_max = 16;
+  for (int i = 0; i < n; ++i) {
+    char address[16];
+    std::snprintf(address, sizeof address, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
+    p.hcas.push_back(Hca(address));
+  }
+  SliceContext ctx;
+  ctx.driver = "rdma.example.com";
+  ctx.node_name = "n1";
+  return {PoolName(ctx, p.resource), RenderResourceSlices(p, ctx)};
+}
+
+class Publisher : public ::testing::Test {
+ protected:
+  std::unique_ptr<SlicePublisher> Start() {
+    PublisherOptions o;
+    o.api = {api_.server(), api_.ca_file(), api_.token_file(), "publisher-test"};
+    o.driver = "rdma.example.com";
+    o.node_name = "n1";
+    o.on_problem = [this](std::string p) {
+      std::lock_guard lock(mu_);
+      problems_.push_back(std::move(p));
+    };
+    auto p = SlicePublisher::Start(o);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? std::move(*p) : nullptr;
+  }
+  // Nothing more is written within `window` (an exact count, checked after a quiet period).
+  void ExpectQuiet(int writes, std::chrono::milliseconds window = 1500ms) {
+    auto r = api_.Await("stats.writes > " + std::to_string(writes), window);
+    EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
+    EXPECT_EQ(r["stats"]["writes"], writes);
+    EXPECT_THAT(r["stats"]["invalid"], ::testing::IsEmpty());
+  }
+  std::vector<std::string> Problems() {
+    std::lock_guard lock(mu_);
+    return problems_;
+  }
+
+  FakeApiServer api_;
+  std::mutex mu_;
+  std::vector<std::string> problems_;
+};
+
+TEST_F(Publisher, FirstPublishThenNoWritesWhileNothingChanges) {
+  auto p = Start();
+  p->Publish({Wanted(130)});  // 2 slices
+  auto r = api_.Await("slices.length === 2 && stats.creates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  for (const auto& s : r["slices"]) {
+    EXPECT_EQ(s["spec"]["pool"]["generation"], 1);
+    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 2);
+  }
+  p->Publish({Wanted(130)});  // the same wish again: nothing to write
+  ExpectQuiet(2);
+  EXPECT_EQ(r["stats"]["lists"], 1);
+  EXPECT_THAT(Problems(), ::testing::IsEmpty());
+}
+
+TEST_F(Publisher, AChangeBumpsTheGenerationInPlace) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1")["ok"].get<bool>());
+  const std::string name = api_.Slices()[0]["metadata"]["name"];
+  p->Publish({Wanted(2)});
+  auto r = api_.Await("stats.updates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  ASSERT_EQ(r["slices"].size(), 1u);
+  EXPECT_EQ(r["slices"][0]["metadata"]["name"], name);
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 2u);
+  p->Publish({});  // the pool is gone: its slice goes too
+  ASSERT_TRUE(api_.Await("slices.length === 0")["ok"].get<bool>());
+  ExpectQuiet(3);
+}
+
+TEST_F(Publisher, AWipedNodeIsRepublishedAtOnce) {
+  auto p = Start();
+  p->Publish({Wanted(3), Wanted(2, "b")});
+  ASSERT_TRUE(api_.Await("slices.length === 2")["ok"].get<bool>());
+  const auto started = std::chrono::steady_clock::now();
+  // What the kubelet does at every start: delete-collection of the node's slices.
+  EXPECT_EQ(api_.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}})["deleted"], 2);
+  auto r = api_.Await("slices.length === 2 && stats.creates === 4");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  std::printf("[measured] wipe -> slices back: %.1f ms\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                  .count());
+  for (const auto& s : r["slices"]) EXPECT_EQ(s["spec"]["pool"]["generation"], 1);
+  ExpectQuiet(4);
+  EXPECT_EQ(r["stats"]["lists"], 1) << "the watch saw the deletions; no relist";
+}
+
+TEST_F(Publisher, ARotatedTokenFileIsReadBeforeTheNextRequest) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1")["ok"].get<bool>());
+  api_.RotateToken("rotated-token-1");
+  api_.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}});
+  auto r = api_.Await("slices.length === 1 && stats.creates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["stats"]["unauthorized"], 0);
+}
+
+TEST_F(Publisher, A401IsRetriedWithTheTokenReReadAndBacksOffUntilItWorks) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1")["ok"].get<bool>());
+  api_.Admin("/token", {{"token", "server-moved-first"}});  // the file still has the old one
+  api_.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}});
+  // One create: 401, re-read (same token), 401 again; then the writer backs off.
+  ASSERT_TRUE(api_.Await("stats.unauthorized === 2")["ok"].get<bool>());
+  api_.RotateToken("server-moved-first");
+  auto r = api_.Await("slices.length === 1 && stats.creates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["stats"]["unauthorized"], 2);
+  EXPECT_THAT(Problems(), ::testing::Contains(::testing::HasSubstr("HTTP 401")));
+}
+
+TEST_F(Publisher, A409RelistsAndTheUpdateThenLands) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1")["ok"].get<bool>());
+  api_.Admin("/fault", {{"method", "PUT"}, {"match", "resourceslices"}, {"code", 409}});
+  p->Publish({Wanted(2)});
+  auto r = api_.Await("stats.updates === 1 && stats.lists === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 2u);
+  ExpectQuiet(2);
+}
+
+TEST_F(Publisher, AWatchFromACompactedVersionRelists) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1 && stats.watchesOpened === 1")["ok"].get<bool>());
+  api_.Admin("/compact");
+  api_.Admin("/drop-watches");
+  auto r = api_.Await("stats.lists === 2 && stats.watchesOpen === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  ExpectQuiet(1);
+}
+
+TEST_F(Publisher, ChangesMadeWhileTheApiServerIsDownLandWhenItIsBack) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1")["ok"].get<bool>());
+  api_.Admin("/down");
+  p->Publish({Wanted(3)});
+  api_.Admin("/up");
+  auto r = api_.Await("stats.updates === 1", 60s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 3u);
+  ExpectQuiet(2);
+}
+
+}  // namespace
+}  // namespace rdmadp::dra

@@ -1,0 +1,376 @@
+// A fake kube-apiserver for the DRA front end's tests: the slice of the API the plugin uses
+// (ResourceSlices, ResourceClaims, Nodes), over real TLS with a bearer token, with the real
+// server's unkind parts on demand: 401 after a token rotation, 409 on a stale
+// resourceVersion, 410 for a watch from a compacted resourceVersion, dropped watches, an
+// API server that is down, injected 403/429/500. Every object written is checked against the
+// official schema (kubernetes-models), strict field validation and the server-side limits
+// the schema lacks; a write that fails is answered 422 and recorded, so a test asserts none.
+//
+// Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N]
+// Writes <state dir>/ca.crt and <state dir>/token, then prints one line of JSON:
+// {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
+//   POST /token {token}          rotate: only the new token is accepted from now on
+//   POST /fault {method, match, code, count}   the next `count` matching requests fail
+//   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
+//   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
+//   POST /drop-watches | /compact | /down | /up | /bookmark
+//   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
+//                                (stats, slices, watches) holds, or {ok:false} at the timeout:
+//                                tests wait on the server's state, never on a clock
+//   GET  /stats | /slices
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import path from "node:path";
+import { ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { checkStrict, resourceV1 } from "./strict_fields.mjs";
+import { serverLimits } from "./dra_limits.mjs";
+
+const dir = process.argv[2];
+const bookmarkMs = Number(process.argv[process.argv.indexOf("--bookmark-ms") + 1] || 0);
+fs.mkdirSync(dir, { recursive: true });
+execFileSync("openssl", [
+  "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kubernetes",
+  "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc",
+  "-keyout", path.join(dir, "tls.key"), "-out", path.join(dir, "ca.crt"),
+], { stdio: "ignore" });
+
+let token = crypto.randomBytes(16).toString("hex");
+fs.writeFileSync(path.join(dir, "token"), token);
+
+const SLICES = "/apis/resource.k8s.io/v1/resourceslices";
+let rv = 100;
+let compactedRv = 0;
+const slices = new Map(); // name -> object
+const claims = new Map(); // ns/name -> object
+const events = []; // {rv, type, object}
+const watches = new Set(); // {res, selector}
+const faults = [];
+let down = false;
+const stats = {
+  requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
+  watchesOpened: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
+};
+
+function status(res, code, reason, message) {
+  res.writeHead(code, { "content-type": "application/json" });
+  res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }));
+}
+
+function selectorOf(query) {
+  const sel = {};
+  for (const part of (query.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
+    const [k, v] = part.split("=");
+    sel[k] = v;
+  }
+  return sel;
+}
+
+function matches(obj, sel) {
+  for (const [k, v] of Object.entries(sel)) {
+    const got = k.split(".").reduce((o, p) => (o ? o[p] : undefined), obj);
+    if (got !== v) return false;
+  }
+  return true;
+}
+
+const waiters = new Set(); // {fn, res, timer}
+function view() {
+  return { stats: { ...stats, rv, watchesOpen: watches.size }, slices: [...slices.values()] };
+}
+function settle() {
+  for (const w of [...waiters]) {
+    let ok = false;
+    try {
+      const v = view();
+      ok = Boolean(w.fn(v.stats, v.slices));
+    } catch {
+      ok = false;
+    }
+    if (ok) {
+      waiters.delete(w);
+      clearTimeout(w.timer);
+      w.res.writeHead(200, { "content-type": "application/json" });
+      w.res.end(JSON.stringify({ ok: true, ...view() }));
+    }
+  }
+}
+
+function record(type, object) {
+  events.push({ rv, type, object: structuredClone(object) });
+  setImmediate(settle);
+  for (const w of watches) {
+    if (matches(object, w.selector)) w.res.write(JSON.stringify({ type, object }) + "\n");
+  }
+}
+
+function validateSlice(obj) {
+  try {
+    new ResourceSlice(obj).validate();
+    checkStrict(obj, resourceV1("ResourceSlice"));
+    serverLimits(obj);
+    if (!obj.spec.nodeName) throw new Error("spec.nodeName: the plugin publishes node-local slices only");
+    return null;
+  } catch (e) {
+    return e.message.split("\n")[0];
+  }
+}
+
+function stamp(obj, existing) {
+  rv++;
+  obj.metadata.resourceVersion = String(rv);
+  obj.metadata.uid = existing?.metadata.uid ?? crypto.randomUUID();
+  obj.metadata.creationTimestamp = existing?.metadata.creationTimestamp ?? new Date().toISOString();
+  obj.metadata.generation = (existing?.metadata.generation ?? 0) + 1;
+}
+
+function readBody(req) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString()));
+  });
+}
+
+function injected(req, res) {
+  const i = faults.findIndex((f) => (!f.method || f.method === req.method) && req.url.includes(f.match ?? ""));
+  if (i < 0) return false;
+  const f = faults[i];
+  if (--f.count <= 0) faults.splice(i, 1);
+  const reasons = { 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError" };
+  if (f.code === 429) res.setHeader("retry-after", "1");
+  status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
+  return true;
+}
+
+function watch(req, res, query) {
+  const selector = selectorOf(query);
+  const from = Number(query.get("resourceVersion") || 0);
+  stats.watchesOpened++;
+  res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  if (from && from < compactedRv) {
+    res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure",
+      message: `too old resource version: ${from} (${compactedRv})`, reason: "Expired", code: 410 } }) + "\n");
+    return;
+  }
+  for (const e of events) {
+    if (e.rv > from && matches(e.object, selector)) res.write(JSON.stringify({ type: e.type, object: e.object }) + "\n");
+  }
+  const w = { res, selector, bookmarks: query.get("allowWatchBookmarks") === "true" };
+  watches.add(w);
+  setImmediate(settle);
+  const timeout = Number(query.get("timeoutSeconds") || 0);
+  const timer = timeout ? setTimeout(() => res.end(), timeout * 1000) : null;
+  res.on("close", () => {
+    watches.delete(w);
+    if (timer) clearTimeout(timer);
+    setImmediate(settle);
+  });
+}
+
+function bookmark() {
+  for (const w of watches) {
+    if (w.bookmarks) {
+      w.res.write(JSON.stringify({ type: "BOOKMARK", object: { kind: "ResourceSlice",
+        apiVersion: "resource.k8s.io/v1", metadata: { resourceVersion: String(rv) } } }) + "\n");
+    }
+  }
+}
+if (bookmarkMs) setInterval(bookmark, bookmarkMs).unref();
+
+async function api(req, res) {
+  res.on("finish", settle);
+  stats.requests++;
+  const ua = req.headers["user-agent"] ?? "";
+  stats.byUserAgent[ua] = (stats.byUserAgent[ua] ?? 0) + 1;
+  if (req.headers.authorization !== `Bearer ${token}`) {
+    stats.unauthorized++;
+    return status(res, 401, "Unauthorized", "Unauthorized");
+  }
+  if (injected(req, res)) return;
+  const url = new URL(req.url, "https://x");
+  const q = url.searchParams;
+  const p = url.pathname;
+  let m;
+  if (req.method === "GET" && (m = p.match(/^\/api\/v1\/nodes\/([^/]+)$/))) {
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify({ kind: "Node", apiVersion: "v1",
+      metadata: { name: m[1], uid: crypto.createHash("md5").update(m[1]).digest("hex") } }));
+  }
+  if (req.method === "GET" && (m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)$/))) {
+    stats.claimGets++;
+    const c = claims.get(`${m[1]}/${m[2]}`);
+    if (!c) return status(res, 404, "NotFound", `resourceclaims.resource.k8s.io "${m[2]}" not found`);
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify(c));
+  }
+  if (p === SLICES && req.method === "GET") {
+    if (q.get("watch") === "true" || q.get("watch") === "1") return watch(req, res, q);
+    stats.lists++;
+    const sel = selectorOf(q);
+    const items = [...slices.values()].filter((s) => matches(s, sel));
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify({ kind: "ResourceSliceList", apiVersion: "resource.k8s.io/v1",
+      metadata: { resourceVersion: String(rv) }, items }));
+  }
+  if (p === SLICES && req.method === "POST") {
+    const obj = JSON.parse(await readBody(req));
+    const bad = validateSlice(obj);
+    if (bad) {
+      stats.invalid.push(bad);
+      return status(res, 422, "Invalid", bad);
+    }
+    if (!obj.metadata.name) {
+      if (!obj.metadata.generateName) return status(res, 422, "Invalid", "metadata.name or generateName required");
+      obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString("hex").slice(0, 5);
+    }
+    if (slices.has(obj.metadata.name)) return status(res, 409, "AlreadyExists", `"${obj.metadata.name}" already exists`);
+    stamp(obj);
+    slices.set(obj.metadata.name, obj);
+    stats.writes++;
+    stats.creates++;
+    record("ADDED", obj);
+    res.writeHead(201, { "content-type": "application/json" });
+    return res.end(JSON.stringify(obj));
+  }
+  if ((m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices\/([^/]+)$/))) {
+    const existing = slices.get(m[1]);
+    if (req.method === "PUT") {
+      const obj = JSON.parse(await readBody(req));
+      const bad = validateSlice(obj);
+      if (bad) {
+        stats.invalid.push(bad);
+        return status(res, 422, "Invalid", bad);
+      }
+      if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
+      if (obj.metadata.resourceVersion !== existing.metadata.resourceVersion) {
+        stats.conflicts++;
+        return status(res, 409, "Conflict", `Operation cannot be fulfilled on resourceslices "${m[1]}": the object has been modified; please apply your changes to the latest version and try again`);
+      }
+      stamp(obj, existing);
+      slices.set(m[1], obj);
+      stats.writes++;
+      stats.updates++;
+      record("MODIFIED", obj);
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify(obj));
+    }
+    if (req.method === "DELETE") {
+      if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
+      slices.delete(m[1]);
+      rv++;
+      stats.writes++;
+      stats.deletes++;
+      record("DELETED", existing);
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify(existing));
+    }
+  }
+  status(res, 404, "NotFound", `fake apiserver: no route for ${req.method} ${p}`);
+}
+
+function wipe(selector) {
+  let n = 0;
+  for (const [name, s] of [...slices]) {
+    if (!matches(s, selector)) continue;
+    slices.delete(name);
+    rv++;
+    record("DELETED", s);
+    n++;
+  }
+  return n;
+}
+
+const tls = { key: fs.readFileSync(path.join(dir, "tls.key")), cert: fs.readFileSync(path.join(dir, "ca.crt")) };
+const sockets = new Set();
+const apiServer = https.createServer(tls, (req, res) => {
+  api(req, res).catch((e) => status(res, 500, "InternalError", String(e)));
+});
+apiServer.on("connection", (s) => {
+  sockets.add(s);
+  s.on("close", () => sockets.delete(s));
+});
+let apiPort = 0;
+
+const admin = http.createServer(async (req, res) => {
+  const body = req.method === "POST" ? await readBody(req) : "";
+  const arg = body ? JSON.parse(body) : {};
+  const ok = (v = {}) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(v));
+  };
+  switch (req.url) {
+    case "/token":
+      token = arg.token;
+      return ok();
+    case "/fault":
+      faults.push({ count: 1, ...arg });
+      return ok();
+    case "/claims": {
+      try {
+        new ResourceClaim(arg).validate();
+        checkStrict(arg, resourceV1("ResourceClaim"));
+      } catch (e) {
+        return status(res, 422, "Invalid", e.message.split("\n")[0]);
+      }
+      const key = `${arg.metadata.namespace}/${arg.metadata.name}`;
+      arg.metadata.uid ??= crypto.randomUUID();
+      stamp(arg, claims.get(key));
+      claims.set(key, arg);
+      return ok(arg);
+    }
+    case "/wipe":
+      return ok({ deleted: wipe(arg.fieldSelector ?? {}) });
+    case "/drop-watches":
+      for (const w of watches) w.res.destroy();
+      return ok();
+    case "/compact":
+      // Writes to other objects moved the revision on, then etcd compacted: a watch from
+      // any version we handed out is now too old.
+      rv++;
+      compactedRv = rv;
+      events.length = 0;
+      return ok({ compactedRv });
+    case "/bookmark":
+      bookmark();
+      return ok();
+    case "/down":
+      down = true;
+      apiServer.close();
+      for (const s of sockets) s.destroy();
+      return ok();
+    case "/up":
+      if (down) {
+        down = false;
+        apiServer.listen(apiPort, "127.0.0.1", () => ok());
+        return;
+      }
+      return ok();
+    case "/await": {
+      const w = { fn: new Function("stats", "slices", `return (${arg.until});`), res };
+      w.timer = setTimeout(() => {
+        waiters.delete(w);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ok: false, ...view() }));
+      }, arg.timeoutMs ?? 10000);
+      waiters.add(w);
+      return settle();
+    }
+    case "/stats":
+      return ok({ ...stats, rv, watchesOpen: watches.size });
+    case "/slices":
+      return ok([...slices.values()]);
+    default:
+      return status(res, 404, "NotFound", req.url);
+  }
+});
+
+apiServer.listen(0, "127.0.0.1", () => {
+  apiPort = apiServer.address().port;
+  admin.listen(0, "127.0.0.1", () => {
+    console.log(JSON.stringify({ apiPort, adminPort: admin.address().port }));
+  });
+});
+process.on("SIGTERM", () => process.exit(0));

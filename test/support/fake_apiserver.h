@@ -1,0 +1,49 @@
+// Runs test/manifests/fake_apiserver.mjs (a fake kube-apiserver over real TLS; see that
+// file) as a child process and drives it through its admin API. The state a test waits for
+// is awaited on the server (Await), never by sleeping.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::testing {
+
+class FakeApiServer {
+ public:
+  // Starts the server with its CA and token under a new temporary directory.
+  explicit FakeApiServer(int bookmark_ms = 0);
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  int api_port() const { return api_port_; }
+  std::string server() const;  // "https://127.0.0.1:<port>"
+  std::string ca_file() const { return dir_.path() + "/ca.crt"; }
+  std::string token_file() const { return dir_.path() + "/token"; }
+  // The flags that point a plugin process at this server.
+  std::vector<std::string> PluginFlags() const;
+
+  // Admin calls; each returns the answer's JSON (null on a transport failure).
+  nlohmann::json Admin(const std::string& path, const nlohmann::json& body = nullptr);
+  // Waits until the JavaScript expression `until` over (stats, slices) holds on the server;
+  // returns {ok, stats, slices}.
+  nlohmann::json Await(const std::string& until,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  nlohmann::json Stats() { return Admin("/stats"); }
+  nlohmann::json Slices() { return Admin("/slices"); }
+  // Writes a new token to the token file and makes the server accept only it.
+  void RotateToken(const std::string& token);
+
+ private:
+  TempDir dir_;
+  pid_t pid_ = -1;
+  int api_port_ = 0;
+  int admin_port_ = 0;
+};
+
+}  // namespace rdmadp::testing
