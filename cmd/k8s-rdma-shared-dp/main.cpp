@@ -13,6 +13,7 @@
 #include "pkg/config/k8s_names.h"
 #include "pkg/dra/device_classes.h"
 #include "pkg/dra/yaml_output.h"
+#include "pkg/kube/rest_client.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
@@ -68,6 +69,34 @@ std::vector<std::string> ModeProblems(const cli::Options& opts, const config::Lo
       l.config, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode), l.indices);
   if (opts.use_cdi) {
     for (auto& p : cdi::KindProblems(l.config, l.indices)) problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
+// What the DRA front end needs from the environment, as entry-local problems of the DRA
+// entries (the device-plugin entries still start). Run only: `validate` runs offline.
+std::vector<std::string> DraEnvironmentProblems(const cli::Options& opts,
+                                                const config::LoadedConfig& l,
+                                                const std::string& node_name) {
+  std::vector<std::string> problems;
+  std::string why;
+  if (node_name.empty()) {
+    why = "the DRA front end needs the node's name: set NODE_NAME from the downward API "
+          "(images/overlays/dra does) or --node-name";
+  } else if (auto p = config::DnsSubdomainProblem(opts.dra_driver_name); !p.empty()) {
+    why = Cat("--dra-driver-name \"", opts.dra_driver_name, "\" ", p);
+  } else if (const std::string reg = Cat(opts.kubelet_root_dir, "/plugins_registry/",
+                                         opts.dra_driver_name, "-12345678-reg.sock");
+             reg.size() > config::kMaxUnixSocketPath) {
+    why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
+              " characters; unix sockets allow ", config::kMaxUnixSocketPath,
+              ": shorten --dra-driver-name");
+  }
+  if (why.empty()) return problems;
+  for (size_t i = 0; i < l.config.resources.size(); ++i) {
+    if (l.config.resources[i].frontend != config::Frontend::kDra) continue;
+    const size_t index = l.indices.empty() ? i : l.indices[i];
+    problems.push_back(Cat("config: configList[", index, "].frontend: ", why));
   }
   return problems;
 }
@@ -221,7 +250,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
-  if (const auto problems = ModeProblems(opts, *loaded);
+  const char* node_env = std::getenv("NODE_NAME");
+  const std::string node_name =
+      !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
+  auto mode_problems = ModeProblems(opts, *loaded);
+  for (auto& p : DraEnvironmentProblems(opts, *loaded, node_name)) {
+    mode_problems.push_back(std::move(p));
+  }
+  if (const auto& problems = mode_problems;
       !problems.empty() && !config::SkipEntries(*loaded, problems)) {
     for (const auto& p : problems) log::Error(p);
     log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
@@ -248,6 +284,17 @@ int main(int argc, char** argv) {
   mo.metrics_address = opts.metrics_address;
   mo.version = RDMADP_VERSION;
   mo.cdi_spec_dir = opts.cdi_spec_dir;
+  mo.dra_driver = opts.dra_driver_name;
+  mo.node_name = node_name;
+  mo.kube_api_server = opts.kube_api_server;
+  if (mo.kube_api_server.empty()) {
+    if (auto api = kube::InClusterConfig([](const char* n) { return std::getenv(n); }, "", "");
+        api.ok()) {
+      mo.kube_api_server = api->server;
+    }
+  }
+  mo.kube_ca_file = opts.kube_ca_file;
+  mo.kube_token_file = opts.kube_token_file;
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
   manager::Manager manager(std::move(mo), std::move(loaded->config), std::move(loaded->skipped));
   return manager.Run();

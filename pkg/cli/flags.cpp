@@ -158,7 +158,8 @@ const std::vector<FlagSpec>& Specs() {
          return absl::OkStatus();
        }},
       {"dra-driver-name", "NAME",
-       "render: the DRA driver name the DeviceClasses select (a DNS subdomain).",
+       "The DRA driver name: what the DRA front end registers and publishes as, and what the "
+       "render command's DeviceClasses select (a DNS subdomain).",
        ShowString(&Options::dra_driver_name),
        SetString(&Options::dra_driver_name, "dra-driver-name")},
       {"gpu-device-class", "NAME",
@@ -177,6 +178,21 @@ const std::vector<FlagSpec>& Specs() {
          o.extended_resource_name = *b;
          return absl::OkStatus();
        }},
+      {"node-name", "NAME",
+       "DRA front end: the node whose ResourceSlices this instance publishes (default: "
+       "$NODE_NAME, set from the downward API by images/overlays/dra).",
+       ShowString(&Options::node_name), SetString(&Options::node_name, "node-name")},
+      {"kube-api-server", "URL",
+       "DRA front end: the API server (default: https://$KUBERNETES_SERVICE_HOST:"
+       "$KUBERNETES_SERVICE_PORT, as in every pod).",
+       ShowString(&Options::kube_api_server),
+       SetString(&Options::kube_api_server, "kube-api-server")},
+      {"kube-ca-file", "PATH", "DRA front end: the CA bundle that signs the API server's certificate.",
+       ShowString(&Options::kube_ca_file), SetString(&Options::kube_ca_file, "kube-ca-file")},
+      {"kube-token-file", "PATH",
+       "DRA front end: the bearer token (re-read when it changes, and after a 401).",
+       ShowString(&Options::kube_token_file),
+       SetString(&Options::kube_token_file, "kube-token-file")},
       {"version", "", "Print the version and exit (alias -v).",
        [](const Options&) { return std::string("false"); },
        [](Options& o, std::string_view v) {

@@ -10,6 +10,7 @@ std::vector<std::string> SocketPathProblems(const Config& config,
   constexpr size_t kOverhead = 1 + 1 + 1 + 8 + 5;
   std::vector<std::string> problems;
   for (size_t i = 0; i < config.resources.size(); ++i) {
+    if (config.resources[i].frontend != Frontend::kDevicePlugin) continue;  // no socket of its own
     const std::string& name = config.resources[i].resource_name;
     for (const std::string& dir : socket_dirs) {
       const size_t length = dir.size() + kOverhead + name.size();

@@ -81,8 +81,8 @@ milliseconds RetryPolicy::Next() {
   return std::min(d, kMaxBackoff);
 }
 
-RegistrationFsm::RegistrationFsm(std::string resource, TokenSource* tokens)
-    : resource_(std::move(resource)), tokens_(tokens) {}
+RegistrationFsm::RegistrationFsm(std::string resource, TokenSource* tokens, bool expect_stream)
+    : resource_(std::move(resource)), tokens_(tokens), expect_stream_(expect_stream) {}
 
 std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
   std::vector<Action> out;
@@ -236,7 +236,7 @@ void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out,
   waiting_logged_ = false;
   Disarm(out);
   Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
-  awaiting_stream_ = !stream_kept && !StreamSinceRegistration();
+  awaiting_stream_ = expect_stream_ && !stream_kept && !StreamSinceRegistration();
   if (awaiting_stream_) ArmTimer(kStreamWait, out);
 }
 

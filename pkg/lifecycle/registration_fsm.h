@@ -247,8 +247,11 @@ class RetryPolicy {
 
 class RegistrationFsm {
  public:
-  // `resource` (<prefix>/<name>) only prefixes log messages.
-  RegistrationFsm(std::string resource, TokenSource* tokens);
+  // `resource` (<prefix>/<name>) only prefixes log messages. `expect_stream`: a
+  // registration is proven by the kubelet's ListAndWatch stream (device plugins). A DRA
+  // driver has none the kubelet must open (its health stream is optional), so for it a
+  // registration stands until the kubelet's watcher says otherwise or the socket goes.
+  RegistrationFsm(std::string resource, TokenSource* tokens, bool expect_stream = true);
 
   std::vector<Action> Handle(const Event& event, const Facts& facts);
 
@@ -289,6 +292,7 @@ class RegistrationFsm {
 
   const std::string resource_;
   TokenSource* const tokens_;
+  const bool expect_stream_;
   Mode mode_ = Mode::kKubelet;
   Phase phase_ = Phase::kIdle;
   RetryPolicy retry_;

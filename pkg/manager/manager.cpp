@@ -116,6 +116,7 @@ int Manager::Run() {
   stopping_ = true;
   for (auto& [name, res] : resources_) res->registration.reset();
   while (!resources_.empty()) StopResource(resources_.begin());
+  StopDra();
   kubelet_channel_.reset();
   verbs_.reset();
   periodic_timer_.reset();
@@ -182,7 +183,10 @@ void Manager::InitialStart() {
   log::Info(Cat("discovered ", inventory.functions.size(), " PCI network function(s), ", capable,
                 " RDMA-capable"));
   LogInventoryDetail(inventory);
-  for (const auto& rc : config_.resources) StartResource(rc, inventory);
+  for (const auto& rc : config_.resources) {
+    if (rc.frontend == config::Frontend::kDevicePlugin) StartResource(rc, inventory);
+  }
+  SyncDra(inventory);
   if (options_.link_up) BringLinksUp();
   ApplyPeriodicInterval();
   TrackVerbsDevices();
@@ -289,6 +293,7 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
       log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
     }
   }
+  SyncDra(inventory);
   TrackVerbsDevices();
   counters_.last_rescan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -329,6 +334,7 @@ void Manager::Reload(std::string_view reason) {
   const sysfs::NodeInventory& inventory = ScanNode();
   std::set<std::string> wanted;
   for (const auto& rc : loaded->config.resources) {
+    if (rc.frontend != config::Frontend::kDevicePlugin) continue;  // SyncDra's, in Rescan
     wanted.insert(rc.resource_name);
     auto it = resources_.find(rc.resource_name);
     if (it != resources_.end() && it->second->config == rc) continue;  // keeps its streams

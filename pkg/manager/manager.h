@@ -14,6 +14,7 @@
 
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
+#include "pkg/dra/dra_view.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/log/log.h"
@@ -39,6 +40,12 @@ struct ManagerOptions {
   std::string cdi_spec_dir = "/var/run/cdi";
   std::string metrics_address;  // "" = off
   std::string version;
+  // The DRA front end (entries with frontend: dra).
+  std::string dra_driver = "rdma.k8s-rdma-shared-dp.io";
+  std::string node_name;
+  std::string kube_api_server;  // "" = no API server: slices are not published
+  std::string kube_ca_file;
+  std::string kube_token_file;
 };
 
 class Manager {
@@ -55,6 +62,7 @@ class Manager {
 
  private:
   struct Resource;
+  struct DraDriver;
 
   void InitialStart();
   // --log-level=debug: every function found, and per resource why it is (not) in the pool.
@@ -64,6 +72,14 @@ class Manager {
   void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
   void Reload(std::string_view reason);
   void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
+  // The DRA front end (manager_dra.cpp): one driver instance for every DRA entry. SyncDra
+  // starts, updates or stops it to match config_ and `inventory`.
+  void SyncDra(const sysfs::NodeInventory& inventory);
+  void StopDra();
+  void DriveDra(const lifecycle::Event& event);
+  lifecycle::Event ServeDra(uint64_t server_token);
+  void SyncDraCdiSpecs(const dra::DraView& view);
+  void PublishDraHealth();
   // Scans sysfs (all of it, or only the functions in `only`), keeps the result as
   // inventory_ and remembers which links matter for link events.
   const sysfs::NodeInventory& ScanNode(const std::set<std::string>* only = nullptr);
@@ -165,6 +181,7 @@ class Manager {
   std::chrono::milliseconds http_backoff_{1000};
   double start_time_seconds_ = 0;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
+  std::unique_ptr<DraDriver> dra_;  // while a DRA entry is configured
   std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;
   bool stopping_ = false;

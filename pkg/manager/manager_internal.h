@@ -5,10 +5,16 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 
+#include "pkg/dra/slice_publisher.h"
+#include "pkg/kube/rest_client.h"
 #include "pkg/lifecycle/registration_fsm.h"
+#include "pkg/server/dra_server.h"
 #include "pkg/manager/manager.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/text/cat.h"
@@ -75,5 +81,38 @@ struct Manager::Resource {
   // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
   std::string cdi_problem;
 };
+
+// The DRA front end's driver instance. The view is shared with the DraServer's worker
+// thread (Prepare reads it), hence the mutex; everything else is the loop's.
+struct Manager::DraDriver {
+  struct Shared {
+    std::mutex mu;
+    dra::DraViewPtr view;  // immutable; swapped whole
+    dra::DraViewPtr Get() {
+      std::lock_guard lock(mu);
+      return view;
+    }
+  };
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  // Worker thread only: reads the claims Prepare is asked for.
+  std::shared_ptr<kube::RestClient> claims;
+  std::unique_ptr<lifecycle::RegistrationFsm> fsm;
+  std::unique_ptr<server::DraServer> server;
+  std::unique_ptr<Timer> timer;
+  uint64_t timer_token = 0;
+  std::unique_ptr<Timer> heartbeat;
+  std::unique_ptr<dra::SlicePublisher> publisher;
+  std::map<std::string, std::string> specs_written;  // CDI spec file name -> content
+  std::string health_key;  // what the last health list said, timestamps left out
+  bool active = false;     // serving: some entry uses the DRA front end
+};
+
+// Which kubelet.sock file is at `path` now (inode 0: none).
+inline lifecycle::SocketId SocketIdOf(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  return {.inode = static_cast<uint64_t>(st.st_ino),
+          .ctime_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+}
 
 }  // namespace rdmadp::manager

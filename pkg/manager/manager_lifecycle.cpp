@@ -15,11 +15,7 @@ namespace rdmadp::manager {
 lifecycle::Facts Manager::CurrentFacts(const Resource& res) const {
   lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = {}};
   if (res.server) facts.streams_opened = res.server->streams_opened();
-  struct stat st {};
-  if (::lstat(KubeletSocket().c_str(), &st) == 0) {
-    facts.kubelet_socket = {.inode = static_cast<uint64_t>(st.st_ino),
-                            .ctime_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
-  }
+  facts.kubelet_socket = SocketIdOf(KubeletSocket());
   return facts;
 }
 

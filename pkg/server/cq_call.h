@@ -93,4 +93,58 @@ class UnaryCall {
   bool answered_ = false;
 };
 
+// Like UnaryCall, but `handle` answers later: it gets a `done` to call exactly once, from
+// any thread (the DRA Prepare, which waits on the API server, answers from a worker). The
+// owner must answer every accepted call before it shuts the server down.
+template <class Request, class Response>
+class DeferredUnaryCall {
+ public:
+  using RequestFn = typename UnaryCall<Request, Response>::RequestFn;
+  using DoneFn = std::function<void(grpc::Status, Response)>;
+  using HandleFn = std::function<void(const Request&, DoneFn done)>;
+
+  static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
+    new DeferredUnaryCall(
+        std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
+  }
+
+ private:
+  struct Method {
+    RequestFn request;
+    HandleFn handle;
+    grpc::ServerCompletionQueue* cq;
+  };
+
+  explicit DeferredUnaryCall(std::shared_ptr<const Method> method)
+      : method_(std::move(method)), responder_(&ctx_) {
+    tag_.on = [this](bool ok) { Proceed(ok); };
+    method_->request(&ctx_, &request_, &responder_, method_->cq, &tag_);
+  }
+
+  void Proceed(bool ok) {
+    if (answered_ || !ok) {
+      delete this;
+      return;
+    }
+    new DeferredUnaryCall(method_);
+    answered_ = true;
+    method_->handle(request_, [this](grpc::Status status, Response response) {
+      response_ = std::move(response);
+      if (status.ok()) {
+        responder_.Finish(response_, status, &tag_);
+      } else {
+        responder_.FinishWithError(status, &tag_);
+      }
+    });
+  }
+
+  const std::shared_ptr<const Method> method_;
+  grpc::ServerContext ctx_;
+  Request request_;
+  Response response_;
+  grpc::ServerAsyncResponseWriter<Response> responder_;
+  Tag tag_;
+  bool answered_ = false;
+};
+
 }  // namespace rdmadp::server

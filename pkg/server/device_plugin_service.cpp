@@ -77,10 +77,10 @@ grpc::Status DevicePluginHandlers::PreStartContainer(
 
 grpc::Status WatcherHandlers::GetInfo(const pluginregistration::InfoRequest& /*request*/,
                                       pluginregistration::PluginInfo* response) const {
-  response->set_type("DevicePlugin");
+  response->set_type(type_);
   response->set_name(resource_name_);
   response->set_endpoint(endpoint_);
-  response->add_supported_versions("v1beta1");
+  for (const auto& v : versions_) response->add_supported_versions(v);
   if (hooks_.on_get_info) hooks_.on_get_info();
   return grpc::Status::OK;
 }

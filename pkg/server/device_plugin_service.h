@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "pkg/api/pluginregistration.grpc.pb.h"
@@ -39,16 +40,22 @@ class DevicePluginHandlers {
 };
 
 // Watcher mode: the kubelet's plugin watcher asks who we are, then tells us the outcome.
+// A device plugin answers type "DevicePlugin", version "v1beta1"; a DRA driver "DRAPlugin"
+// and the gRPC services it implements ("v1.DRAPlugin", ...).
 class WatcherHandlers {
  public:
   struct Hooks {
     std::function<void()> on_get_info;                                  // gRPC thread
     std::function<void(bool registered, std::string error)> on_status;  // gRPC thread
   };
-  WatcherHandlers(std::string resource_name, std::string endpoint, Hooks hooks)
+  WatcherHandlers(std::string resource_name, std::string endpoint, Hooks hooks,
+                  std::string type = "DevicePlugin",
+                  std::vector<std::string> versions = {"v1beta1"})
       : resource_name_(std::move(resource_name)),
         endpoint_(std::move(endpoint)),
-        hooks_(std::move(hooks)) {}
+        hooks_(std::move(hooks)),
+        type_(std::move(type)),
+        versions_(std::move(versions)) {}
 
   grpc::Status GetInfo(const pluginregistration::InfoRequest& request,
                        pluginregistration::PluginInfo* response) const;
@@ -60,6 +67,8 @@ class WatcherHandlers {
   const std::string resource_name_;
   const std::string endpoint_;
   const Hooks hooks_;
+  const std::string type_;
+  const std::vector<std::string> versions_;
 };
 
 }  // namespace rdmadp::server

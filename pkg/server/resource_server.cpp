@@ -10,23 +10,10 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::server {
-namespace {
-
-std::string DirName(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string HiddenPath(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." + path
-                                    : Cat(path.substr(0, slash + 1), ".", path.substr(slash + 1));
-}
-
-}  // namespace
 
 ResourceServer::ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial)
     : options_(std::move(options)),
@@ -35,27 +22,8 @@ ResourceServer::ResourceServer(ResourceServerOptions options, pool::SnapshotPtr 
 
 absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceServerOptions options,
                                                                       pool::SnapshotPtr initial) {
-  const std::string dir = DirName(options.socket_path);
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(Cat("socket directory ", dir,
-                                             " does not exist (is the kubelet running, and is "
-                                             "--kubelet-root-dir right?)"));
-  }
-  // Our socket names are unique per instance, so files at these paths are ours from before.
-  const std::string hidden = HiddenPath(options.socket_path);
-  for (const std::string& path : {hidden, options.socket_path}) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      const int err = errno;
-      if (err == EACCES || err == EPERM || err == EROFS) {  // about the directory, not the file
-        return absl::PermissionDeniedError(
-            Cat("cannot create sockets in ", dir, ": ", std::strerror(err),
-                " (run the plugin as root, as the DaemonSet does, or give it write access)"));
-      }
-      return absl::PermissionDeniedError(
-          Cat("cannot remove stale socket ", path, ": ", std::strerror(err)));
-    }
-  }
+  if (auto ready = PrepareSocketPath(options.socket_path); !ready.ok()) return ready;
+  const std::string hidden = HiddenSocketPath(options.socket_path);
   std::unique_ptr<ResourceServer> rs(new ResourceServer(std::move(options), std::move(initial)));
   grpc::ServerBuilder builder;
   int bound = 0;
@@ -72,26 +40,13 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   if (!rs->server_ || bound == 0) {
     ::unlink(hidden.c_str());
     return absl::UnavailableError(
-        Cat("cannot listen on ", hidden, ": check that ", dir, " is writable"));
+        Cat("cannot listen on ", hidden, ": check that its directory is writable"));
   }
   rs->ServeCalls();
   rs->cq_thread_ = std::make_unique<CqThread>(rs->cq_.get());
-  // Only the kubelet (root) connects: owner-only, whatever the umask says (under umask 000
-  // the socket would be world-writable, and anyone on the node could allocate).
-  if (::chmod(hidden.c_str(), 0600) != 0) {
-    const int err = errno;
-    ::unlink(hidden.c_str());
-    return absl::UnavailableError(Cat("cannot set the mode of ", hidden, ": ", std::strerror(err)));
-  }
-  // Listening already: the file appears under its real name only now.
-  if (::rename(hidden.c_str(), rs->options_.socket_path.c_str()) != 0 ||
-      ::lstat(rs->options_.socket_path.c_str(), &st) != 0) {
-    const int err = errno;
-    ::unlink(hidden.c_str());
-    return absl::UnavailableError(
-        Cat("cannot publish ", rs->options_.socket_path, ": ", std::strerror(err)));
-  }
-  rs->inode_ = st.st_ino;
+  auto inode = PublishSocket(rs->options_.socket_path);
+  if (!inode.ok()) return inode.status();
+  rs->inode_ = *inode;
   return rs;
 }
 
@@ -159,11 +114,7 @@ ResourceServer::~ResourceServer() {
   }
   server_.reset();
   cq_.reset();
-  // Only our own file: a newer server may have published at the same path already.
-  struct stat st {};
-  if (inode_ != 0 && ::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == inode_) {
-    ::unlink(options_.socket_path.c_str());
-  }
+  RemoveOwnSocket(options_.socket_path, inode_);
 }
 
 }  // namespace rdmadp::server

@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
+#include "absl/status/status.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/text/cat.h"
 
@@ -51,6 +54,57 @@ std::string NotASocketProblem(const std::string& path) {
   return Cat(path, " is ", what,
              S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? ", not a unix socket" : "",
              " (is --kubelet-root-dir the kubelet's root directory?)");
+}
+
+std::string HiddenSocketPath(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." + path
+                                    : Cat(path.substr(0, slash + 1), ".", path.substr(slash + 1));
+}
+
+absl::Status PrepareSocketPath(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(Cat("socket directory ", dir,
+                                             " does not exist (is the kubelet running, and is "
+                                             "--kubelet-root-dir right?)"));
+  }
+  for (const std::string& p : {HiddenSocketPath(path), path}) {
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
+      const int err = errno;
+      if (err == EACCES || err == EPERM || err == EROFS) {  // about the directory, not the file
+        return absl::PermissionDeniedError(
+            Cat("cannot create sockets in ", dir, ": ", std::strerror(err),
+                " (run the plugin as root, as the DaemonSet does, or give it write access)"));
+      }
+      return absl::PermissionDeniedError(
+          Cat("cannot remove stale socket ", p, ": ", std::strerror(err)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ino_t> PublishSocket(const std::string& path) {
+  const std::string hidden = HiddenSocketPath(path);
+  if (::chmod(hidden.c_str(), 0600) != 0) {
+    const int err = errno;
+    ::unlink(hidden.c_str());
+    return absl::UnavailableError(Cat("cannot set the mode of ", hidden, ": ", std::strerror(err)));
+  }
+  struct stat st {};
+  if (::rename(hidden.c_str(), path.c_str()) != 0 || ::lstat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    ::unlink(hidden.c_str());
+    return absl::UnavailableError(Cat("cannot publish ", path, ": ", std::strerror(err)));
+  }
+  return st.st_ino;
+}
+
+void RemoveOwnSocket(const std::string& path, ino_t inode) {
+  struct stat st {};
+  if (inode != 0 && ::lstat(path.c_str(), &st) == 0 && st.st_ino == inode) ::unlink(path.c_str());
 }
 
 }  // namespace rdmadp::server

@@ -2,7 +2,11 @@
 // instance can serve side by side during a rolling update (kubelet-contract.md §13).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
+
+#include "absl/status/statusor.h"
 
 namespace rdmadp::server {
 
@@ -20,5 +24,20 @@ bool SocketHasListener(const std::string& path);
 // Why `path` cannot be a kubelet socket at all ("" if it is a socket or does not exist):
 // e.g. "<path> is a directory, not a unix socket".
 std::string NotASocketProblem(const std::string& path);
+
+// Publishing a socket atomically: bound and listening under a hidden name (".<file>",
+// which the kubelet's plugin watcher ignores), then renamed into place, so a client that
+// reacts to the file never meets ECONNREFUSED.
+// `dir/.file` for `dir/file`.
+std::string HiddenSocketPath(const std::string& path);
+// Checks that the directory exists and removes our stale files at `path` and its hidden
+// twin (names are unique per instance, so they are ours). One line naming the fix if not.
+absl::Status PrepareSocketPath(const std::string& path);
+// Makes the hidden socket owner-only (only the kubelet, as root, connects: under umask 000
+// it would be world-writable) and renames it to `path`. Returns the published inode; on
+// failure the hidden file is removed.
+absl::StatusOr<ino_t> PublishSocket(const std::string& path);
+// Removes `path` if it is still the file with `inode` (a newer server may own the path).
+void RemoveOwnSocket(const std::string& path, ino_t inode);
 
 }  // namespace rdmadp::server

@@ -112,6 +112,7 @@ absl::Status KubeletSimulator::Start() {
     std::lock_guard lock(mu_);
     stopping_ = false;
   }
+  for (auto& [type, handler] : handlers_) handler->KubeletStarted();
   service_ = std::make_unique<RegistrationService>(this);
   grpc::ServerBuilder builder;
   builder.RegisterService(service_.get());
@@ -149,6 +150,7 @@ absl::Status KubeletSimulator::Start() {
   }
   if (watcher_enabled_) {
     fs::create_directories(plugins_registry_dir());
+    fs::create_directories(root_ + "/plugins");  // the kubelet makes both at start
     watcher_stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
     watcher_ = std::thread([this] { WatcherLoop(); });
   }
@@ -161,6 +163,7 @@ void KubeletSimulator::Kill() {
     stopping_ = true;
     cv_.notify_all();
   }
+  for (auto& [type, handler] : handlers_) handler->KubeletStopped();
   // A dying process closes everything at once; a plugin reacting to its stream's end must
   // never find the listener still accepting. So: the listener first, then the accepted
   // connections (server shutdown), then the streams.
@@ -535,6 +538,16 @@ void KubeletSimulator::OperationDone(const std::string& path, bool failed) {
 }
 
 void KubeletSimulator::UnregisterOperation(std::string path, WatchedPlugin plugin) {
+  if (auto h = handlers_.find(plugin.type); h != handlers_.end()) {
+    h->second->Deregister(plugin.name, plugin.endpoint);
+    std::lock_guard lock(mu_);
+    if (auto a = actual_.find(path); a != actual_.end() && a->second.uuid == plugin.uuid) {
+      actual_.erase(a);
+    }
+    Note("deregistered " + plugin.name + " at " + path);
+    OperationDone(path, false);
+    return;
+  }
   std::lock_guard lock(mu_);
   std::shared_ptr<Client> target;
   if (era_ == KubeletEra::kV137) {
@@ -590,6 +603,23 @@ void KubeletSimulator::RegisterOperation(std::string path, uint64_t uuid) {
     Note(Cat("watcher notified ", info.name(), ": ", ok ? "registered" : error));
     return s.ok();
   };
+  if (auto h = handlers_.find(info.type()); h != handlers_.end()) {
+    {
+      std::lock_guard lock(mu_);
+      actual_[path] = {uuid, info.name(), info.endpoint(), info.type()};
+    }
+    const std::vector<std::string> versions(info.supported_versions().begin(),
+                                            info.supported_versions().end());
+    const std::string error = h->second->Register(info.name(), info.endpoint(), versions);
+    if (!error.empty()) {
+      notify(false, "RegisterPlugin error -- plugin registration failed with err: " + error);
+      return fail("RegisterPlugin");
+    }
+    if (!notify(true, "")) return fail("notify");
+    std::lock_guard lock(mu_);
+    OperationDone(path, false);
+    return;
+  }
   if (info.type() != "DevicePlugin") {
     notify(false, "RegisterPlugin error -- no handler registered for plugin type: " + info.type());
     return fail("no handler");
@@ -611,7 +641,7 @@ void KubeletSimulator::RegisterOperation(std::string path, uint64_t uuid) {
   bool forced = false;
   {
     std::lock_guard lock(mu_);
-    actual_[path] = {uuid, info.name(), endpoint};  // before RegisterPlugin, as the kubelet
+    actual_[path] = {uuid, info.name(), endpoint, info.type()};  // before RegisterPlugin
     if (reject_watcher_ > 0) {
       --reject_watcher_;
       forced = true;

@@ -86,6 +86,20 @@ struct SimState {
   int watcher_notifies_ok = 0;
 };
 
+// The plugin watcher's handler for another plugin type (the kubelet's DRA manager handles
+// "DRAPlugin"). Register and Deregister run on the watcher's operation threads, without the
+// simulator's lock; KubeletStarted runs in Start() before the watcher starts.
+class PluginTypeHandler {
+ public:
+  virtual ~PluginTypeHandler() = default;
+  // ValidatePlugin + RegisterPlugin: "" on success, else the error Notify(false) carries.
+  virtual std::string Register(const std::string& name, const std::string& endpoint,
+                               const std::vector<std::string>& versions) = 0;
+  virtual void Deregister(const std::string& name, const std::string& endpoint) = 0;
+  virtual void KubeletStarted() {}
+  virtual void KubeletStopped() {}
+};
+
 class KubeletSimulator {
  public:
   explicit KubeletSimulator(std::string root_dir, KubeletEra era = KubeletEra::kV125to136);
@@ -125,6 +139,10 @@ class KubeletSimulator {
   void SetRegisterDelay(std::chrono::milliseconds delay);
   // Serve the plugin-watcher path too (from the next Start()).
   void EnableWatcher() { watcher_enabled_ = true; }
+  // Plugins of `type` go to `handler` (which must outlive the simulator's use of it).
+  void SetHandler(const std::string& type, PluginTypeHandler* handler) {
+    handlers_[type] = handler;
+  }
   // The next `n` watcher registrations fail in RegisterPlugin (answered Notify(false)).
   void RejectNextWatcherRegistrations(int n);
 
@@ -139,7 +157,9 @@ class KubeletSimulator {
     uint64_t uuid = 0;
     std::string name;
     std::string endpoint;
+    std::string type;
   };
+  std::map<std::string, PluginTypeHandler*> handlers_;  // set before Start()
 
   grpc::Status HandleRegister(const v1beta1::RegisterRequest& request);
   // The era's connect: dial, options, ListAndWatch. Empty string on success.

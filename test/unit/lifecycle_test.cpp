@@ -11,7 +11,10 @@ using std::chrono::milliseconds;
 
 // Carries out actions the way the Manager does, counting them. Serve succeeds unless told.
 struct Driver {
-  explicit Driver(Mode mode = Mode::kKubelet) { Do(Event::Start(mode)); }
+  explicit Driver(Mode mode = Mode::kKubelet, bool expect_stream = true)
+      : fsm("rdma/a", &tokens, expect_stream) {
+    Do(Event::Start(mode));
+  }
 
   std::vector<Action> Do(const Event& e) {
     std::vector<Action> actions = fsm.Handle(e, facts);
@@ -125,6 +128,25 @@ TEST(RegistrationFsm, WatcherRegistrationWithoutAStreamRecreatesOnce) {
   ASSERT_TRUE(d.FireTimer());
   EXPECT_EQ(d.serves, 2);
   EXPECT_FALSE(d.FireTimer());
+}
+
+// A DRA driver: no stream follows its registration, and none is waited for. A rejection
+// still re-creates the socket, damped.
+TEST(RegistrationFsm, WatcherWithoutStreamsStaysRegistered) {
+  Driver d(Mode::kWatcher, /*expect_stream=*/false);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_FALSE(d.FireTimer()) << "no stream watchdog";
+  EXPECT_EQ(d.serves, 1);
+  d.Do(Event::GetInfo(d.server));  // a restarted kubelet's watcher walks the registry again
+  d.Do(Event::Notify(d.server, true));
+  EXPECT_EQ(d.fsm.registrations(), 2u);
+  EXPECT_EQ(d.serves, 1);
+  d.Do(Event::Notify(d.server, false, "driver name taken"));
+  EXPECT_EQ(d.drops, 1);
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.serves, 2);
 }
 
 // An attempt whose answer never comes (an RPC that ended without a report, seen as a

@@ -1,0 +1,129 @@
+#include "pkg/dra/dra_view.h"
+
+#include <set>
+
+#include "pkg/pool/snapshot.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::dra {
+namespace {
+
+std::string HcaSpecJson(std::string_view kind, const sysfs::PciFunction& fn) {
+  nlohmann::json nodes = nlohmann::json::array();
+  std::vector<std::string> paths;
+  for (const auto& name : fn.char_devices) paths.push_back(Cat(pool::kCharDevDir, name));
+  paths.push_back(Cat(pool::kCharDevDir, "rdma_cm"));
+  for (const auto& p : paths) nodes.push_back({{"path", p}, {"hostPath", p}, {"permissions", "rwm"}});
+  const nlohmann::json spec = {
+      {"cdiVersion", "0.5.0"},
+      {"kind", std::string(kind)},
+      {"devices",
+       nlohmann::json::array({{{"name", HcaDeviceName(fn.address)},
+                               {"containerEdits", {{"deviceNodes", nodes}}}}})}};
+  return spec.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string HcaCdiKind(std::string_view driver) { return Cat(driver, "/hca"); }
+
+DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx) {
+  DraView view;
+  view.driver = ctx.driver;
+  const std::string kind = HcaCdiKind(ctx.driver);
+  std::map<std::string, std::string> owner;  // PCI address -> resource that publishes it
+  for (pool::PoolModel pool : pools) {
+    std::vector<pool::PoolHca> kept;
+    for (auto& hca : pool.hcas) {
+      auto [it, inserted] = owner.emplace(hca.function.address, pool.resource.FullName());
+      if (inserted) {
+        kept.push_back(std::move(hca));
+      } else {
+        view.problems.push_back(Cat(pool.resource.FullName(), ": HCA ", it->first,
+                                    " is already published by ", it->second,
+                                    "; left out (one HCA is one DRA device: narrow the "
+                                    "selectors so that the pools do not overlap)"));
+      }
+    }
+    pool.hcas = std::move(kept);
+    SliceContext c = ctx;
+    c.model = pool.resource.device_model;
+    const std::string pool_name = PoolName(c, pool.resource);
+    view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
+    std::vector<std::string> all_ids;
+    for (const auto& hca : pool.hcas) {
+      all_ids.push_back(Cat(kind, "=", HcaDeviceName(hca.function.address)));
+      view.cdi_specs.push_back({Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address),
+                                    ".json"),
+                                HcaSpecJson(kind, hca.function)});
+    }
+    std::vector<std::string> reasons;
+    for (const auto& hca : pool.hcas) {
+      if (!hca.healthy) reasons.push_back(hca.health_reason);
+    }
+    auto add = [&](std::string name, std::vector<std::string> ids, bool healthy,
+                   std::string message) {
+      view.devices[{pool_name, name}] = {pool_name, name, std::move(ids), healthy,
+                                         std::move(message)};
+    };
+    switch (c.model) {
+      case DeviceModel::kPerHca:
+        for (size_t i = 0; i < pool.hcas.size(); ++i) {
+          add(HcaDeviceName(pool.hcas[i].function.address), {all_ids[i]}, pool.hcas[i].healthy,
+              pool.hcas[i].health_reason);
+        }
+        break;
+      case DeviceModel::kPerPool:
+        if (!pool.hcas.empty()) add("pool", all_ids, pool.healthy(), Join(reasons, "; "));
+        break;
+      case DeviceModel::kSlots:
+        if (pool.hcas.empty()) break;
+        for (int64_t i = 0; i < std::min(pool.shares(), kMaxSlotDevices); ++i) {
+          add(Cat("slot-", i), all_ids, pool.healthy(), Join(reasons, "; "));
+        }
+        break;
+    }
+  }
+  return view;
+}
+
+absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& claim,
+                                                         std::string_view uid,
+                                                         const DraView& view) {
+  const auto& meta = claim.value("metadata", nlohmann::json::object());
+  const std::string name =
+      Cat(meta.value("namespace", ""), "/", meta.value("name", ""));
+  if (meta.value("uid", "") != uid) {
+    return absl::FailedPreconditionError(
+        Cat("ResourceClaim ", name, " has UID ", meta.value("uid", "(none)"),
+            ", the kubelet asked for ", uid, " (the claim was deleted and re-created)"));
+  }
+  const nlohmann::json* results = nullptr;
+  if (claim.contains("status") && claim["status"].contains("allocation") &&
+      claim["status"]["allocation"].contains("devices") &&
+      claim["status"]["allocation"]["devices"].contains("results")) {
+    results = &claim["status"]["allocation"]["devices"]["results"];
+  }
+  if (results == nullptr || !results->is_array()) {
+    return absl::FailedPreconditionError(Cat("ResourceClaim ", name, " is not allocated"));
+  }
+  std::vector<PreparedDevice> out;
+  for (const auto& r : *results) {
+    if (r.value("driver", "") != view.driver) continue;
+    const std::string pool_name = r.value("pool", "");
+    const std::string device = r.value("device", "");
+    auto it = view.devices.find({pool_name, device});
+    if (it == view.devices.end()) {
+      return absl::NotFoundError(Cat("ResourceClaim ", name, ": device ", pool_name, "/", device,
+                                     " is not published by this node (removed since it was "
+                                     "allocated?)"));
+    }
+    std::string request = r.value("request", "");
+    // A subrequest ("<request>/<subrequest>", prioritized lists): containers name the request.
+    if (const auto slash = request.find('/'); slash != std::string::npos) request.resize(slash);
+    out.push_back({{request}, pool_name, device, it->second.cdi_ids, r.value("shareID", "")});
+  }
+  return out;
+}
+
+}  // namespace rdmadp::dra

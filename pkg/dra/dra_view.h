@@ -1,0 +1,71 @@
+// Everything the DRA front end serves, derived from the pool models in one pure step and
+// then shared read-only: the slices to publish, the devices Prepare may hand out with
+// their CDI device IDs, their health for the kubelet's health stream, and one CDI spec per
+// HCA (written before any slice names the HCA, so a Prepare never returns an ID that no
+// spec resolves).
+//
+// One HCA is published once: an HCA selected by two DRA resources belongs to the first
+// (config order); the later one leaves it out, and `problems` says so.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slice_reconciler.h"
+#include "pkg/pool/pool_model.h"
+
+namespace rdmadp::dra {
+
+struct DraDevice {
+  std::string pool;
+  std::string name;
+  std::vector<std::string> cdi_ids;  // "<driver>/hca=<hca device name>", one per HCA
+  bool healthy = true;
+  std::string health_message;  // why not, "" when healthy
+};
+
+struct HcaSpec {
+  std::string file_name;  // "k8s-rdma-shared-dp_dra_<hca device name>.json"
+  std::string json;
+};
+
+struct DraView {
+  std::string driver;
+  std::vector<WantedPool> pools;
+  std::map<std::pair<std::string, std::string>, DraDevice> devices;  // by (pool, device)
+  std::vector<HcaSpec> cdi_specs;
+  std::vector<std::string> problems;
+};
+using DraViewPtr = std::shared_ptr<const DraView>;
+
+// `pools`: the DRA resources' pools, in config order. `ctx`: driver and node (model and
+// generation are per pool / set by the publisher).
+DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx);
+
+// The CDI kind of the driver's HCA devices: "<driver>/hca".
+std::string HcaCdiKind(std::string_view driver);
+
+// One device the kubelet gets for a claim.
+struct PreparedDevice {
+  std::vector<std::string> request_names;
+  std::string pool;
+  std::string device;
+  std::vector<std::string> cdi_ids;
+  std::string share_id;  // KEP-5075 share, "" for a device allocated whole
+};
+
+// Prepares one claim from the ResourceClaim as the API server returned it: its UID must be
+// the one the kubelet names (a re-created claim is not the kubelet's), it must be
+// allocated, and each result for our driver must name a device we publish. Results for
+// other drivers are theirs. Stateless: the same claim prepares the same way every time.
+absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& claim,
+                                                         std::string_view uid,
+                                                         const DraView& view);
+
+}  // namespace rdmadp::dra

@@ -1,0 +1,294 @@
+// Manager: the DRA front end. One driver instance serves every configList entry with
+// "frontend": "dra": its pools become one DraView (slices, devices, CDI specs, health),
+// published to the API server by the SlicePublisher and served to the kubelet by the
+// DraServer, registered through plugins_registry with the same state machine as a device
+// plugin in watcher mode (without the device plugin's stream expectations). Loop thread
+// only, except the Prepare/Unprepare functions, which run on the DraServer's worker.
+#include <sys/stat.h>
+
+#include "pkg/cdi/spec_files.h"
+#include "pkg/log/log.h"
+#include "pkg/manager/manager_internal.h"
+#include "pkg/pool/pool_model.h"
+
+namespace rdmadp::manager {
+namespace {
+
+// Well inside the kubelet's 30 s: a device not reported for that long turns "Unknown".
+constexpr milliseconds kHealthHeartbeat{10000};
+constexpr int64_t kHealthTimeoutSeconds = 30;
+constexpr size_t kMaxHealthMessage = 1024;
+
+namespace drav1 = server::drav1;
+
+drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
+                                            const dra::DraViewPtr& view,
+                                            kube::RestClient* claims) {
+  drav1::NodePrepareResourcesResponse resp;
+  for (const auto& c : req.claims()) {
+    auto& out = (*resp.mutable_claims())[c.uid()];
+    const std::string name = Cat(c.namespace_(), "/", c.name());
+    if (claims == nullptr || !view) {
+      out.set_error(Cat("cannot prepare ResourceClaim ", name,
+                        ": the DRA driver has no API server connection (see its log)"));
+      continue;
+    }
+    auto r = claims->Call("GET", Cat("/apis/resource.k8s.io/v1/namespaces/", c.namespace_(),
+                                     "/resourceclaims/", c.name()));
+    if (!r.ok() || r->code != 200) {
+      out.set_error(Cat("reading ResourceClaim ", name, ": ",
+                        r.ok() ? Cat("HTTP ", r->code) : std::string(r.status().message())));
+      log::Warn(out.error());
+      continue;
+    }
+    auto devices = dra::PrepareClaim(nlohmann::json::parse(r->body, nullptr, false), c.uid(), *view);
+    if (!devices.ok()) {
+      out.set_error(std::string(devices.status().message()));
+      log::Warn(out.error());
+      continue;
+    }
+    std::vector<std::string> described;
+    for (const auto& d : *devices) {
+      auto* dev = out.add_devices();
+      for (const auto& request : d.request_names) dev->add_request_names(request);
+      dev->set_pool_name(d.pool);
+      dev->set_device_name(d.device);
+      for (const auto& id : d.cdi_ids) dev->add_cdi_device_ids(id);
+      described.push_back(Cat(d.pool, "/", d.device,
+                              d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
+    }
+    log::Info(Cat("prepared ResourceClaim ", name, " (", c.uid(), "): ",
+                  described.empty() ? "no device of ours" : Join(described, ", ")));
+  }
+  return resp;
+}
+
+// Nothing to undo: Prepare leaves no state behind (the CDI specs are per HCA and stay).
+drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req) {
+  drav1::NodeUnprepareResourcesResponse resp;
+  for (const auto& c : req.claims()) (*resp.mutable_claims())[c.uid()];
+  return resp;
+}
+
+}  // namespace
+
+void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
+  std::vector<pool::PoolModel> pools;
+  for (const auto& rc : config_.resources) {
+    if (rc.frontend == config::Frontend::kDra) pools.push_back(pool::SelectPool(rc, inventory));
+  }
+  if (pools.empty() && !dra_) return;
+  if (!dra_) {
+    dra_ = std::make_unique<DraDriver>();
+    if (options_.kube_api_server.empty()) {
+      ReportProblem(log::Level::kError, "dra",
+                    "DRA front end: no API server (KUBERNETES_SERVICE_HOST is not set and "
+                    "--kube-api-server is empty): ResourceSlices are not published and "
+                    "Prepare fails; run it in a pod or set --kube-api-server");
+    } else {
+      const kube::ApiConfig api{options_.kube_api_server, options_.kube_ca_file,
+                                options_.kube_token_file, "k8s-rdma-shared-dp/" + options_.version};
+      auto claims = kube::RestClient::Create(api);
+      dra::PublisherOptions po;
+      po.api = api;
+      po.driver = options_.dra_driver;
+      po.node_name = options_.node_name;
+      po.on_problem = [this](std::string p) {
+        loop_->Post([this, p = std::move(p)] {
+          if (!stopping_) ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
+        });
+      };
+      auto publisher = claims.ok() ? dra::SlicePublisher::Start(po) : claims.status();
+      if (!publisher.ok()) {
+        ReportProblem(log::Level::kError, "dra",
+                      Cat("DRA front end: ", std::string(publisher.status().message())));
+      } else {
+        dra_->claims = std::move(*claims);
+        dra_->publisher = std::move(*publisher);
+      }
+    }
+  }
+  dra::SliceContext ctx;
+  ctx.driver = options_.dra_driver;
+  ctx.node_name = options_.node_name;
+  auto view = std::make_shared<const dra::DraView>(dra::BuildDraView(pools, ctx));
+  for (const auto& p : view->problems) {
+    if (known_problems_.insert(p).second) ReportProblem(log::Level::kWarn, "config", p);
+  }
+  SyncDraCdiSpecs(*view);  // before any slice or Prepare names a device
+  {
+    std::lock_guard lock(dra_->shared->mu);
+    dra_->shared->view = view;
+  }
+  if (dra_->publisher) dra_->publisher->Publish(view->pools);
+  const bool wanted = !pools.empty();
+  if (wanted && !dra_->active) {
+    dra_->active = true;
+    dra_->fsm = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", ctx.driver),
+                                                             &tokens_, /*expect_stream=*/false);
+    dra_->timer = std::make_unique<Timer>(*loop_, [this] {
+      if (dra_) DriveDra(lifecycle::Event::Timer(dra_->timer_token));
+    });
+    dra_->heartbeat = std::make_unique<Timer>(*loop_, [this] { PublishDraHealth(); });
+    dra_->heartbeat->ArmPeriodic(kHealthHeartbeat);
+    DriveDra(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
+  } else if (!wanted && dra_->active) {
+    log::Info(Cat("DRA driver ", ctx.driver, ": no DRA entry left; deregistering and deleting "
+                                              "its ResourceSlices"));
+    DriveDra(lifecycle::Event::Stop());
+    dra_->active = false;
+    dra_->heartbeat.reset();
+    dra_->timer.reset();
+    dra_->fsm.reset();
+  }
+  for (const auto& pool : view->pools) {
+    size_t devices = 0;
+    for (const auto& s : pool.slices) devices += s["spec"]["devices"].size();
+    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ",
+                   pool.slices.size(), " slice(s)"));
+  }
+  PublishDraHealth();
+}
+
+void Manager::SyncDraCdiSpecs(const dra::DraView& view) {
+  std::map<std::string, std::string> wanted;
+  for (const auto& spec : view.cdi_specs) wanted[spec.file_name] = spec.json;
+  for (const auto& [name, json] : wanted) {
+    auto it = dra_->specs_written.find(name);
+    if (it != dra_->specs_written.end() && it->second == json) continue;
+    if (auto st = cdi::WriteSpecAtomically(options_.cdi_spec_dir, name, json); !st.ok()) {
+      ReportProblem(log::Level::kError, "cdi", Cat("DRA front end: ", std::string(st.message())));
+      continue;
+    }
+    dra_->specs_written[name] = json;
+  }
+  for (auto it = dra_->specs_written.begin(); it != dra_->specs_written.end();) {
+    if (wanted.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    (void)cdi::RemoveSpec(options_.cdi_spec_dir, it->first);
+    it = dra_->specs_written.erase(it);
+  }
+}
+
+void Manager::PublishDraHealth() {
+  if (!dra_ || !dra_->server) return;
+  const dra::DraViewPtr view = dra_->shared->Get();
+  if (!view) return;
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  v1::NodeWatchResourcesResponse list;
+  std::string key;
+  for (const auto& [id, device] : view->devices) {
+    auto* h = list.add_devices();
+    h->mutable_device()->set_pool_name(device.pool);
+    h->mutable_device()->set_device_name(device.name);
+    h->set_health(device.healthy ? v1::HEALTHY : v1::UNHEALTHY);
+    h->set_last_updated_time(now);
+    h->set_health_check_timeout_seconds(kHealthTimeoutSeconds);
+    h->set_message(device.health_message.substr(0, kMaxHealthMessage));
+    Append(key, device.pool, "/", device.name, device.healthy ? " ok " : " bad ",
+           device.health_message, "\n");
+  }
+  if (key != dra_->health_key) {
+    log::Debug(Cat("DRA health changed: ", list.devices_size(), " device(s)"));
+    dra_->health_key = key;
+  }
+  dra_->server->PublishHealth(std::make_shared<const std::string>(list.SerializeAsString()));
+}
+
+void Manager::StopDra() {
+  if (!dra_) return;
+  if (dra_->fsm) DriveDra(lifecycle::Event::Stop());
+  dra_->publisher.reset();  // the slices stay: a restarted instance takes them over
+  dra_.reset();
+}
+
+void Manager::DriveDra(const lifecycle::Event& event) {
+  if (!dra_ || !dra_->fsm) return;
+  using Kind = lifecycle::Action::Kind;
+  lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = SocketIdOf(KubeletSocket())};
+  const lifecycle::Phase before = dra_->fsm->phase();
+  const std::vector<lifecycle::Action> actions = dra_->fsm->Handle(event, facts);
+  log::Debug(Cat("DRA driver: ", lifecycle::Describe(event), " in ", lifecycle::PhaseName(before),
+                 " -> ", lifecycle::PhaseName(dra_->fsm->phase())));
+  for (const lifecycle::Action& action : actions) {
+    switch (action.kind) {
+      case Kind::kServe:
+        DriveDra(ServeDra(action.token));
+        break;
+      case Kind::kDropServer:
+        dra_->server.reset();
+        break;
+      case Kind::kArmTimer:
+        dra_->timer_token = action.token;
+        dra_->timer->ArmOnce(std::max(action.delay, milliseconds(1)));
+        break;
+      case Kind::kDisarmTimer:
+        dra_->timer->Disarm();
+        dra_->timer_token = 0;
+        break;
+      case Kind::kLog:
+        if (action.level == lifecycle::Action::Level::kWarn) {
+          ReportProblem(log::Level::kWarn, "registration", action.message);
+        } else {
+          log::Write(action.level == lifecycle::Action::Level::kInfo ? log::Level::kInfo
+                                                                     : log::Level::kDebug,
+                     action.message);
+        }
+        break;
+      case Kind::kRegister:  // kubelet.sock registration: not how a DRA driver registers
+      case Kind::kCancelRegister:
+        break;
+    }
+  }
+}
+
+lifecycle::Event Manager::ServeDra(uint64_t server_token) {
+  dra_->server.reset();
+  const std::string plugins = Cat(options_.kubelet_root_dir, "/plugins");
+  if (!PathExists(PluginsRegistryDir()) || !PathExists(plugins)) {
+    return lifecycle::Event::ServeFailed(
+        server_token, false,
+        Cat(PluginsRegistryDir(), " or ", plugins,
+            " does not exist yet (is the kubelet running, and is --kubelet-root-dir right?)"));
+  }
+  const std::string dir = Cat(plugins, "/", options_.dra_driver);
+  if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return lifecycle::Event::ServeFailed(server_token, false,
+                                         Cat("cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  server::DraServerOptions o;
+  o.driver = options_.dra_driver;
+  o.endpoint_path = Cat(dir, "/dra-", instance_id_, ".sock");
+  o.registration_path = Cat(PluginsRegistryDir(), "/", options_.dra_driver, "-", instance_id_,
+                            "-reg.sock");
+  auto post = [this](lifecycle::Event e) {
+    loop_->Post([this, e = std::move(e)] {
+      if (!stopping_) DriveDra(e);
+    });
+  };
+  o.watcher.on_get_info = [post, server_token] { post(lifecycle::Event::GetInfo(server_token)); };
+  o.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
+    post(lifecycle::Event::Notify(server_token, ok, error));
+  };
+  o.prepare = [shared = dra_->shared, claims = dra_->claims](const auto& req) {
+    return Prepare(req, shared->Get(), claims.get());
+  };
+  o.unprepare = &Unprepare;
+  auto started = server::DraServer::Start(std::move(o), std::make_shared<const std::string>());
+  if (!started.ok()) {
+    return lifecycle::Event::ServeFailed(server_token, false,
+                                         std::string(started.status().message()));
+  }
+  dra_->server = std::move(*started);
+  log::Info(Cat("DRA driver ", options_.dra_driver, ": serving on ", dra_->server->endpoint_path(),
+                ", registration ", dra_->server->registration_path()));
+  PublishDraHealth();
+  return lifecycle::Event::ServeOk(server_token);
+}
+
+}  // namespace rdmadp::manager

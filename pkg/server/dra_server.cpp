@@ -1,0 +1,196 @@
+#include "pkg/server/dra_server.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <chrono>
+
+#include "absl/status/status.h"
+#include "pkg/server/socket_path.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::server {
+namespace {
+
+// v1beta1 and v1 of the DRA plugin API are the same messages on the wire.
+template <class To, class From>
+To Convert(const From& from) {
+  To to;
+  to.ParseFromString(from.SerializeAsString());
+  return to;
+}
+
+}  // namespace
+
+DraServer::DraServer(DraServerOptions options, HealthPayload initial_health)
+    : options_(std::move(options)),
+      health_(std::move(initial_health)),
+      watcher_(options_.driver, options_.endpoint_path, options_.watcher, "DRAPlugin",
+               kDraServices) {}
+
+absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions options,
+                                                            HealthPayload initial_health) {
+  for (const std::string* path : {&options.endpoint_path, &options.registration_path}) {
+    if (auto ready = PrepareSocketPath(*path); !ready.ok()) return ready;
+  }
+  std::unique_ptr<DraServer> s(new DraServer(std::move(options), std::move(initial_health)));
+  grpc::ServerBuilder builder;
+  int bound_endpoint = 0;
+  int bound_registration = 0;
+  builder.AddListeningPort("unix:" + HiddenSocketPath(s->options_.endpoint_path),
+                           grpc::InsecureServerCredentials(), &bound_endpoint);
+  builder.AddListeningPort("unix:" + HiddenSocketPath(s->options_.registration_path),
+                           grpc::InsecureServerCredentials(), &bound_registration);
+  builder.RegisterService(&s->v1_);
+  builder.RegisterService(&s->v1beta1_);
+  builder.RegisterService(&s->health_v1alpha1_);
+  builder.RegisterService(&s->health_v1beta1_);
+  builder.RegisterService(&s->health_v1_);
+  builder.RegisterService(&s->registration_);
+  s->cq_ = builder.AddCompletionQueue();
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || bound_endpoint == 0 || bound_registration == 0) {
+    return absl::UnavailableError(Cat("cannot listen on ", s->options_.endpoint_path, " and ",
+                                      s->options_.registration_path,
+                                      ": check that both directories are writable"));
+  }
+  s->worker_ = std::thread([raw = s.get()] { raw->Work(); });
+  s->ServeCalls();
+  s->cq_thread_ = std::make_unique<CqThread>(s->cq_.get());
+  // The endpoint first: the kubelet dials it as soon as it reads the registration.
+  auto endpoint = PublishSocket(s->options_.endpoint_path);
+  if (!endpoint.ok()) return endpoint.status();
+  s->endpoint_inode_ = *endpoint;
+  auto registration = PublishSocket(s->options_.registration_path);
+  if (!registration.ok()) return registration.status();
+  s->registration_inode_ = *registration;
+  return s;
+}
+
+void DraServer::Enqueue(std::function<void(bool run)> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      jobs_.push_back(std::move(job));
+      wake_.notify_one();
+      return;
+    }
+  }
+  job(false);
+}
+
+void DraServer::Work() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and nothing left to answer
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    const bool run = !stopping_;
+    lock.unlock();
+    job(run);
+    lock.lock();
+  }
+}
+
+void DraServer::ServeCalls() {
+  grpc::ServerCompletionQueue* cq = cq_.get();
+  const grpc::Status stopping(grpc::StatusCode::UNAVAILABLE, "the DRA driver is stopping");
+  auto prepare = [this, stopping](const drav1::NodePrepareResourcesRequest& req, auto done) {
+    Enqueue([this, req, done, stopping](bool run) {
+      if (!run) return done(stopping, {});
+      done(grpc::Status::OK, options_.prepare(req));
+    });
+  };
+  auto unprepare = [this, stopping](const drav1::NodeUnprepareResourcesRequest& req, auto done) {
+    Enqueue([this, req, done, stopping](bool run) {
+      if (!run) return done(stopping, {});
+      done(grpc::Status::OK, options_.unprepare(req));
+    });
+  };
+  auto* v1 = &v1_;
+  DeferredUnaryCall<drav1::NodePrepareResourcesRequest, drav1::NodePrepareResourcesResponse>::Serve(
+      [v1](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
+        v1->RequestNodePrepareResources(ctx, req, w, q, q, tag);
+      },
+      prepare, cq);
+  DeferredUnaryCall<drav1::NodeUnprepareResourcesRequest, drav1::NodeUnprepareResourcesResponse>::
+      Serve([v1](auto* ctx, auto* req, auto* w, auto* q,
+                 void* tag) { v1->RequestNodeUnprepareResources(ctx, req, w, q, q, tag); },
+            unprepare, cq);
+  auto* beta = &v1beta1_;
+  using BetaPrepareResponse = drav1beta1::NodePrepareResourcesResponse;
+  using BetaUnprepareResponse = drav1beta1::NodeUnprepareResourcesResponse;
+  DeferredUnaryCall<drav1beta1::NodePrepareResourcesRequest, BetaPrepareResponse>::Serve(
+      [beta](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
+        beta->RequestNodePrepareResources(ctx, req, w, q, q, tag);
+      },
+      [prepare](const drav1beta1::NodePrepareResourcesRequest& req, auto done) {
+        prepare(Convert<drav1::NodePrepareResourcesRequest>(req),
+                [done](grpc::Status st, drav1::NodePrepareResourcesResponse r) {
+                  done(st, Convert<BetaPrepareResponse>(r));
+                });
+      },
+      cq);
+  DeferredUnaryCall<drav1beta1::NodeUnprepareResourcesRequest, BetaUnprepareResponse>::Serve(
+      [beta](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
+        beta->RequestNodeUnprepareResources(ctx, req, w, q, q, tag);
+      },
+      [unprepare](const drav1beta1::NodeUnprepareResourcesRequest& req, auto done) {
+        unprepare(Convert<drav1::NodeUnprepareResourcesRequest>(req),
+                  [done](grpc::Status st, drav1::NodeUnprepareResourcesResponse r) {
+                    done(st, Convert<BetaUnprepareResponse>(r));
+                  });
+      },
+      cq);
+  HealthStream<v1alpha1::DRAResourceHealth::AsyncService, v1alpha1::NodeWatchResourcesRequest,
+               v1alpha1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1alpha1_, cq);
+  HealthStream<v1beta1::DRAResourceHealth::AsyncService, v1beta1::NodeWatchResourcesRequest,
+               v1beta1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1beta1_, cq);
+  HealthStream<v1::DRAResourceHealth::AsyncService, v1::NodeWatchResourcesRequest,
+               v1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1_, cq);
+  auto* reg = &registration_;
+  const WatcherHandlers* watcher = &watcher_;
+  UnaryCall<pluginregistration::InfoRequest, pluginregistration::PluginInfo>::Serve(
+      [reg](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
+        reg->RequestGetInfo(ctx, req, w, q, q, tag);
+      },
+      [watcher](const auto& req, auto* resp) { return watcher->GetInfo(req, resp); }, cq);
+  UnaryCall<pluginregistration::RegistrationStatus,
+            pluginregistration::RegistrationStatusResponse>::
+      Serve([reg](auto* ctx, auto* req, auto* w, auto* q,
+                  void* tag) { reg->RequestNotifyRegistrationStatus(ctx, req, w, q, q, tag); },
+            [watcher](const auto& req, auto* resp) {
+              return watcher->NotifyRegistrationStatus(req, resp);
+            },
+            cq);
+}
+
+DraServer::~DraServer() {
+  // The registration goes first: the plugin watcher deregisters us while we still answer.
+  RemoveOwnSocket(options_.registration_path, registration_inode_);
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();  // every accepted call is answered now
+  if (server_) {
+    health_.EndAll();
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  }
+  if (cq_) {
+    cq_->Shutdown();
+    if (cq_thread_) {
+      cq_thread_.reset();
+    } else {
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq_->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
+    }
+  }
+  server_.reset();
+  RemoveOwnSocket(options_.endpoint_path, endpoint_inode_);
+}
+
+}  // namespace rdmadp::server
