@@ -249,5 +249,23 @@ TEST_F(CdiConsumer, TwoInstancesOfARollingUpdateKeepTheSpecsLoadable) {
   EXPECT_EQ(SpecFiles(), 0u);
 }
 
+// The DRA front end's per-HCA specs: every CDI ID a Prepare can return resolves in the
+// reference library and injects the HCA's char devices, with rdma_cm once.
+TEST_F(CdiConsumer, DraHcaSpecsResolve) {
+  h.WriteConfig(R"({"periodicUpdateInterval": 0, "configList": [
+      {"resourceName": "ib", "rdmaHcaMax": 3, "frontend": "dra",
+       "selectors": {"ifNames": ["ib0", "ib1"]}}]})");
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  // No API server here: the specs are written before anything is published.
+  h.StartPlugin({"--node-name=n1", "--cdi-spec-dir=" + cdi});
+  ASSERT_TRUE(WaitForFiles(cdi, [&] { return SpecFiles() == 2; }, milliseconds(10000)));
+  const std::vector<std::string> ids = {"rdma.k8s-rdma-shared-dp.io/hca=hca-0000-10-00-0",
+                                        "rdma.k8s-rdma-shared-dp.io/hca=hca-0000-11-00-0"};
+  const Checked c = Check(cdi, 2, ids);
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("ok: 2 device(s) declared, 2 name(s) resolved"));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("no API server"));
+}
+
 }  // namespace
 }  // namespace rdmadp::testing

@@ -11,13 +11,23 @@ import { check, finish } from "./check.mjs";
 import YAML from "yaml";
 import * as core from "kubernetes-models/v1";
 import * as apps from "kubernetes-models/apps/v1";
+import * as rbac from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import * as admission from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { render } from "./render.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const images = path.resolve(here, "../../images");
 const plugin = process.argv[2];
 
-const models = { "v1/ConfigMap": core.ConfigMap, "v1/Pod": core.Pod, "apps/v1/DaemonSet": apps.DaemonSet };
+const models = {
+  "v1/ConfigMap": core.ConfigMap, "v1/Pod": core.Pod, "v1/ServiceAccount": core.ServiceAccount,
+  "apps/v1/DaemonSet": apps.DaemonSet,
+  "rbac.authorization.k8s.io/v1/ClusterRole": rbac.ClusterRole,
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": rbac.ClusterRoleBinding,
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": admission.ValidatingAdmissionPolicy,
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":
+    admission.ValidatingAdmissionPolicyBinding,
+};
 function validateObject(obj) {
   const Model = models[`${obj.apiVersion}/${obj.kind}`];
   assert.ok(Model, `no schema for ${obj.apiVersion} ${obj.kind}`);
@@ -27,13 +37,14 @@ function validateObject(obj) {
 const base = render(path.join(images, "base"));
 const cdi = render(path.join(images, "overlays/cdi"));
 const k0s = render(path.join(images, "overlays/k0s"));
+const dra = render(path.join(images, "overlays/dra"));
 const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
 const container = ds.spec.template.spec.containers[0];
 
 for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                             ["example-pod", [pod]]]) {
+                             ["overlays/dra", dra], ["example-pod", [pod]]]) {
   for (const o of objs) check(`schema: ${label} ${o.kind}/${o.metadata.name}`, () => validateObject(o));
 }
 
@@ -100,6 +111,46 @@ check("cdi overlay really turns CDI on and mounts /var/run/cdi", () => {
   assert.equal(c.volumes.find((v) => v.name === mount.name).hostPath.path, "/var/run/cdi");
 });
 
+check("dra overlay: node name from the downward API, its service account, plugins dir, CDI", () => {
+  const spec = find(dra, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec;
+  const c = spec.containers[0];
+  assert.equal(spec.serviceAccountName, "rdma-shared-dp");
+  assert.ok(find(dra, "ServiceAccount", "rdma-shared-dp"));
+  assert.deepEqual(c.env.find((e) => e.name === "NODE_NAME").valueFrom.fieldRef, { fieldPath: "spec.nodeName" });
+  assert.ok(c.args.includes("--dra-driver-name=rdma.k8s-rdma-shared-dp.io"));
+  assert.ok(c.args.includes("--cdi-spec-dir=/var/run/cdi"));
+  for (const dir of ["/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry", "/var/run/cdi"]) {
+    const mount = c.volumeMounts.find((m) => m.mountPath === dir);
+    assert.ok(mount, `no ${dir} mount`);
+    assert.equal(spec.volumes.find((v) => v.name === mount.name).hostPath.path, dir);
+  }
+});
+
+check("dra overlay: RBAC grants exactly what the DRA front end does", () => {
+  const role = find(dra, "ClusterRole", "k8s-rdma-shared-dp-dra");
+  const verbs = (res) => [...role.rules.find((r) => r.resources.includes(res)).verbs].sort();
+  assert.deepEqual(verbs("resourceslices"), ["create", "delete", "get", "list", "update", "watch"]);
+  assert.deepEqual(verbs("resourceclaims"), ["get"]);
+  assert.deepEqual(verbs("nodes"), ["get"]);
+  const binding = find(dra, "ClusterRoleBinding", "k8s-rdma-shared-dp-dra");
+  assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
+  const policy = find(dra, "ValidatingAdmissionPolicy", "k8s-rdma-shared-dp-own-node-slices");
+  assert.match(policy.spec.matchConditions[0].expression, /system:serviceaccount:kube-system:rdma-shared-dp/);
+  assert.ok(policy.spec.validations.some((v) => v.expression.includes("rdma.k8s-rdma-shared-dp.io")));
+  assert.equal(find(dra, "ValidatingAdmissionPolicyBinding", policy.metadata.name).spec.policyName,
+               policy.metadata.name);
+});
+
+check("dra overlay: its config passes validate, with one DRA and one device-plugin entry", () => {
+  const cm = find(dra, "ConfigMap", "rdma-devices");
+  const config = JSON.parse(cm.data["config.json"]);
+  assert.deepEqual(config.configList.map((e) => e.frontend ?? "devicePlugin"), ["dra", "devicePlugin"]);
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-cm-")), "config.json");
+  fs.writeFileSync(file, cm.data["config.json"]);
+  const r = spawnSync(plugin, ["validate", `--config-file=${file}`], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
 check("example pod asks for one share with IPC_LOCK", () => {
   const c = pod.spec.containers[0];
   assert.equal(String(c.resources.limits["rdma/hca_shared_devices_a"]), "1");
@@ -118,7 +169,8 @@ check("the ConfigMap's config.json passes the plugin's validate command", () => 
 
 const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
 if (kubectl.status === 0) {
-  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s]]) {
+  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
+                             ["overlays/dra", dra]]) {
     check(`renderer matches kubectl kustomize (${dir})`, () => {
       const out = execFileSync("kubectl", ["kustomize", path.join(images, dir)], { encoding: "utf8" });
       const theirs = YAML.parseAllDocuments(out).map((d) => d.toJS());
