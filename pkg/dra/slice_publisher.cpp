@@ -232,7 +232,7 @@ void SlicePublisher::WatchLoop() {
   }
 }
 
-bool SlicePublisher::Write(const SliceWrite& w) {
+bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   absl::StatusOr<kube::HttpResponse> r;
   switch (w.kind) {
     case SliceWrite::Kind::kCreate:
@@ -268,6 +268,7 @@ bool SlicePublisher::Write(const SliceWrite& w) {
     return true;
   }
   ++stats_.failures;
+  if (r.ok() && r->retry_after_seconds > 0) *retry_after = std::chrono::seconds(r->retry_after_seconds);
   if (r.ok() && r->code == 404 && w.kind != SliceWrite::Kind::kCreate) {
     published_.erase(w.name);  // already gone (a wipe raced us): reconcile again
     return true;
@@ -310,8 +311,9 @@ void SlicePublisher::WriteLoop() {
       stats_.in_sync = writes.empty();
     }
     bool ok = true;
+    milliseconds retry_after{0};
     for (const auto& w : writes) {
-      if (!(ok = Write(w))) break;
+      if (!(ok = Write(w, &retry_after))) break;
     }
     {
       std::lock_guard lock(mu_);
@@ -321,7 +323,7 @@ void SlicePublisher::WriteLoop() {
       backoff = kFirstBackoff;
       continue;
     }
-    if (!Pause(backoff)) return;
+    if (!Pause(std::max(backoff, retry_after))) return;
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }

@@ -67,8 +67,9 @@ class SlicePublisher {
   bool List();  // replaces published_; false on failure
   // Watches from resource_version_ until the stream ends; returns false if a relist is due.
   bool WatchOnce();
-  // One write; returns false when the writer should back off.
-  bool Write(const SliceWrite& write);
+  // One write; returns false when the writer should back off (at least `*retry_after`,
+  // the server's Retry-After, when it sent one).
+  bool Write(const SliceWrite& write, std::chrono::milliseconds* retry_after);
   // Sleeps `d` unless stopping; returns false when stopping.
   bool Pause(std::chrono::milliseconds d);
   void Problem(const std::string& line);

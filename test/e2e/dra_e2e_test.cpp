@@ -172,5 +172,23 @@ TEST_F(Dra, AKubeletRestartWipesAndTheSlicesComeBack) {
   EXPECT_EQ(dra.State().rejected.size(), 0u);
 }
 
+std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")); }
+
+// The DRA front end's HTTPS client is loaded only when an entry uses it: a device-plugin-only
+// node never maps libcurl (nor has it initialise OpenSSL).
+TEST_F(Dra, OnlyTheDraFrontEndLoadsLibcurl) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  EXPECT_THAT(Maps(h.plugin().pid()), HasSubstr("libcurl"));
+  PluginHarness plain;
+  plain.AddDemoHcas();
+  plain.WriteConfig(PluginHarness::DemoConfig(0));
+  ASSERT_TRUE(plain.kubelet().Start().ok());
+  plain.StartPlugin();
+  ASSERT_TRUE(plain.kubelet().WaitRegistered({"rdma/hca_shared_devices_a"}, 1, 20s));
+  const std::string maps = Maps(plain.plugin().pid());
+  ASSERT_THAT(maps, HasSubstr("libgrpc"));
+  EXPECT_THAT(maps, ::testing::Not(HasSubstr("libcurl")));
+}
+
 }  // namespace
 }  // namespace rdmadp::testing

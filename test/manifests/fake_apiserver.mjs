@@ -13,7 +13,7 @@
 //   POST /fault {method, match, code, count}   the next `count` matching requests fail
 //   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
-//   POST /drop-watches | /compact | /down | /up | /bookmark
+//   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
@@ -51,7 +51,7 @@ const faults = [];
 let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
-  watchesOpened: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
+  watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
 };
 
 function status(res, code, reason, message) {
@@ -149,6 +149,7 @@ function watch(req, res, query) {
   const selector = selectorOf(query);
   const from = Number(query.get("resourceVersion") || 0);
   stats.watchesOpened++;
+  stats.lastWatchFrom = from;
   res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
   if (from && from < compactedRv) {
     res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure",
@@ -333,6 +334,9 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/tick":
+      rv++; // another object was written: the revision moves on, no event of ours
+      return ok({ rv });
     case "/bookmark":
       bookmark();
       return ok();

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "pkg/dra/dra_view.h"
 #include "pkg/dra/resource_slices.h"
 
 namespace rdmadp::dra {
@@ -138,6 +139,66 @@ TEST(ResourceSlices, NamesAreDnsLabels) {
   config::ResourceConfig rc;
   rc.resource_name = "_a__b_";
   EXPECT_EQ(PoolName(ctx, rc), "node-1-example/a--b");
+}
+
+// The DRA view: per model, which devices Prepare may hand out and with which CDI IDs; one
+// HCA published once however many DRA resources select it.
+TEST(DraView, DevicesCdiIdsAndOneOwnerPerHca) {
+  pool::PoolModel a = Pool({Hca("0000:3b:00.0", 0), Hca("0000:3c:00.0", 0, false)}, 4);
+  a.resource.resource_name = "a";
+  a.hcas[0].function.char_devices = {"uverbs0", "umad0"};
+  pool::PoolModel b = Pool({Hca("0000:3c:00.0", 0), Hca("0000:3d:00.0", 1)}, 2);
+  b.resource.resource_name = "b";
+  b.resource.device_model = DeviceModel::kSlots;
+  SliceContext ctx = Node();
+  ctx.driver = "rdma.example.com";
+  const DraView view = BuildDraView({a, b}, ctx);
+  ASSERT_EQ(view.pools.size(), 2u);
+  EXPECT_EQ(view.pools[0].pool_name, "worker-7/a");
+  ASSERT_EQ(view.devices.size(), 4u);  // 2 per-HCA devices of a, 2 slots of b
+  const DraDevice& first = view.devices.at({"worker-7/a", "hca-0000-3b-00-0"});
+  EXPECT_EQ(first.cdi_ids, std::vector<std::string>{"rdma.example.com/hca=hca-0000-3b-00-0"});
+  EXPECT_TRUE(first.healthy);
+  const DraDevice& down = view.devices.at({"worker-7/a", "hca-0000-3c-00-0"});
+  EXPECT_FALSE(down.healthy);
+  EXPECT_EQ(down.health_message, "mlx5_0 port 1 DOWN");
+  // b lost 0000:3c:00.0 to a: its slots carry only the HCA it owns.
+  const DraDevice& slot = view.devices.at({"worker-7/b", "slot-1"});
+  EXPECT_EQ(slot.cdi_ids, std::vector<std::string>{"rdma.example.com/hca=hca-0000-3d-00-0"});
+  EXPECT_THAT(view.problems,
+              ::testing::ElementsAre(::testing::HasSubstr(
+                  "rdma/b: HCA 0000:3c:00.0 is already published by rdma/a; left out")));
+  ASSERT_EQ(view.cdi_specs.size(), 3u);
+  EXPECT_EQ(view.cdi_specs[0].file_name, "k8s-rdma-shared-dp_dra_hca-0000-3b-00-0.json");
+  const json spec = json::parse(view.cdi_specs[0].json);
+  EXPECT_EQ(spec["kind"], "rdma.example.com/hca");
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"].size(), 3u);  // + rdma_cm
+}
+
+TEST(DraView, PrepareChecksUidAllocationAndDevices) {
+  SliceContext ctx = Node();
+  ctx.driver = "rdma.example.com";
+  const DraView view = BuildDraView({Pool({Hca("0000:3b:00.0", 0)}, 4)}, ctx);
+  json claim = json::parse(R"({"metadata": {"namespace": "ns", "name": "c", "uid": "u1"},
+      "status": {"allocation": {"devices": {"results": [
+        {"request": "nic/ib", "driver": "rdma.example.com", "pool": "worker-7/hca-shared-devices-a",
+         "device": "hca-0000-3b-00-0", "shareID": "s1"},
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "gpu-0"}]}}}})");
+  auto ok = PrepareClaim(claim, "u1", view);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_EQ(ok->size(), 1u);
+  EXPECT_EQ((*ok)[0].request_names, std::vector<std::string>{"nic"});  // the subrequest's parent
+  EXPECT_EQ((*ok)[0].share_id, "s1");
+  EXPECT_THAT(std::string(PrepareClaim(claim, "u2", view).status().message()),
+              ::testing::HasSubstr("has UID u1, the kubelet asked for u2"));
+  json gone = claim;
+  gone["status"]["allocation"]["devices"]["results"][0]["device"] = "hca-0000-99-00-0";
+  EXPECT_THAT(std::string(PrepareClaim(gone, "u1", view).status().message()),
+              ::testing::HasSubstr("is not published by this node"));
+  json unallocated = claim;
+  unallocated.erase("status");
+  EXPECT_THAT(std::string(PrepareClaim(unallocated, "u1", view).status().message()),
+              ::testing::HasSubstr("is not allocated"));
 }
 
 }  // namespace
