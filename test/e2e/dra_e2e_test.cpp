@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "pkg/text/cat.h"
@@ -170,6 +171,97 @@ TEST_F(Dra, AKubeletRestartWipesAndTheSlicesComeBack) {
   EXPECT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations > 2; }, 2s) ==
               false);
   EXPECT_EQ(dra.State().rejected.size(), 0u);
+}
+
+// Hot-add, a port going down and hot-remove each rewrite the pool's one slice in place with
+// the next generation; the port state is a taint, not an attribute.
+TEST_F(Dra, InventoryChangesBumpTheGeneration) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  h.node().Add(FakeNode::ConnectX(4, 1, /*infiniband=*/true));
+  h.plugin().Signal(SIGHUP);
+  auto r = api.Await("stats.updates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 3u);
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  r = api.Await("stats.updates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const auto& device = r["slices"][0]["spec"]["devices"][0];
+  EXPECT_EQ(device["taints"][0]["key"], "rdma.example.com/port-down");
+  EXPECT_FALSE(device["attributes"].contains("state"));
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) {
+    auto it = s.health.find("n1/hca-ib/hca-0000-10-00-0");
+    return it != s.health.end() && it->second.health == "Unhealthy";
+  }, 20s));
+  EXPECT_THAT(dra.State().health.at("n1/hca-ib/hca-0000-10-00-0").message, HasSubstr("DOWN"));
+  h.node().Remove("0000:14:00.0");
+  h.plugin().Signal(SIGHUP);
+  r = api.Await("stats.updates === 3");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 4);
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 2u);
+  auto quiet = api.Await("stats.writes > 4", 1500ms);  // a rescan without a change writes nothing
+  h.plugin().Signal(SIGHUP);
+  quiet = api.Await("stats.writes > 4", 1500ms);
+  EXPECT_FALSE(quiet["ok"].get<bool>());
+  EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
+}
+
+// After a reboot /var/run/cdi is empty again and the kubelet replays Prepare for the pods it
+// restarts: the new plugin process has rewritten the specs before it answers.
+TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto claim = api.Admin("/claims", Claim("c", {"hca-0000-11-00-0"}));
+  auto before = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(before.ok());
+  h.plugin().Signal(SIGKILL);
+  ASSERT_TRUE(h.plugin().WaitExit(10s).has_value());
+  std::filesystem::remove_all(cdi_dir);  // tmpfs after a reboot
+  std::filesystem::create_directories(cdi_dir);
+  ASSERT_TRUE(h.kubelet().Restart().ok());  // the node's kubelet starts again: wipe
+  std::vector<std::string> flags = api.PluginFlags();
+  for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                        "--cdi-spec-dir=" + cdi_dir}) {
+    flags.push_back(f);
+  }
+  h.StartPlugin(flags);
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.plugins == 1 && s.registrations >= 2; }, 20s));
+  auto after = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(after.ok()) << after.status();
+  const std::string uid = claim["metadata"]["uid"];
+  EXPECT_EQ(after->claims().at(uid).SerializeAsString(), before->claims().at(uid).SerializeAsString());
+  EXPECT_THAT(ReadFileOrEmpty(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-11-00-0.json"),
+              HasSubstr("hca-0000-11-00-0"));
+}
+
+// A rolling update: the new pod registers a second endpoint beside the old one and the
+// kubelet calls the newest; both compute the same slices, so nothing is rewritten; when the
+// old pod stops, its registration goes and nothing is wiped.
+TEST_F(Dra, ARollingUpdateNeitherFightsNorWipes) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const std::string old_endpoint = dra.State().endpoint;
+  std::vector<std::string> flags = api.PluginFlags();
+  for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                        "--cdi-spec-dir=" + cdi_dir}) {
+    flags.push_back(f);
+  }
+  PluginProcess next(PluginBinary(), h.PluginArgs(flags), h.root() + "/next.log");
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.plugins == 2; }, 20s));
+  EXPECT_NE(dra.State().endpoint, old_endpoint);
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(10s), 0);
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.deregistrations == 1; }, 20s));
+  EXPECT_EQ(dra.State().plugins, 1);
+  const auto claim = api.Admin("/claims", Claim("c", {"hca-0000-10-00-0"}));
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->claims().begin()->second.error(), "");
+  auto r = api.Await("stats.writes > 1", 1500ms);
+  EXPECT_FALSE(r["ok"].get<bool>()) << "the two instances rewrote the slices";
+  EXPECT_EQ(r["slices"].size(), 1u);
+  EXPECT_EQ(dra.State().wipes, 1) << "only the kubelet's start wiped";
 }
 
 std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")); }
