@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-release}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
-  lifecycle_bench registration_bench soak_bench lifecycle_e2e_test
+  lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench
 
 mkdir -p bench
 results=$(mktemp)
@@ -31,6 +31,8 @@ printf 'lifecycle e2e	failed runs of %s	%s			0	%s\n' "${BENCH_LIFECYCLE_RUNS:-20
   "$loop_failed" "$loop_verdict" >>"$results"
 echo "== Allocate latency and footprint (idle window ${BENCH_IDLE_SECONDS:-60} s)"
 "$BUILD_DIR/test/alloc_bench"
+echo "== DRA front end: wipe -> slices back, Prepare latency, idle API writes"
+"$BUILD_DIR/test/dra_bench"
 if [ -n "${BENCH_SOAK_SECONDS:-}" ]; then
   echo "== soak, ${BENCH_SOAK_SECONDS} s of mixed load"
   "$BUILD_DIR/test/soak_bench" "$BENCH_SOAK_SECONDS"
