@@ -81,8 +81,9 @@ std::vector<std::string> DraEnvironmentProblems(const cli::Options& opts,
   std::vector<std::string> problems;
   std::string why;
   if (node_name.empty()) {
-    why = "the DRA front end needs the node's name: set NODE_NAME from the downward API "
-          "(images/overlays/dra does) or --node-name";
+    why =
+        "the DRA front end needs the node's name: set NODE_NAME from the downward API "
+        "(images/overlays/dra does) or --node-name";
   } else if (auto p = config::DnsSubdomainProblem(opts.dra_driver_name); !p.empty()) {
     why = Cat("--dra-driver-name \"", opts.dra_driver_name, "\" ", p);
   } else if (const std::string reg = Cat(opts.kubelet_root_dir, "/plugins_registry/",

@@ -35,8 +35,9 @@ struct Options {
   bool extended_resource_name = false;
   // The DRA front end (configList entries with "frontend": "dra"): which node it publishes
   // for and how it reaches the API server (in a pod: the service-account defaults).
-  std::string node_name;        // default: $NODE_NAME (the downward API)
-  std::string kube_api_server;  // default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
+  std::string node_name;  // default: $NODE_NAME (the downward API)
+  std::string
+      kube_api_server;  // default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
   std::string kube_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
   std::string kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   // Positional arguments after the command; the Go plugin ignores them, so do we (main warns).

@@ -175,8 +175,7 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   ForEachKnownKey(node, path,
                   {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
                    "frontend", "deviceModel"},
-                  r,
-                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+                  r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
                     if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
                     if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);

@@ -108,7 +108,8 @@ std::optional<Enum> ReadEnum(const std::string& value, const std::string& path,
   }
   std::string hint;
   for (const auto& [name, e] : names) {
-    if (absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), value)) hint = Cat(" (write \"", name, "\")");
+    if (absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), value))
+      hint = Cat(" (write \"", name, "\")");
   }
   f.Error(path, Cat("\"", value, "\" is not one of \"", Join(spellings, "\", \""), "\"", hint));
   return std::nullopt;
@@ -194,7 +195,8 @@ Config Validate(const RawConfig& raw, Findings& f) {
         // as the DRA driver's (KEP-5004); each pod's request would go to one of them at random.
         f.Error(r.path + ".resourceName",
                 Cat("\"", name, "\" is already served by the ", FrontendName(it->second.frontend),
-                    " front end (", it->second.path, "); a node serves a name through one front "
+                    " front end (", it->second.path,
+                    "); a node serves a name through one front "
                     "end: rename one of them"));
       } else if (!inserted) {
         f.Error(r.path + ".resourceName",
@@ -227,9 +229,10 @@ Config Validate(const RawConfig& raw, Findings& f) {
     if (rc.frontend == Frontend::kDra && rc.device_model == DeviceModel::kSlots &&
         rc.rdma_hca_max > kMaxDraSlotDevices) {
       f.Error(r.path + ".rdmaHcaMax",
-              Cat("must be <= ", kMaxDraSlotDevices, " with deviceModel \"slots\" (one device "
-                  "per slot in the ResourceSlices), got ", rc.rdma_hca_max,
-                  "; use deviceModel \"perHca\" on Kubernetes 1.36+"));
+              Cat("must be <= ", kMaxDraSlotDevices,
+                  " with deviceModel \"slots\" (one device "
+                  "per slot in the ResourceSlices), got ",
+                  rc.rdma_hca_max, "; use deviceModel \"perHca\" on Kubernetes 1.36+"));
     }
     if (r.selectors.Empty() && r.devices.empty()) {
       f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");

@@ -13,13 +13,13 @@ std::string HcaSpecJson(std::string_view kind, const sysfs::PciFunction& fn) {
   std::vector<std::string> paths;
   for (const auto& name : fn.char_devices) paths.push_back(Cat(pool::kCharDevDir, name));
   paths.push_back(Cat(pool::kCharDevDir, "rdma_cm"));
-  for (const auto& p : paths) nodes.push_back({{"path", p}, {"hostPath", p}, {"permissions", "rwm"}});
+  for (const auto& p : paths)
+    nodes.push_back({{"path", p}, {"hostPath", p}, {"permissions", "rwm"}});
   const nlohmann::json spec = {
       {"cdiVersion", "0.5.0"},
       {"kind", std::string(kind)},
-      {"devices",
-       nlohmann::json::array({{{"name", HcaDeviceName(fn.address)},
-                               {"containerEdits", {{"deviceNodes", nodes}}}}})}};
+      {"devices", nlohmann::json::array({{{"name", HcaDeviceName(fn.address)},
+                                          {"containerEdits", {{"deviceNodes", nodes}}}}})}};
   return spec.dump(2) + "\n";
 }
 
@@ -53,9 +53,9 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
     std::vector<std::string> all_ids;
     for (const auto& hca : pool.hcas) {
       all_ids.push_back(Cat(kind, "=", HcaDeviceName(hca.function.address)));
-      view.cdi_specs.push_back({Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address),
-                                    ".json"),
-                                HcaSpecJson(kind, hca.function)});
+      view.cdi_specs.push_back(
+          {Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"),
+           HcaSpecJson(kind, hca.function)});
     }
     std::vector<std::string> reasons;
     for (const auto& hca : pool.hcas) {
@@ -91,8 +91,7 @@ absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& c
                                                          std::string_view uid,
                                                          const DraView& view) {
   const auto& meta = claim.value("metadata", nlohmann::json::object());
-  const std::string name =
-      Cat(meta.value("namespace", ""), "/", meta.value("name", ""));
+  const std::string name = Cat(meta.value("namespace", ""), "/", meta.value("name", ""));
   if (meta.value("uid", "") != uid) {
     return absl::FailedPreconditionError(
         Cat("ResourceClaim ", name, " has UID ", meta.value("uid", "(none)"),

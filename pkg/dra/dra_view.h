@@ -65,7 +65,6 @@ struct PreparedDevice {
 // allocated, and each result for our driver must name a device we publish. Results for
 // other drivers are theirs. Stateless: the same claim prepares the same way every time.
 absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& claim,
-                                                         std::string_view uid,
-                                                         const DraView& view);
+                                                         std::string_view uid, const DraView& view);
 
 }  // namespace rdmadp::dra

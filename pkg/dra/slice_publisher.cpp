@@ -98,8 +98,7 @@ PublisherStats SlicePublisher::stats() const {
 }
 
 std::string SlicePublisher::Selector() const {
-  return PercentEncode(
-      Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
+  return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
 bool SlicePublisher::Pause(milliseconds d) {
@@ -119,8 +118,8 @@ void SlicePublisher::Problem(const std::string& line) {
 
 bool SlicePublisher::List() {
   auto r = watch_client_->Call("GET", Cat(kSlices, "?fieldSelector=", Selector()));
-  auto list = r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false)
-                                       : nlohmann::json();
+  auto list =
+      r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
     {
       std::lock_guard lock(mu_);
@@ -183,7 +182,8 @@ bool SlicePublisher::WatchOnce() {
         auto it = published_.find(s.name);
         if (type == "DELETED") {
           if (it != published_.end()) published_.erase(it);
-        } else if (it == published_.end() || !Older(s.resource_version, it->second.resource_version)) {
+        } else if (it == published_.end() ||
+                   !Older(s.resource_version, it->second.resource_version)) {
           published_[s.name] = std::move(s);
         }
         dirty_ = true;
@@ -242,10 +242,9 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
       r = write_client_->Call("PUT", Cat(kSlices, "/", w.name), w.object.dump());
       break;
     case SliceWrite::Kind::kDelete: {
-      const nlohmann::json options = {
-          {"kind", "DeleteOptions"},
-          {"apiVersion", "v1"},
-          {"preconditions", {{"resourceVersion", w.resource_version}}}};
+      const nlohmann::json options = {{"kind", "DeleteOptions"},
+                                      {"apiVersion", "v1"},
+                                      {"preconditions", {{"resourceVersion", w.resource_version}}}};
       r = write_client_->Call("DELETE", Cat(kSlices, "/", w.name), options.dump());
       break;
     }
@@ -268,7 +267,8 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
     return true;
   }
   ++stats_.failures;
-  if (r.ok() && r->retry_after_seconds > 0) *retry_after = std::chrono::seconds(r->retry_after_seconds);
+  if (r.ok() && r->retry_after_seconds > 0)
+    *retry_after = std::chrono::seconds(r->retry_after_seconds);
   if (r.ok() && r->code == 404 && w.kind != SliceWrite::Kind::kCreate) {
     published_.erase(w.name);  // already gone (a wipe raced us): reconcile again
     return true;

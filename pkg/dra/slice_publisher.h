@@ -82,8 +82,8 @@ class SlicePublisher {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
-  bool dirty_ = true;            // reconcile due
-  bool relist_ = true;           // the watcher must list first
+  bool dirty_ = true;   // reconcile due
+  bool relist_ = true;  // the watcher must list first
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
   std::map<std::string, PublishedSlice> published_;

@@ -19,9 +19,8 @@ absl::StatusOr<const CurlLib*> Load() {
   // Never closed: the handles it creates live until the process ends.
   void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
-    return absl::FailedPreconditionError(
-        Cat("the DRA front end needs libcurl: ", ::dlerror(),
-            " (install libcurl4, or use frontend: devicePlugin)"));
+    return absl::FailedPreconditionError(Cat("the DRA front end needs libcurl: ", ::dlerror(),
+                                             " (install libcurl4, or use frontend: devicePlugin)"));
   }
   static CurlLib curl;
   const bool ok = Resolve(lib, "curl_global_init", curl.global_init) &&

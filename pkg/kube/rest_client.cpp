@@ -65,7 +65,8 @@ struct CurlCallbacks {
     sink->partial.append(data, len);
     size_t start = 0;
     for (size_t nl; (nl = sink->partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      if (nl > start && !(*sink->on_line)(std::string_view(sink->partial).substr(start, nl - start))) {
+      if (nl > start &&
+          !(*sink->on_line)(std::string_view(sink->partial).substr(start, nl - start))) {
         return 0;  // stop: libcurl ends the transfer (CURLE_WRITE_ERROR)
       }
     }
@@ -80,10 +81,10 @@ struct CurlCallbacks {
     if (line.size() > kRetry.size() &&
         absl::AsciiStrToLower(std::string(line.substr(0, kRetry.size()))) == kRetry) {
       const std::string_view rest = line.substr(kRetry.size());
-      const std::string value(absl::StripAsciiWhitespace(absl::string_view(rest.data(), rest.size())));
-      *static_cast<int*>(user) = std::isdigit(static_cast<unsigned char>(value[0])) != 0
-                                     ? std::atoi(value.c_str())
-                                     : 1;
+      const std::string value(
+          absl::StripAsciiWhitespace(absl::string_view(rest.data(), rest.size())));
+      *static_cast<int*>(user) =
+          std::isdigit(static_cast<unsigned char>(value[0])) != 0 ? std::atoi(value.c_str()) : 1;
     }
     return len;
   }
@@ -157,8 +158,8 @@ absl::StatusOr<std::string> RestClient::Token(bool force) {
   return token_;
 }
 
-void RestClient::Prepare(std::string_view method, const std::string& path,
-                         const std::string& body, const std::string& /*token*/, void* headers) {
+void RestClient::Prepare(std::string_view method, const std::string& path, const std::string& body,
+                         const std::string& /*token*/, void* headers) {
   const CurlLib& c = **CurlLib::Get();
   c.easy_reset(curl_);
   const std::string url = config_.server + path;
@@ -255,8 +256,8 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     if (rc == CURLE_OK || rc == CURLE_WRITE_ERROR || cancelled_) return code;
     // A stream the server or the network cut after it started is a normal end.
     if (code == 200 && (rc == CURLE_RECV_ERROR || rc == CURLE_PARTIAL_FILE)) return code;
-    return absl::UnavailableError(Cat("watch ", config_.server, path.substr(0, path.find('?')),
-                                      ": ", c.easy_strerror(rc)));
+    return absl::UnavailableError(
+        Cat("watch ", config_.server, path.substr(0, path.find('?')), ": ", c.easy_strerror(rc)));
   }
   return 401L;
 }

@@ -25,7 +25,8 @@
 
 namespace rdmadp::kube {
 
-inline constexpr std::string_view kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+inline constexpr std::string_view kServiceAccountDir =
+    "/var/run/secrets/kubernetes.io/serviceaccount";
 
 struct ApiConfig {
   std::string server;  // "https://10.96.0.1:443"

@@ -181,7 +181,7 @@ class Manager {
   std::chrono::milliseconds http_backoff_{1000};
   double start_time_seconds_ = 0;
   std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
-  std::unique_ptr<DraDriver> dra_;  // while a DRA entry is configured
+  std::unique_ptr<DraDriver> dra_;                              // while a DRA entry is configured
   std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;
   bool stopping_ = false;

@@ -22,8 +22,7 @@ constexpr size_t kMaxHealthMessage = 1024;
 namespace drav1 = server::drav1;
 
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
-                                            const dra::DraViewPtr& view,
-                                            kube::RestClient* claims) {
+                                            const dra::DraViewPtr& view, kube::RestClient* claims) {
   drav1::NodePrepareResourcesResponse resp;
   for (const auto& c : req.claims()) {
     auto& out = (*resp.mutable_claims())[c.uid()];
@@ -41,7 +40,8 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       log::Warn(out.error());
       continue;
     }
-    auto devices = dra::PrepareClaim(nlohmann::json::parse(r->body, nullptr, false), c.uid(), *view);
+    auto devices =
+        dra::PrepareClaim(nlohmann::json::parse(r->body, nullptr, false), c.uid(), *view);
     if (!devices.ok()) {
       out.set_error(std::string(devices.status().message()));
       log::Warn(out.error());
@@ -54,11 +54,11 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       dev->set_pool_name(d.pool);
       dev->set_device_name(d.device);
       for (const auto& id : d.cdi_ids) dev->add_cdi_device_ids(id);
-      described.push_back(Cat(d.pool, "/", d.device,
-                              d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
+      described.push_back(
+          Cat(d.pool, "/", d.device, d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
     }
-    log::Info(Cat("prepared ResourceClaim ", name, " (", c.uid(), "): ",
-                  described.empty() ? "no device of ours" : Join(described, ", ")));
+    log::Info(Cat("prepared ResourceClaim ", name, " (", c.uid(),
+                  "): ", described.empty() ? "no device of ours" : Join(described, ", ")));
   }
   return resp;
 }
@@ -133,8 +133,9 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
     dra_->heartbeat->ArmPeriodic(kHealthHeartbeat);
     DriveDra(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
   } else if (!wanted && dra_->active) {
-    log::Info(Cat("DRA driver ", ctx.driver, ": no DRA entry left; deregistering and deleting "
-                                              "its ResourceSlices"));
+    log::Info(Cat("DRA driver ", ctx.driver,
+                  ": no DRA entry left; deregistering and deleting "
+                  "its ResourceSlices"));
     DriveDra(lifecycle::Event::Stop());
     dra_->active = false;
     dra_->heartbeat.reset();
@@ -144,8 +145,8 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
   for (const auto& pool : view->pools) {
     size_t devices = 0;
     for (const auto& s : pool.slices) devices += s["spec"]["devices"].size();
-    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ",
-                   pool.slices.size(), " slice(s)"));
+    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ", pool.slices.size(),
+                   " slice(s)"));
   }
   PublishDraHealth();
 }
@@ -176,10 +177,9 @@ void Manager::PublishDraHealth() {
   if (!dra_ || !dra_->server) return;
   const dra::DraViewPtr view = dra_->shared->Get();
   if (!view) return;
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
   v1::NodeWatchResourcesResponse list;
   std::string key;
   for (const auto& [id, device] : view->devices) {
@@ -210,7 +210,8 @@ void Manager::StopDra() {
 void Manager::DriveDra(const lifecycle::Event& event) {
   if (!dra_ || !dra_->fsm) return;
   using Kind = lifecycle::Action::Kind;
-  lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = SocketIdOf(KubeletSocket())};
+  lifecycle::Facts facts{.now = lifecycle::Clock::now(),
+                         .kubelet_socket = SocketIdOf(KubeletSocket())};
   const lifecycle::Phase before = dra_->fsm->phase();
   const std::vector<lifecycle::Action> actions = dra_->fsm->Handle(event, facts);
   log::Debug(Cat("DRA driver: ", lifecycle::Describe(event), " in ", lifecycle::PhaseName(before),
@@ -264,8 +265,8 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
   server::DraServerOptions o;
   o.driver = options_.dra_driver;
   o.endpoint_path = Cat(dir, "/dra-", instance_id_, ".sock");
-  o.registration_path = Cat(PluginsRegistryDir(), "/", options_.dra_driver, "-", instance_id_,
-                            "-reg.sock");
+  o.registration_path =
+      Cat(PluginsRegistryDir(), "/", options_.dra_driver, "-", instance_id_, "-reg.sock");
   auto post = [this](lifecycle::Event e) {
     loop_->Post([this, e = std::move(e)] {
       if (!stopping_) DriveDra(e);

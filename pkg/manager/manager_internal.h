@@ -4,19 +4,19 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "pkg/dra/slice_publisher.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/lifecycle/registration_fsm.h"
-#include "pkg/server/dra_server.h"
 #include "pkg/manager/manager.h"
 #include "pkg/pool/snapshot.h"
+#include "pkg/server/dra_server.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::manager {

@@ -43,14 +43,13 @@ inline const std::vector<std::string> kDraServices = {
 
 struct DraServerOptions {
   std::string driver;
-  std::string endpoint_path;      // <kubelet root>/plugins/<driver>/dra-<instance>.sock
-  std::string registration_path;  // <kubelet root>/plugins_registry/<driver>-<instance>.sock
+  std::string endpoint_path;       // <kubelet root>/plugins/<driver>/dra-<instance>.sock
+  std::string registration_path;   // <kubelet root>/plugins_registry/<driver>-<instance>.sock
   WatcherHandlers::Hooks watcher;  // gRPC thread
   // Worker thread; may block.
   std::function<drav1::NodePrepareResourcesResponse(const drav1::NodePrepareResourcesRequest&)>
       prepare;
-  std::function<drav1::NodeUnprepareResourcesResponse(
-      const drav1::NodeUnprepareResourcesRequest&)>
+  std::function<drav1::NodeUnprepareResourcesResponse(const drav1::NodeUnprepareResourcesRequest&)>
       unprepare;
 };
 

@@ -58,9 +58,9 @@ void HealthHub::Opened(const std::shared_ptr<HealthStreamBase>& s) {
 
 void HealthHub::Closed(const HealthStreamBase* s) {
   std::lock_guard lock(mu_);
-  streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
-                                [s](const auto& p) { return p.get() == s; }),
-                 streams_.end());
+  streams_.erase(
+      std::remove_if(streams_.begin(), streams_.end(), [s](const auto& p) { return p.get() == s; }),
+      streams_.end());
 }
 
 }  // namespace rdmadp::server

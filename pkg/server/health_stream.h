@@ -52,8 +52,9 @@ class HealthHub {
 
 // One stream of service version `Service` (its AsyncService and response type).
 template <class Service, class Request, class Response>
-class HealthStream final : public HealthStreamBase,
-                           public std::enable_shared_from_this<HealthStream<Service, Request, Response>> {
+class HealthStream final
+    : public HealthStreamBase,
+      public std::enable_shared_from_this<HealthStream<Service, Request, Response>> {
  public:
   static void Serve(HealthHub* hub, Service* service, grpc::ServerCompletionQueue* cq) {
     std::shared_ptr<HealthStream> s(new HealthStream(hub, service, cq));

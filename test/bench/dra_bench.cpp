@@ -55,7 +55,8 @@ int main() {
     const int creates = api.Stats()["creates"].get<int>();
     const auto t = Clock::now();
     api.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}});
-    if (!api.Await(Cat("slices.length === 1 && stats.creates === ", creates + 1))["ok"].get<bool>()) {
+    if (!api.Await(Cat("slices.length === 1 && stats.creates === ", creates + 1))["ok"]
+             .get<bool>()) {
       std::fprintf(stderr, "slices did not come back\n");
       return 1;
     }
@@ -71,14 +72,17 @@ int main() {
       {"apiVersion", "resource.k8s.io/v1"},
       {"kind", "ResourceClaim"},
       {"metadata", {{"name", "bench"}, {"namespace", "default"}}},
-      {"spec", {{"devices", {{"requests", nlohmann::json::array({{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array(
+                           {{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
       {"status",
        {{"allocation",
          {{"devices",
            {{"results", nlohmann::json::array({{{"request", "rdma"},
-                                                 {"driver", "rdma.example.com"},
-                                                 {"pool", "n1/hca-ib"},
-                                                 {"device", "hca-0000-10-00-0"}}})}}}}}}}};
+                                                {"driver", "rdma.example.com"},
+                                                {"pool", "n1/hca-ib"},
+                                                {"device", "hca-0000-10-00-0"}}})}}}}}}}};
   claim = api.Admin("/claims", claim);
   testing::drav1::Claim c;
   c.set_namespace_("default");
@@ -88,10 +92,12 @@ int main() {
   if (!client.ok()) return 1;
   std::vector<double> get_us;
   std::vector<double> prepare_us;
-  const int n = std::getenv("BENCH_DRA_PREPARES") ? std::atoi(std::getenv("BENCH_DRA_PREPARES")) : 500;
+  const int n =
+      std::getenv("BENCH_DRA_PREPARES") ? std::atoi(std::getenv("BENCH_DRA_PREPARES")) : 500;
   for (int i = 0; i < n; ++i) {
     auto t = Clock::now();
-    auto r = (*client)->Call("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/bench");
+    auto r =
+        (*client)->Call("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/bench");
     get_us.push_back(MsSince(t) * 1000);
     t = Clock::now();
     auto p = dra.Prepare("rdma.example.com", {c});

@@ -258,7 +258,8 @@ TEST_F(CdiConsumer, DraHcaSpecsResolve) {
   ASSERT_TRUE(h.kubelet().Start().ok());
   // No API server here: the specs are written before anything is published.
   h.StartPlugin({"--node-name=n1", "--cdi-spec-dir=" + cdi});
-  ASSERT_TRUE(WaitForFiles(cdi, [&] { return SpecFiles() == 2; }, milliseconds(10000)));
+  ASSERT_TRUE(WaitForFiles(
+      cdi, [&] { return SpecFiles() == 2; }, milliseconds(10000)));
   const std::vector<std::string> ids = {"rdma.k8s-rdma-shared-dp.io/hca=hca-0000-10-00-0",
                                         "rdma.k8s-rdma-shared-dp.io/hca=hca-0000-11-00-0"};
   const Checked c = Check(cdi, 2, ids);

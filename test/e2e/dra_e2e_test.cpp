@@ -47,11 +47,15 @@ nlohmann::json Claim(const std::string& name, const std::vector<std::string>& de
                        {"device", d},
                        {"shareID", Cat("00000000-0000-0000-0000-00000000000", share++)}});
   }
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceClaim"},
-          {"metadata", {{"name", name}, {"namespace", "team-a"}}},
-          {"spec", {{"devices", {{"requests", nlohmann::json::array({{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
-          {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", "team-a"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array(
+                           {{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
+      {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
 }
 
 drav1::Claim KubeletClaim(const nlohmann::json& stored) {
@@ -102,9 +106,8 @@ TEST_F(Dra, PublishesRegistersAndReportsHealth) {
   ASSERT_EQ(spec["devices"].size(), 2u);
   EXPECT_EQ(spec["devices"][0]["name"], "hca-0000-10-00-0");
   EXPECT_EQ(spec["devices"][0]["capacity"]["shares"]["value"], "4");
-  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) {
-    return s.registrations == 1 && s.health.size() == 2;
-  }, 20s));
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) { return s.registrations == 1 && s.health.size() == 2; }, 20s));
   const DraKubeletState s = dra.State();
   EXPECT_EQ(s.service, "v1.DRAPlugin");
   EXPECT_EQ(s.health.at("n1/hca-ib/hca-0000-10-00-0").health, "Healthy");
@@ -141,7 +144,8 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   EXPECT_THAT(resp->claims().at("not-the-uid").error(), HasSubstr("deleted and re-created"));
   // The CDI spec of every published HCA is on disk.
   for (const char* hca : {"hca-0000-10-00-0", "hca-0000-11-00-0"}) {
-    const std::string spec = ReadFileOrEmpty(Cat(cdi_dir, "/k8s-rdma-shared-dp_dra_", hca, ".json"));
+    const std::string spec =
+        ReadFileOrEmpty(Cat(cdi_dir, "/k8s-rdma-shared-dp_dra_", hca, ".json"));
     EXPECT_THAT(spec, HasSubstr(Cat("\"name\": \"", hca, "\""))) << hca;
     EXPECT_THAT(spec, HasSubstr("\"kind\": \"rdma.example.com/hca\""));
   }
@@ -190,10 +194,12 @@ TEST_F(Dra, InventoryChangesBumpTheGeneration) {
   const auto& device = r["slices"][0]["spec"]["devices"][0];
   EXPECT_EQ(device["taints"][0]["key"], "rdma.example.com/port-down");
   EXPECT_FALSE(device["attributes"].contains("state"));
-  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) {
-    auto it = s.health.find("n1/hca-ib/hca-0000-10-00-0");
-    return it != s.health.end() && it->second.health == "Unhealthy";
-  }, 20s));
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) {
+        auto it = s.health.find("n1/hca-ib/hca-0000-10-00-0");
+        return it != s.health.end() && it->second.health == "Unhealthy";
+      },
+      20s));
   EXPECT_THAT(dra.State().health.at("n1/hca-ib/hca-0000-10-00-0").message, HasSubstr("DOWN"));
   h.node().Remove("0000:14:00.0");
   h.plugin().Signal(SIGHUP);
@@ -226,11 +232,13 @@ TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {
     flags.push_back(f);
   }
   h.StartPlugin(flags);
-  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.plugins == 1 && s.registrations >= 2; }, 20s));
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) { return s.plugins == 1 && s.registrations >= 2; }, 20s));
   auto after = dra.Prepare(kDriver, {KubeletClaim(claim)});
   ASSERT_TRUE(after.ok()) << after.status();
   const std::string uid = claim["metadata"]["uid"];
-  EXPECT_EQ(after->claims().at(uid).SerializeAsString(), before->claims().at(uid).SerializeAsString());
+  EXPECT_EQ(after->claims().at(uid).SerializeAsString(),
+            before->claims().at(uid).SerializeAsString());
   EXPECT_THAT(ReadFileOrEmpty(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-11-00-0.json"),
               HasSubstr("hca-0000-11-00-0"));
 }

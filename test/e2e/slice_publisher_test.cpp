@@ -2,6 +2,8 @@
 // schema-checked writes): first publish, quiet while nothing changes, the kubelet's wipe,
 // token rotation, 401, 409, 410, dropped watches, an API server that goes away. Counts are
 // exact; waits are on the server's state (FakeApiServer::Await), never on a clock.
+#include "pkg/dra/slice_publisher.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +11,6 @@
 #include <cstdio>
 
 #include "pkg/dra/resource_slices.h"
-#include "pkg/dra/slice_publisher.h"
 #include "test/support/fake_apiserver.h"
 
 namespace rdmadp::dra {

@@ -85,7 +85,8 @@ std::string DraKubelet::Register(const std::string& name, const std::string& end
     return state_.rejected.back();
   }
   if (chosen.empty()) {
-    state_.rejected.push_back("none of services supported by the plugin are supported by the kubelet");
+    state_.rejected.push_back(
+        "none of services supported by the plugin are supported by the kubelet");
     return state_.rejected.back();
   }
   for (const auto& p : store_[name]) {
@@ -197,8 +198,9 @@ absl::StatusOr<drav1::NodePrepareResourcesResponse> DraKubelet::Prepare(
   grpc::Status s;
   if (p->service == "v1beta1.DRAPlugin") {
     drav1beta1::NodePrepareResourcesResponse beta;
-    s = drav1beta1::DRAPlugin::NewStub(p->channel)->NodePrepareResources(
-        &ctx, Convert<drav1beta1::NodePrepareResourcesRequest>(req), &beta);
+    s = drav1beta1::DRAPlugin::NewStub(p->channel)
+            ->NodePrepareResources(&ctx, Convert<drav1beta1::NodePrepareResourcesRequest>(req),
+                                   &beta);
     resp = Convert<drav1::NodePrepareResourcesResponse>(beta);
   } else {
     s = drav1::DRAPlugin::NewStub(p->channel)->NodePrepareResources(&ctx, req, &resp);

@@ -37,7 +37,8 @@ std::map<std::string, PublishedSlice> Map(std::vector<PublishedSlice> v) {
 }
 
 TEST(Reconcile, FirstPublishCreatesEverySliceAtGenerationOne) {
-  auto writes = Reconcile({}, {{"n1/a", {Slice("n1/a", 0, {"hca-1"}, 2), Slice("n1/a", 0, {"hca-2"}, 2)}}});
+  auto writes =
+      Reconcile({}, {{"n1/a", {Slice("n1/a", 0, {"hca-1"}, 2), Slice("n1/a", 0, {"hca-2"}, 2)}}});
   ASSERT_EQ(writes.size(), 2u);
   for (const auto& w : writes) {
     EXPECT_EQ(w.kind, Kind::kCreate);
@@ -79,8 +80,8 @@ TEST(Reconcile, AMixOfGenerationsIsRewrittenEvenIfContentMatches) {
   // An older writer's leftover: the pool's slices must all carry one generation.
   auto published = Map({Published("s1", "10", Slice("n1/a", 2, {"hca-1"}, 2)),
                         Published("s2", "11", Slice("n1/a", 1, {"hca-2"}, 2))});
-  auto writes = Reconcile(published, {{"n1/a", {Slice("n1/a", 0, {"hca-1"}, 2),
-                                                Slice("n1/a", 0, {"hca-2"}, 2)}}});
+  auto writes = Reconcile(
+      published, {{"n1/a", {Slice("n1/a", 0, {"hca-1"}, 2), Slice("n1/a", 0, {"hca-2"}, 2)}}});
   ASSERT_EQ(writes.size(), 2u);
   EXPECT_EQ(writes[0].object["spec"]["pool"]["generation"], 3);
   EXPECT_EQ(writes[1].object["spec"]["pool"]["generation"], 3);
