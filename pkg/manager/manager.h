@@ -79,6 +79,8 @@ class Manager {
   void DriveDra(const lifecycle::Event& event);
   lifecycle::Event ServeDra(uint64_t server_token);
   void SyncDraCdiSpecs(const dra::DraView& view);
+  // Creates the API client and the slice publisher (retried by SyncDra until it works).
+  void StartDraApi();
   void PublishDraHealth();
   // Scans sysfs (all of it, or only the functions in `only`), keeps the result as
   // inventory_ and remembers which links matter for link events.
@@ -116,7 +118,10 @@ class Manager {
   void StartRegistration(Resource& res, uint64_t attempt, bool fresh);
   void OnWatcherGetInfo();
   void DecideAutoMode(cli::RegistrationMode mode, std::string_view why);
-  void CleanStaleSockets(const std::string& dir);
+  // Default: device-plugin sockets of configured resources; with `prefix`, the DRA
+  // driver's sockets named <prefix><instance><suffix>.
+  void CleanStaleSockets(const std::string& dir, std::string_view prefix = "",
+                         std::string_view suffix = "");
   void WatchSocketDirs();
   void OnSignal();
   void OnInotifyEvents();

@@ -85,29 +85,9 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
                     "DRA front end: no API server (KUBERNETES_SERVICE_HOST is not set and "
                     "--kube-api-server is empty): ResourceSlices are not published and "
                     "Prepare fails; run it in a pod or set --kube-api-server");
-    } else {
-      const kube::ApiConfig api{options_.kube_api_server, options_.kube_ca_file,
-                                options_.kube_token_file, "k8s-rdma-shared-dp/" + options_.version};
-      auto claims = kube::RestClient::Create(api);
-      dra::PublisherOptions po;
-      po.api = api;
-      po.driver = options_.dra_driver;
-      po.node_name = options_.node_name;
-      po.on_problem = [this](std::string p) {
-        loop_->Post([this, p = std::move(p)] {
-          if (!stopping_) ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
-        });
-      };
-      auto publisher = claims.ok() ? dra::SlicePublisher::Start(po) : claims.status();
-      if (!publisher.ok()) {
-        ReportProblem(log::Level::kError, "dra",
-                      Cat("DRA front end: ", std::string(publisher.status().message())));
-      } else {
-        dra_->claims = std::move(*claims);
-        dra_->publisher = std::move(*publisher);
-      }
     }
   }
+  if (!dra_->publisher && !options_.kube_api_server.empty()) StartDraApi();
   dra::SliceContext ctx;
   ctx.driver = options_.dra_driver;
   ctx.node_name = options_.node_name;
@@ -149,6 +129,33 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
                    " slice(s)"));
   }
   PublishDraHealth();
+}
+
+void Manager::StartDraApi() {
+  const kube::ApiConfig api{options_.kube_api_server, options_.kube_ca_file,
+                            options_.kube_token_file, "k8s-rdma-shared-dp/" + options_.version};
+  auto claims = kube::RestClient::Create(api);
+  dra::PublisherOptions po;
+  po.api = api;
+  po.driver = options_.dra_driver;
+  po.node_name = options_.node_name;
+  po.on_problem = [this](std::string p) {
+    loop_->Post([this, p = std::move(p)] {
+      if (!stopping_) ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
+    });
+  };
+  auto publisher = claims.ok() ? dra::SlicePublisher::Start(po) : claims.status();
+  if (!publisher.ok()) {
+    // Retried at every rescan and reload; reported once per distinct problem.
+    const std::string p = Cat("DRA front end: ", std::string(publisher.status().message()));
+    if (known_problems_.insert(p).second) ReportProblem(log::Level::kError, "dra", p);
+    return;
+  }
+  {
+    std::lock_guard lock(dra_->shared->mu);
+    dra_->shared->claims = std::move(*claims);
+  }
+  dra_->publisher = std::move(*publisher);
 }
 
 void Manager::SyncDraCdiSpecs(const dra::DraView& view) {
@@ -262,6 +269,8 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
     return lifecycle::Event::ServeFailed(server_token, false,
                                          Cat("cannot create ", dir, ": ", std::strerror(errno)));
   }
+  CleanStaleSockets(dir, "dra-", ".sock");
+  CleanStaleSockets(PluginsRegistryDir(), options_.dra_driver + "-", "-reg.sock");
   server::DraServerOptions o;
   o.driver = options_.dra_driver;
   o.endpoint_path = Cat(dir, "/dra-", instance_id_, ".sock");
@@ -276,8 +285,8 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
   o.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
     post(lifecycle::Event::Notify(server_token, ok, error));
   };
-  o.prepare = [shared = dra_->shared, claims = dra_->claims](const auto& req) {
-    return Prepare(req, shared->Get(), claims.get());
+  o.prepare = [shared = dra_->shared](const auto& req) {
+    return Prepare(req, shared->Get(), shared->Claims().get());
   };
   o.unprepare = &Unprepare;
   auto started = server::DraServer::Start(std::move(o), std::make_shared<const std::string>());

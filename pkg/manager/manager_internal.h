@@ -88,14 +88,19 @@ struct Manager::DraDriver {
   struct Shared {
     std::mutex mu;
     dra::DraViewPtr view;  // immutable; swapped whole
+    // Used by the worker thread only (one request at a time): reads the claims Prepare is
+    // asked for. Set once the API client could be created.
+    std::shared_ptr<kube::RestClient> claims;
     dra::DraViewPtr Get() {
       std::lock_guard lock(mu);
       return view;
     }
+    std::shared_ptr<kube::RestClient> Claims() {
+      std::lock_guard lock(mu);
+      return claims;
+    }
   };
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-  // Worker thread only: reads the claims Prepare is asked for.
-  std::shared_ptr<kube::RestClient> claims;
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;
   std::unique_ptr<Timer> timer;

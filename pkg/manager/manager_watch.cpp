@@ -121,25 +121,38 @@ void Manager::WatchSocketDirs() {
   }
 }
 
-void Manager::CleanStaleSockets(const std::string& dir) {
-  // Only sockets named like ours (<resourceName>-<8 hex>.sock) for a configured resource,
-  // of another instance, and with nobody accepting on them: provably dead.
+void Manager::CleanStaleSockets(const std::string& dir, std::string_view prefix,
+                                std::string_view suffix) {
+  // Only sockets named like ours (<resourceName>-<8 hex>.sock for a configured resource, or
+  // the DRA driver's <prefix><8 hex><suffix>), of another instance, and with nobody
+  // accepting on them: provably dead.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string file = entry.path().filename();
     if (file.starts_with(".")) file.erase(0, 1);  // not yet published by a dead instance
-    if (!entry.is_socket(ec) || !file.ends_with(".sock") || file.size() < 14) continue;
-    const std::string stem = file.substr(0, file.size() - 5);
-    const auto dash = stem.rfind('-');
-    if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
-    const std::string id = stem.substr(dash + 1);
+    if (!entry.is_socket(ec)) continue;
+    std::string id;
+    if (!prefix.empty()) {
+      if (!file.starts_with(prefix) || !file.ends_with(suffix) ||
+          file.size() != prefix.size() + 8 + suffix.size()) {
+        continue;
+      }
+      id = file.substr(prefix.size(), 8);
+    } else {
+      if (!file.ends_with(".sock") || file.size() < 14) continue;
+      const std::string stem = file.substr(0, file.size() - 5);
+      const auto dash = stem.rfind('-');
+      if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
+      id = stem.substr(dash + 1);
+      const std::string resource = stem.substr(0, dash);
+      const bool ours = std::any_of(config_.resources.begin(), config_.resources.end(),
+                                    [&](const auto& rc) { return rc.resource_name == resource; });
+      if (!ours) continue;
+    }
     if (id == instance_id_ || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
       continue;
     }
-    const std::string resource = stem.substr(0, dash);
-    const bool ours = std::any_of(config_.resources.begin(), config_.resources.end(),
-                                  [&](const auto& rc) { return rc.resource_name == resource; });
-    if (!ours || server::SocketHasListener(entry.path())) continue;
+    if (server::SocketHasListener(entry.path())) continue;
     if (std::filesystem::remove(entry.path(), ec)) {
       log::Info(Cat("removed stale socket ", entry.path().string(),
                     " of a dead instance (nothing accepts on it)"));

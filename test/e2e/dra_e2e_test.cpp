@@ -5,8 +5,12 @@
 // answered from the claim's allocation with CDI IDs the reference CDI library resolves.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 
 #include "pkg/text/cat.h"
@@ -270,6 +274,39 @@ TEST_F(Dra, ARollingUpdateNeitherFightsNorWipes) {
   EXPECT_FALSE(r["ok"].get<bool>()) << "the two instances rewrote the slices";
   EXPECT_EQ(r["slices"].size(), 1u);
   EXPECT_EQ(dra.State().wipes, 1) << "only the kubelet's start wiped";
+}
+
+// A unix socket file nobody accepts on (a killed instance's).
+void DeadSocket(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0) << path;
+  ::close(fd);
+}
+
+// A killed instance leaves its registration and endpoint behind; the next one removes both
+// (nothing accepts on them), and nothing else: another driver's socket stays.
+TEST_F(Dra, DeadInstancesSocketsAreRemoved) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(10s), 0);
+  const std::string registry = h.kubelet().plugins_registry_dir();
+  const std::string endpoints = h.kubelet_root() + "/plugins/rdma.example.com";
+  DeadSocket(registry + "/rdma.example.com-deadbeef-reg.sock");
+  DeadSocket(endpoints + "/dra-deadbeef.sock");
+  DeadSocket(registry + "/other.example.com-deadbeef-reg.sock");
+  std::vector<std::string> flags = api.PluginFlags();
+  for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                        "--cdi-spec-dir=" + cdi_dir}) {
+    flags.push_back(f);
+  }
+  h.StartPlugin(flags);
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 2; }, 20s));
+  EXPECT_FALSE(std::filesystem::exists(registry + "/rdma.example.com-deadbeef-reg.sock"));
+  EXPECT_FALSE(std::filesystem::exists(endpoints + "/dra-deadbeef.sock"));
+  EXPECT_TRUE(std::filesystem::exists(registry + "/other.example.com-deadbeef-reg.sock"));
 }
 
 std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")); }
