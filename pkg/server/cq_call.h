@@ -42,64 +42,16 @@ class CqThread {
 };
 
 // One unary RPC method: keeps exactly one call waiting for the next request; each accepted
-// call is answered by `handle` on the queue's thread (which must not block), then freed.
+// call goes to `handle`, which answers through `done`, exactly once, from any thread (the
+// DRA Prepare, which waits on the API server, answers from a worker). The call frees itself
+// once its answer went out. The owner must answer every accepted call before it shuts the
+// server down.
 template <class Request, class Response>
-class UnaryCall {
+class DeferredUnaryCall {
  public:
   using RequestFn =
       std::function<void(grpc::ServerContext*, Request*, grpc::ServerAsyncResponseWriter<Response>*,
                          grpc::ServerCompletionQueue*, void* tag)>;
-  using HandleFn = std::function<grpc::Status(const Request&, Response*)>;
-
-  // Starts serving the method until the server shuts down.
-  static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
-    new UnaryCall(std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
-  }
-
- private:
-  struct Method {
-    RequestFn request;
-    HandleFn handle;
-    grpc::ServerCompletionQueue* cq;
-  };
-
-  explicit UnaryCall(std::shared_ptr<const Method> method)
-      : method_(std::move(method)), responder_(&ctx_) {
-    tag_.on = [this](bool ok) { Proceed(ok); };
-    method_->request(&ctx_, &request_, &responder_, method_->cq, &tag_);
-  }
-
-  void Proceed(bool ok) {
-    if (answered_ || !ok) {  // the answer went out, or the server is shutting down
-      delete this;
-      return;
-    }
-    new UnaryCall(method_);  // the next request finds a call waiting
-    answered_ = true;
-    const grpc::Status status = method_->handle(request_, &response_);
-    if (status.ok()) {
-      responder_.Finish(response_, status, &tag_);
-    } else {
-      responder_.FinishWithError(status, &tag_);
-    }
-  }
-
-  const std::shared_ptr<const Method> method_;
-  grpc::ServerContext ctx_;
-  Request request_;
-  Response response_;
-  grpc::ServerAsyncResponseWriter<Response> responder_;
-  Tag tag_;
-  bool answered_ = false;
-};
-
-// Like UnaryCall, but `handle` answers later: it gets a `done` to call exactly once, from
-// any thread (the DRA Prepare, which waits on the API server, answers from a worker). The
-// owner must answer every accepted call before it shuts the server down.
-template <class Request, class Response>
-class DeferredUnaryCall {
- public:
-  using RequestFn = typename UnaryCall<Request, Response>::RequestFn;
   using DoneFn = std::function<void(grpc::Status, Response)>;
   using HandleFn = std::function<void(const Request&, DoneFn done)>;
 
@@ -145,6 +97,25 @@ class DeferredUnaryCall {
   grpc::ServerAsyncResponseWriter<Response> responder_;
   Tag tag_;
   bool answered_ = false;
+};
+
+// The common case: `handle` answers at once, on the queue's thread (it must not block).
+template <class Request, class Response>
+struct UnaryCall {
+  using RequestFn = typename DeferredUnaryCall<Request, Response>::RequestFn;
+  using HandleFn = std::function<grpc::Status(const Request&, Response*)>;
+
+  // Starts serving the method until the server shuts down.
+  static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
+    DeferredUnaryCall<Request, Response>::Serve(
+        std::move(request),
+        [handle = std::move(handle)](const Request& req, auto done) {
+          Response response;
+          const grpc::Status status = handle(req, &response);
+          done(status, std::move(response));
+        },
+        cq);
+  }
 };
 
 }  // namespace rdmadp::server

@@ -12,27 +12,13 @@
 
 #include "pkg/dra/resource_slices.h"
 #include "test/support/fake_apiserver.h"
+#include "test/support/hca_fixture.h"
 
 namespace rdmadp::dra {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::FakeApiServer;
-
-pool::PoolHca Hca(std::string address) {
-  pool::PoolHca h;
-  h.function.address = std::move(address);
-  h.function.vendor = "15b3";
-  h.function.device = "101b";
-  h.function.driver = "mlx5_core";
-  h.function.if_name = "ib0";
-  h.function.link_type = "infiniband";
-  h.function.numa_node = 0;
-  h.function.pcie_root = "pci0000:3a";
-  h.function.rdma_devices = {{"mlx5_0", {}}};
-  h.healthy = true;
-  return h;
-}
 
 // `n` HCAs in pool "a" (more than 128 make two slices).
 WantedPool Wanted(int n, const std::string& resource = "a") {
@@ -42,7 +28,7 @@ WantedPool Wanted(int n, const std::string& resource = "a") {
   for (int i = 0; i < n; ++i) {
     char address[16];
     std::snprintf(address, sizeof address, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    p.hcas.push_back(Hca(address));
+    p.hcas.push_back(testing::ConnectXHca(address, 0));
   }
   SliceContext ctx;
   ctx.driver = "rdma.example.com";

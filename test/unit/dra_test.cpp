@@ -8,6 +8,7 @@
 
 #include "pkg/dra/dra_view.h"
 #include "pkg/dra/resource_slices.h"
+#include "test/support/hca_fixture.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -15,19 +16,7 @@ namespace {
 using nlohmann::json;
 
 pool::PoolHca Hca(std::string address, int numa, bool healthy = true) {
-  pool::PoolHca h;
-  h.function.address = std::move(address);
-  h.function.vendor = "15b3";
-  h.function.device = "101b";
-  h.function.driver = "mlx5_core";
-  h.function.if_name = "ib0";
-  h.function.link_type = "infiniband";
-  h.function.numa_node = numa;
-  h.function.pcie_root = "pci0000:3a";
-  h.function.rdma_devices = {{"mlx5_0", {}}};
-  h.healthy = healthy;
-  h.health_reason = healthy ? "" : "mlx5_0 port 1 DOWN";
-  return h;
+  return testing::ConnectXHca(std::move(address), numa, healthy);
 }
 
 pool::PoolModel Pool(std::vector<pool::PoolHca> hcas, int64_t shares = 1000) {
