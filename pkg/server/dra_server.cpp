@@ -20,6 +20,15 @@ To Convert(const From& from) {
   return to;
 }
 
+// A v1beta1 handler made of the v1 one.
+template <class BetaRequest, class BetaResponse, class V1Request, class V1Response, class V1Fn>
+auto ViaV1(V1Fn v1) {
+  return [v1](const BetaRequest& req, auto done) {
+    v1(Convert<V1Request>(req),
+       [done](grpc::Status st, V1Response r) { done(st, Convert<BetaResponse>(r)); });
+  };
+}
+
 }  // namespace
 
 DraServer::DraServer(DraServerOptions options, HealthPayload initial_health)
@@ -125,23 +134,15 @@ void DraServer::ServeCalls() {
       [beta](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
         beta->RequestNodePrepareResources(ctx, req, w, q, q, tag);
       },
-      [prepare](const drav1beta1::NodePrepareResourcesRequest& req, auto done) {
-        prepare(Convert<drav1::NodePrepareResourcesRequest>(req),
-                [done](grpc::Status st, drav1::NodePrepareResourcesResponse r) {
-                  done(st, Convert<BetaPrepareResponse>(r));
-                });
-      },
+      ViaV1<drav1beta1::NodePrepareResourcesRequest, BetaPrepareResponse,
+            drav1::NodePrepareResourcesRequest, drav1::NodePrepareResourcesResponse>(prepare),
       cq);
   DeferredUnaryCall<drav1beta1::NodeUnprepareResourcesRequest, BetaUnprepareResponse>::Serve(
       [beta](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
         beta->RequestNodeUnprepareResources(ctx, req, w, q, q, tag);
       },
-      [unprepare](const drav1beta1::NodeUnprepareResourcesRequest& req, auto done) {
-        unprepare(Convert<drav1::NodeUnprepareResourcesRequest>(req),
-                  [done](grpc::Status st, drav1::NodeUnprepareResourcesResponse r) {
-                    done(st, Convert<BetaUnprepareResponse>(r));
-                  });
-      },
+      ViaV1<drav1beta1::NodeUnprepareResourcesRequest, BetaUnprepareResponse,
+            drav1::NodeUnprepareResourcesRequest, drav1::NodeUnprepareResourcesResponse>(unprepare),
       cq);
   HealthStream<v1alpha1::DRAResourceHealth::AsyncService, v1alpha1::NodeWatchResourcesRequest,
                v1alpha1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1alpha1_, cq);

@@ -309,6 +309,28 @@ TEST_F(Dra, DeadInstancesSocketsAreRemoved) {
   EXPECT_TRUE(std::filesystem::exists(registry + "/other.example.com-deadbeef-reg.sock"));
 }
 
+// A 1.32/1.33 kubelet knows only v1beta1.DRAPlugin: it picks that from our list, and the
+// same Prepare answers through it.
+class DraOnV1beta1Kubelet : public Dra {
+ protected:
+  void SetUp() override {
+    dra.SetSupported({"v1beta1.DRAPlugin"});
+    Dra::SetUp();
+  }
+};
+
+TEST_F(DraOnV1beta1Kubelet, PrepareThroughV1beta1) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  EXPECT_EQ(dra.State().service, "v1beta1.DRAPlugin");
+  const auto claim = api.Admin("/claims", Claim("c", {"hca-0000-11-00-0"}));
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const auto& c = resp->claims().at(claim["metadata"]["uid"].get<std::string>());
+  EXPECT_EQ(c.error(), "");
+  ASSERT_EQ(c.devices_size(), 1);
+  EXPECT_THAT(c.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-11-00-0"));
+}
+
 std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")); }
 
 // The DRA front end's HTTPS client is loaded only when an entry uses it: a device-plugin-only

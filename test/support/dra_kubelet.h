@@ -70,6 +70,9 @@ class DraKubelet : public PluginTypeHandler {
   absl::StatusOr<drav1::NodeUnprepareResourcesResponse> Unprepare(
       const std::string& driver, const std::vector<drav1::Claim>& claims);
 
+  // The services this kubelet knows, newest first (before any registration).
+  void SetSupported(std::vector<std::string> services) { supported_ = std::move(services); }
+
   DraKubeletState State() const;
   bool WaitFor(const std::function<bool(const DraKubeletState&)>& pred,
                std::chrono::milliseconds timeout);
@@ -88,7 +91,7 @@ class DraKubelet : public PluginTypeHandler {
 
   const WipeFn wipe_;
   const std::chrono::milliseconds wipe_delay_;
-  const std::vector<std::string> supported_;
+  std::vector<std::string> supported_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, std::vector<std::shared_ptr<Plugin>>> store_;
