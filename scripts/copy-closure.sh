@@ -4,6 +4,8 @@
 # k8s-rdma-shared-dp (+ an ld.so.conf.d entry), and the libibverbs provider plugins with
 # links resolved (no dangling symlink). Used by Dockerfile.ubi and test/image.
 #   copy-closure.sh BINARY ROOT [--with-base]
+# libcurl (dlopen()ed by the DRA front end, so ldd does not list it) and its own closure
+# come along too.
 # --with-base also copies what the UBI minimal base already has (glibc, libstdc++, the
 # dynamic loader) into their own paths, for a root that is otherwise empty (the test).
 set -euo pipefail
@@ -12,15 +14,25 @@ libdir=/usr/lib64/k8s-rdma-shared-dp
 mkdir -p "$root/usr/bin" "$root$libdir" "$root/etc/ld.so.conf.d"
 cp "$binary" "$root/usr/bin/"
 base='/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so'
-ldd "$binary" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}' | while read -r lib; do
-  if [[ $lib =~ $base ]]; then
-    [ "$with_base" = --with-base ] || continue
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
-  else
-    cp -L "$lib" "$root$libdir/"
-  fi
-done
+copy_libs() {  # the shared libraries ldd lists for $1
+  ldd "$1" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}' | while read -r lib; do
+    if [[ $lib =~ $base ]]; then
+      [ "$with_base" = --with-base ] || continue
+      mkdir -p "$root$(dirname "$lib")"
+      cp -L "$lib" "$root$lib"
+    else
+      cp -L "$lib" "$root$libdir/"
+    fi
+  done
+}
+copy_libs "$binary"
+curl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|x86_64/ {print $NF; exit}')
+if [ -z "$curl" ]; then
+  echo "copy-closure: libcurl.so.4 not found (the DRA front end needs it): install libcurl" >&2
+  exit 1
+fi
+cp -L "$curl" "$root$libdir/libcurl.so.4"
+copy_libs "$curl"
 echo "$libdir" >"$root/etc/ld.so.conf.d/k8s-rdma-shared-dp.conf"
 if [ "$with_base" = --with-base ] && [ ! -f "$root/etc/ld.so.conf" ]; then
   echo 'include /etc/ld.so.conf.d/*.conf' >"$root/etc/ld.so.conf"  # as UBI has it
