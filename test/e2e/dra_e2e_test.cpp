@@ -331,6 +331,30 @@ TEST_F(DraOnV1beta1Kubelet, PrepareThroughV1beta1) {
   EXPECT_THAT(c.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-11-00-0"));
 }
 
+// The driver gone for longer than the kubelet's wiping delay: the kubelet deletes its
+// slices (the scheduler must not place pods on a node whose driver is gone); the next
+// instance publishes them again.
+TEST_F(Dra, ADriverGoneTooLongIsWipedAndComesBack) {
+  dra.SetWipeDelay(300ms);
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(10s), 0);
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.wipes == 2; }, 20s));
+  auto r = api.Await("slices.length === 0");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  std::vector<std::string> flags = api.PluginFlags();
+  for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                        "--cdi-spec-dir=" + cdi_dir}) {
+    flags.push_back(f);
+  }
+  h.StartPlugin(flags);
+  r = api.Await("slices.length === 1 && stats.creates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 2; }, 20s));
+  EXPECT_EQ(dra.State().wipes, 2);
+}
+
 std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")); }
 
 // The DRA front end's HTTPS client is loaded only when an entry uses it: a device-plugin-only

@@ -72,6 +72,12 @@ class DraKubelet : public PluginTypeHandler {
 
   // The services this kubelet knows, newest first (before any registration).
   void SetSupported(std::vector<std::string> services) { supported_ = std::move(services); }
+  // The delay after a driver's last plugin goes before its slices are wiped (30 s in the
+  // kubelet; shorter in tests that wait for it).
+  void SetWipeDelay(std::chrono::milliseconds delay) {
+    std::lock_guard lock(mu_);
+    wipe_delay_ = delay;
+  }
 
   DraKubeletState State() const;
   bool WaitFor(const std::function<bool(const DraKubeletState&)>& pred,
@@ -90,7 +96,7 @@ class DraKubelet : public PluginTypeHandler {
   std::shared_ptr<Plugin> Newest(const std::string& driver);
 
   const WipeFn wipe_;
-  const std::chrono::milliseconds wipe_delay_;
+  std::chrono::milliseconds wipe_delay_;
   std::vector<std::string> supported_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
