@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace rdmadp::server {
@@ -75,12 +76,16 @@ class DeferredUnaryCall {
 
   void Proceed(bool ok) {
     if (answered_ || !ok) {
+      // The answer may have been written on another thread: gRPC orders that before this
+      // tag, but inside uninstrumented code; the lock shows TSan the same order.
+      { std::lock_guard lock(answer_mu_); }
       delete this;
       return;
     }
     new DeferredUnaryCall(method_);
     answered_ = true;
     method_->handle(request_, [this](grpc::Status status, Response response) {
+      std::lock_guard lock(answer_mu_);
       response_ = std::move(response);
       if (status.ok()) {
         responder_.Finish(response_, status, &tag_);
@@ -97,6 +102,7 @@ class DeferredUnaryCall {
   grpc::ServerAsyncResponseWriter<Response> responder_;
   Tag tag_;
   bool answered_ = false;
+  std::mutex answer_mu_;
 };
 
 // The common case: `handle` answers at once, on the queue's thread (it must not block).
