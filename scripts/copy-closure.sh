@@ -26,7 +26,8 @@ copy_libs() {  # the shared libraries ldd lists for $1
   done
 }
 copy_libs "$binary"
-curl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|x86_64/ {print $NF; exit}')
+# No `exit` in awk: ldconfig would die of SIGPIPE, which pipefail turns into a failure.
+curl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|x86_64/ && !n++ {print $NF}')
 if [ -z "$curl" ]; then
   echo "copy-closure: libcurl.so.4 not found (the DRA front end needs it): install libcurl" >&2
   exit 1

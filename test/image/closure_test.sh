@@ -16,7 +16,7 @@ out=$(chroot "$root" /usr/bin/k8s-rdma-shared-dp discover --config-file=/none 2>
 grep -q "PCI network function" <<<"$out" || { echo "discover output: $out"; exit 1; }
 # The DRA front end dlopen()s libcurl: the loader must resolve it and all it needs inside
 # the root.
-loader=$(ldd "$binary" | awk '/ld-linux/ {print $1; exit}')
+loader=$(ldd "$binary" | awk '/ld-linux/ && !n++ {print $1}')
 chroot "$root" "$loader" --list /usr/lib64/k8s-rdma-shared-dp/libcurl.so.4 >/dev/null ||
   { echo "libcurl does not resolve inside the image root"; exit 1; }
 if [ -n "$(find "$root" -xtype l)" ]; then echo "dangling links"; exit 1; fi
