@@ -211,9 +211,8 @@ TEST_F(Dra, InventoryChangesBumpTheGeneration) {
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 4);
   EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 2u);
-  auto quiet = api.Await("stats.writes > 4", 1500ms);  // a rescan without a change writes nothing
-  h.plugin().Signal(SIGHUP);
-  quiet = api.Await("stats.writes > 4", 1500ms);
+  h.plugin().Signal(SIGHUP);  // a rescan without a change writes nothing
+  auto quiet = api.Await("stats.writes > 4", 1500ms);
   EXPECT_FALSE(quiet["ok"].get<bool>());
   EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
 }
@@ -329,6 +328,9 @@ TEST_F(DraOnV1beta1Kubelet, PrepareThroughV1beta1) {
   EXPECT_EQ(c.error(), "");
   ASSERT_EQ(c.devices_size(), 1);
   EXPECT_THAT(c.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-11-00-0"));
+  auto un = dra.Unprepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(un.ok()) << un.status();
+  EXPECT_EQ(un->claims_size(), 1);
 }
 
 // The driver gone for longer than the kubelet's wiping delay: the kubelet deletes its

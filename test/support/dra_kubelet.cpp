@@ -186,27 +186,46 @@ std::shared_ptr<DraKubelet::Plugin> DraKubelet::Newest(const std::string& driver
   return it->second.back();
 }
 
+namespace {
+
+// One call through the plugin's chosen service: v1beta1 carries the same messages.
+template <class Response, class BetaResponse, class BetaRequest, class Request, class V1Call,
+          class BetaCall>
+absl::StatusOr<Response> CallChosen(const std::string& service,
+                                    const std::shared_ptr<grpc::Channel>& channel,
+                                    const Request& req, V1Call v1, BetaCall beta) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(45));
+  Response resp;
+  grpc::Status s;
+  if (service == "v1beta1.DRAPlugin") {
+    BetaResponse answer;
+    s = beta(*drav1beta1::DRAPlugin::NewStub(channel), &ctx, Convert<BetaRequest>(req), &answer);
+    resp = Convert<Response>(answer);
+  } else {
+    s = v1(*drav1::DRAPlugin::NewStub(channel), &ctx, req, &resp);
+  }
+  if (!s.ok()) return absl::UnavailableError(s.error_message());
+  return resp;
+}
+
+}  // namespace
+
 absl::StatusOr<drav1::NodePrepareResourcesResponse> DraKubelet::Prepare(
     const std::string& driver, const std::vector<drav1::Claim>& claims) {
   auto p = Newest(driver);
   if (!p) return absl::FailedPreconditionError("DRA driver " + driver + " is not registered");
   drav1::NodePrepareResourcesRequest req;
   for (const auto& c : claims) *req.add_claims() = c;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(45));
-  drav1::NodePrepareResourcesResponse resp;
-  grpc::Status s;
-  if (p->service == "v1beta1.DRAPlugin") {
-    drav1beta1::NodePrepareResourcesResponse beta;
-    s = drav1beta1::DRAPlugin::NewStub(p->channel)
-            ->NodePrepareResources(&ctx, Convert<drav1beta1::NodePrepareResourcesRequest>(req),
-                                   &beta);
-    resp = Convert<drav1::NodePrepareResourcesResponse>(beta);
-  } else {
-    s = drav1::DRAPlugin::NewStub(p->channel)->NodePrepareResources(&ctx, req, &resp);
-  }
-  if (!s.ok()) return absl::UnavailableError(s.error_message());
-  return resp;
+  return CallChosen<drav1::NodePrepareResourcesResponse, drav1beta1::NodePrepareResourcesResponse,
+                    drav1beta1::NodePrepareResourcesRequest>(
+      p->service, p->channel, req,
+      [](auto& stub, auto* ctx, const auto& r, auto* out) {
+        return stub.NodePrepareResources(ctx, r, out);
+      },
+      [](auto& stub, auto* ctx, const auto& r, auto* out) {
+        return stub.NodePrepareResources(ctx, r, out);
+      });
 }
 
 absl::StatusOr<drav1::NodeUnprepareResourcesResponse> DraKubelet::Unprepare(
@@ -215,12 +234,16 @@ absl::StatusOr<drav1::NodeUnprepareResourcesResponse> DraKubelet::Unprepare(
   if (!p) return absl::FailedPreconditionError("DRA driver " + driver + " is not registered");
   drav1::NodeUnprepareResourcesRequest req;
   for (const auto& c : claims) *req.add_claims() = c;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(45));
-  drav1::NodeUnprepareResourcesResponse resp;
-  grpc::Status s = drav1::DRAPlugin::NewStub(p->channel)->NodeUnprepareResources(&ctx, req, &resp);
-  if (!s.ok()) return absl::UnavailableError(s.error_message());
-  return resp;
+  return CallChosen<drav1::NodeUnprepareResourcesResponse,
+                    drav1beta1::NodeUnprepareResourcesResponse,
+                    drav1beta1::NodeUnprepareResourcesRequest>(
+      p->service, p->channel, req,
+      [](auto& stub, auto* ctx, const auto& r, auto* out) {
+        return stub.NodeUnprepareResources(ctx, r, out);
+      },
+      [](auto& stub, auto* ctx, const auto& r, auto* out) {
+        return stub.NodeUnprepareResources(ctx, r, out);
+      });
 }
 
 DraKubeletState DraKubelet::State() const {
