@@ -25,7 +25,7 @@ suite() {  # suite <dir> <sanitizers> [ctest args...]
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" \
     -DRDMADP_WERROR=OFF >/dev/null
   cmake --build "$dir" -j"$JOBS"
-  (cd "$dir" && ctest --output-on-failure -j"$JOBS" "$@") || status=1
+  (cd "$dir" && ctest --output-on-failure -j"$JOBS" -LE slow "$@") || status=1
 }
 
 for step in "${steps[@]}"; do

@@ -1,4 +1,5 @@
 // The process_* figures, from /proc/self. Read on the event loop at scrape time.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@ ProcessView ReadProcess(double start_time_seconds) {
     auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
     p.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   }
+  const struct mallinfo2 heap = ::mallinfo2();
+  p.heap_in_use_bytes = static_cast<double>(heap.uordblks + heap.hblkhd);
+  p.heap_free_bytes = static_cast<double>(heap.fordblks);
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {

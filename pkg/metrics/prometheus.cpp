@@ -127,6 +127,12 @@ std::string FormatPrometheus(const View& v) {
   Append(out, "process_open_fds ", Number(p.open_fds), "\n");
   Family(out, "process_start_time_seconds", "gauge", "Start time since the Unix epoch.");
   Append(out, "process_start_time_seconds ", Number(p.start_time_seconds), "\n");
+  Family(out, "rdma_shared_dp_heap_in_use_bytes", "gauge",
+         "Bytes malloc has handed out and not had back, over every arena.");
+  Append(out, "rdma_shared_dp_heap_in_use_bytes ", Number(p.heap_in_use_bytes), "\n");
+  Family(out, "rdma_shared_dp_heap_free_bytes", "gauge",
+         "Bytes malloc holds free without returning them to the system, over every arena.");
+  Append(out, "rdma_shared_dp_heap_free_bytes ", Number(p.heap_free_bytes), "\n");
   return out;
 }
 

@@ -28,6 +28,11 @@ struct ProcessView {
   double cpu_seconds = 0;
   double open_fds = 0;
   double start_time_seconds = 0;  // Unix time
+  // glibc malloc, summed over every arena (mallinfo2): what live objects hold, and what the
+  // allocator keeps free without returning it. RSS growing with heap_in_use flat is the
+  // allocator's fragmentation, not a leak.
+  double heap_in_use_bytes = 0;
+  double heap_free_bytes = 0;
 };
 // Reads /proc/self; `start_time_seconds` is passed in (taken once at start).
 ProcessView ReadProcess(double start_time_seconds);

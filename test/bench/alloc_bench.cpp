@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   Row("footprint", "RSS after start, 4 resources", pf.rss_kib / 1024.0, "MiB",
       mib(bf.rss_kib) + " C++ sync, " + mib(gf.rss_kib) + " Go", "info", "info");
   // Where the difference is: resident KiB per mapping, plugin minus the C++ server.
-  {
+  auto where = [&](const std::string& when) {
     auto plugin_maps = RssByMapping(h.plugin().pid());
     auto bare_maps = RssByMapping(baseline.pid());
     // Each process's own executable, compared with the other's.
@@ -162,11 +162,12 @@ int main(int argc, char** argv) {
       auto it = bare_maps.find(name);
       const long bare = it == bare_maps.end() ? 0 : it->second;
       if (kib - bare >= 150) {
-        Row("footprint", "RSS above C++ sync: " + name, (kib - bare) / 1024.0, "MiB",
+        Row("footprint", "RSS above C++ sync " + when + ": " + name, (kib - bare) / 1024.0, "MiB",
             Fmt(bare / 1024.0) + " MiB C++ sync", "info", "info");
       }
     }
-  }
+  };
+  where("after start");
   Row("footprint", "threads after start", static_cast<double>(pf.threads), "",
       std::to_string(bf.threads) + " C++ sync, " + std::to_string(gf.threads) + " Go", "info",
       "info");
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
       "MiB", "0", "<= 1 MiB", Verdict(after.rss_kib <= base_after + 1024));
   if (big.failures > 0)
     Row("footprint", "failed calls in 100k", big.failures, "", "0", "0", "MISSED");
+  where("after the load");
 
   // Idle: periodic rescans off, no kubelet activity. Every wake-up is a context switch.
   const int idle_seconds =

@@ -3,7 +3,9 @@
 // every second push it to the kubelet); every 6th cycle a kubelet restart, every 12th a
 // SIGHUP reload. It samples RSS, fds and threads once
 // per cycle, prints them per tenth of the run, and fits RSS after the warm-up (the first
-// fifth, at least 60 s) to a line: the slope, in MiB per hour, should be ~0.
+// fifth, at least 60 s) to a line: the slope, in MiB per hour, should be ~0. Beside RSS it
+// fits the allocator's own figures from the scrape (glibc mallinfo2 over every arena: bytes
+// in use, bytes kept free), which tell a leak (in use grows) from fragmentation (free grows).
 //
 //   soak_bench [SECONDS=7200]       (scripts/bench.sh runs it when BENCH_SOAK_SECONDS is set)
 #include <arpa/inet.h>
@@ -34,6 +36,8 @@ constexpr char kB[] = "rdma/hca_shared_devices_b";
 struct Sample {
   double seconds = 0;
   long rss_kib = 0;
+  double heap_in_use_kib = 0;  // from the scrape; 0 when it failed
+  double heap_free_kib = 0;
   size_t fds = 0;
   long threads = 0;
 };
@@ -51,26 +55,33 @@ Sample Take(pid_t pid, Clock::time_point start) {
   return s;
 }
 
-// Least-squares slope of RSS over time, in MiB per hour.
-double SlopeMibPerHour(const std::vector<Sample>& samples) {
+// Least-squares slope of a figure (KiB) over time, in MiB per hour.
+double SlopeMibPerHour(const std::vector<Sample>& samples, double (*kib)(const Sample&)) {
   if (samples.size() < 2) return 0;
   double mx = 0, my = 0;
   for (const auto& s : samples) {
     mx += s.seconds;
-    my += static_cast<double>(s.rss_kib);
+    my += kib(s);
   }
   mx /= static_cast<double>(samples.size());
   my /= static_cast<double>(samples.size());
   double num = 0, den = 0;
   for (const auto& s : samples) {
-    num += (s.seconds - mx) * (static_cast<double>(s.rss_kib) - my);
+    num += (s.seconds - mx) * (kib(s) - my);
     den += (s.seconds - mx) * (s.seconds - mx);
   }
   return den == 0 ? 0 : num / den * 3600 / 1024;
 }
 
-// A plain GET on a new connection; true on a 200 answer.
-bool Scrape(int port) {
+// The value of an unlabelled sample line "<name> <value>" on a metrics page; 0 if absent.
+double MetricValue(const std::string& page, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = page.find(key);
+  return at == std::string::npos ? 0 : std::strtod(page.c_str() + at + key.size(), nullptr);
+}
+
+// A plain GET on a new connection; true on a 200 answer, whose text goes to `page`.
+bool Scrape(int port, std::string* page) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -84,6 +95,7 @@ bool Scrape(int port) {
       char buf[4096];
       for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) answer.append(buf, n);
       ok = answer.rfind("HTTP/1.1 200 ", 0) == 0;
+      *page = std::move(answer);
     }
   }
   ::close(fd);
@@ -142,7 +154,8 @@ int main(int argc, char** argv) {
     ++cycles;
     const std::string socket = h.kubelet().State().resources.at(kA).endpoint;
     failures += Allocates(socket, 200);
-    if (port != 0 && !Scrape(port)) ++scrape_failures;
+    std::string page;
+    if (port != 0 && !Scrape(port, &page)) ++scrape_failures;
     // A port flaps: the next periodic rescan pushes a changed device list to the kubelet.
     h.node().SetPortState("mlx5_0", 1, cycles % 2 == 0 ? "4: ACTIVE" : "1: DOWN");
     if (cycles % 6 == 0) {
@@ -158,6 +171,8 @@ int main(int argc, char** argv) {
       ++reloads;
     }
     samples.push_back(Take(h.plugin().pid(), start));
+    samples.back().heap_in_use_kib = MetricValue(page, "rdma_shared_dp_heap_in_use_bytes") / 1024;
+    samples.back().heap_free_kib = MetricValue(page, "rdma_shared_dp_heap_free_bytes") / 1024;
     std::this_thread::sleep_for(std::chrono::seconds(5));  // the load's pace
   }
 
@@ -172,14 +187,24 @@ int main(int argc, char** argv) {
     Row(tag, "at " + std::to_string(tenth * 10) + "%: RSS / fds / threads", last->rss_kib / 1024.0,
         "MiB", std::to_string(last->fds) + " fds, " + std::to_string(last->threads) + " threads",
         "info", "info");
+    Row(tag, "at " + std::to_string(tenth * 10) + "%: malloc in use / kept free",
+        last->heap_in_use_kib / 1024, "MiB", Fmt(last->heap_free_kib / 1024) + " MiB free", "info",
+        "info");
   }
   std::vector<Sample> after_warmup;
   for (const auto& s : samples) {
     if (s.seconds >= warmup) after_warmup.push_back(s);
   }
-  const double slope = SlopeMibPerHour(after_warmup);
+  const double slope =
+      SlopeMibPerHour(after_warmup, [](const Sample& s) { return static_cast<double>(s.rss_kib); });
   Row(tag, "RSS slope after warm-up", slope, "MiB/h", "0", "|slope| <= 0.1",
       Verdict(std::abs(slope) <= 0.1));
+  Row(tag, "malloc in-use slope after warm-up (a leak shows here)",
+      SlopeMibPerHour(after_warmup, [](const Sample& s) { return s.heap_in_use_kib; }), "MiB/h",
+      "0", "info", "info");
+  Row(tag, "malloc kept-free slope after warm-up (fragmentation shows here)",
+      SlopeMibPerHour(after_warmup, [](const Sample& s) { return s.heap_free_kib; }), "MiB/h", "0",
+      "info", "info");
   if (!after_warmup.empty()) {
     Row(tag, "fds after warm-up -> end", static_cast<double>(samples.back().fds), "",
         std::to_string(after_warmup.front().fds) + " after warm-up", "no growth",

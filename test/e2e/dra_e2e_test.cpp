@@ -13,10 +13,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "pkg/config/config.h"
+#include "pkg/dra/device_classes.h"
 #include "pkg/text/cat.h"
-#include "test/support/dra_kubelet.h"
-#include "test/support/fake_apiserver.h"
-#include "test/support/plugin_harness.h"
+#include "test/e2e/dra_fixture.h"
 
 namespace rdmadp::testing {
 namespace {
@@ -24,82 +24,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr char kDriver[] = "rdma.example.com";
-
-// One DRA resource over the two InfiniBand HCAs, one device-plugin resource over RoCE.
-std::string Config() {
-  return R"({
-  "periodicUpdateInterval": 0,
-  "configList": [
-    {"resourceName": "hca_ib", "rdmaHcaMax": 4, "frontend": "dra",
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
-    {"resourceName": "hca_roce", "rdmaHcaMax": 8,
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
-  ]
-})";
-}
-
-nlohmann::json Claim(const std::string& name, const std::vector<std::string>& devices,
-                     const std::string& driver = kDriver) {
-  nlohmann::json results = nlohmann::json::array();
-  int share = 0;
-  for (const auto& d : devices) {
-    results.push_back({{"request", "rdma"},
-                       {"driver", driver},
-                       {"pool", "n1/hca-ib"},
-                       {"device", d},
-                       {"shareID", Cat("00000000-0000-0000-0000-00000000000", share++)}});
-  }
-  return {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", {{"name", name}, {"namespace", "team-a"}}},
-      {"spec",
-       {{"devices",
-         {{"requests", nlohmann::json::array(
-                           {{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
-      {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
-}
-
-drav1::Claim KubeletClaim(const nlohmann::json& stored) {
-  drav1::Claim c;
-  c.set_namespace_(stored["metadata"]["namespace"].get<std::string>());
-  c.set_name(stored["metadata"]["name"].get<std::string>());
-  c.set_uid(stored["metadata"]["uid"].get<std::string>());
-  return c;
-}
-
-class Dra : public ::testing::Test {
- protected:
-  void SetUp() override {
-    h.AddDemoHcas();
-    h.WriteConfig(Config());
-    cdi_dir = h.root() + "/cdi";
-    std::filesystem::create_directories(cdi_dir);
-    h.kubelet().EnableWatcher();
-    h.kubelet().SetHandler("DRAPlugin", &dra);
-    ASSERT_TRUE(h.kubelet().Start().ok());
-    std::vector<std::string> flags = api.PluginFlags();
-    for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
-                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug")}) {
-      flags.push_back(f);
-    }
-    h.StartPlugin(flags);
-  }
-  void TearDown() override {
-    if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
-  }
-
-  FakeApiServer api;
-  DraKubelet dra{[this](const std::string& driver) {
-    nlohmann::json sel = {{"spec.nodeName", "n1"}};
-    if (!driver.empty()) sel["spec.driver"] = driver;
-    api.Admin("/wipe", {{"fieldSelector", sel}});
-  }};
-  PluginHarness h;
-  std::string cdi_dir;
-};
 
 TEST_F(Dra, PublishesRegistersAndReportsHealth) {
   auto r = api.Await("slices.length === 1 && stats.creates === 1");
@@ -215,6 +139,76 @@ TEST_F(Dra, InventoryChangesBumpTheGeneration) {
   auto quiet = api.Await("stats.writes > 4", 1500ms);
   EXPECT_FALSE(quiet["ok"].get<bool>());
   EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
+}
+
+// The path of a real pod: `render`'s DeviceClass and one-share claim template, claims
+// allocated by the test scheduler (test/manifests/dra_allocator.mjs: consumable capacity,
+// shareID, taints) from the slices the plugin published, then prepared by the kubelet. The
+// scheduler, not the plugin, enforces rdmaHcaMax: 2 HCAs x 4 shares = 8 claims, the 9th is
+// unschedulable; a port going down taints its HCA, so freed shares there are not handed out.
+TEST_F(Dra, ClaimsAllocatedWithSharesArePreparedAndTaintsSteerTheScheduler) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto loaded = config::ParseConfig(Config());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  nlohmann::json claim_spec;
+  dra::ClassOptions options;
+  options.driver = kDriver;
+  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
+    if (o["kind"] == "DeviceClass") {
+      ASSERT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
+    } else if (o["metadata"]["name"] == "hca-ib-share") {
+      claim_spec = o["spec"]["spec"];
+    }
+  }
+  ASSERT_FALSE(claim_spec.is_null());
+  auto allocate = [&](int i) {
+    return api.Admin("/allocate", {{"apiVersion", "resource.k8s.io/v1"},
+                                   {"kind", "ResourceClaim"},
+                                   {"metadata", {{"name", Cat("pod-", i)}, {"namespace", "ml"}}},
+                                   {"spec", claim_spec}});
+  };
+  std::vector<nlohmann::json> claims;
+  std::vector<drav1::Claim> batch;
+  for (int i = 0; i < 8; ++i) {
+    claims.push_back(allocate(i));
+    ASSERT_EQ(claims.back()["kind"], "ResourceClaim") << claims.back().dump();
+    batch.push_back(KubeletClaim(claims.back()));
+  }
+  const auto full = allocate(8);
+  EXPECT_EQ(full["reason"], "Unschedulable") << full.dump();
+  // The kubelet prepares the node's pods in one batch: every claim gets its HCA's CDI ID.
+  auto resp = dra.Prepare(kDriver, batch);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_EQ(resp->claims_size(), 8);
+  std::map<std::string, int> per_hca;
+  for (const auto& c : claims) {
+    const auto& result = c["status"]["allocation"]["devices"]["results"][0];
+    EXPECT_EQ(result["consumedCapacity"]["shares"], "1");
+    const auto& answer = resp->claims().at(c["metadata"]["uid"].get<std::string>());
+    EXPECT_EQ(answer.error(), "");
+    ASSERT_EQ(answer.devices_size(), 1);
+    EXPECT_THAT(answer.devices(0).cdi_device_ids(),
+                ElementsAre(Cat(kDriver, "/hca=", result["device"].get<std::string>())));
+    ++per_hca[answer.devices(0).device_name()];
+    EXPECT_THAT(h.PluginLog(),
+                HasSubstr(Cat("(share ", result["shareID"].get<std::string>(), ")")));
+  }
+  EXPECT_THAT(per_hca,
+              ElementsAre(std::pair{"hca-0000-10-00-0", 4}, std::pair{"hca-0000-11-00-0", 4}));
+  // Two pods end, one per HCA; then mlx5_0's port goes down and the slice carries the taint.
+  for (int i : {0, 7}) {
+    ASSERT_TRUE(dra.Unprepare(kDriver, {batch[i]}).ok());
+    api.Admin("/deallocate", {{"namespace", "ml"}, {"name", Cat("pod-", i)}});
+  }
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(api.Await("stats.updates === 1")["ok"].get<bool>());
+  const auto next = allocate(10);
+  ASSERT_EQ(next["kind"], "ResourceClaim") << next.dump();
+  EXPECT_EQ(next["status"]["allocation"]["devices"]["results"][0]["device"], "hca-0000-11-00-0");
+  EXPECT_EQ(allocate(11)["reason"], "Unschedulable");  // a share is free only on the tainted HCA
+  EXPECT_THAT(api.Stats()["invalid"], ::testing::IsEmpty());
 }
 
 // After a reboot /var/run/cdi is empty again and the kubelet replays Prepare for the pods it

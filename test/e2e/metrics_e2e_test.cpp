@@ -260,7 +260,8 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
         "rdma_shared_dp_registration_failures_total", "rdma_shared_dp_rescans_total",
         "rdma_shared_dp_errors_by_class_total", "rdma_shared_dp_config_entries_skipped",
         "process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
-        "process_start_time_seconds"}) {
+        "process_start_time_seconds", "rdma_shared_dp_heap_in_use_bytes",
+        "rdma_shared_dp_heap_free_bytes"}) {
     Append(cmd, " ", family);
   }
   FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
@@ -275,6 +276,9 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
       1);
   EXPECT_GT(Sample("process_resident_memory_bytes"), 1e6);
   EXPECT_GT(Sample("process_start_time_seconds"), 1.7e9);
+  // Live objects: config, pools, gRPC's state; always under the resident set.
+  EXPECT_GT(Sample("rdma_shared_dp_heap_in_use_bytes"), 1e5);
+  EXPECT_LT(Sample("rdma_shared_dp_heap_in_use_bytes"), Sample("process_resident_memory_bytes"));
 }
 
 // Capacity matters more than metrics: a busy port is logged and retried while the device

@@ -6,11 +6,12 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { check, finish } from "./check.mjs";
-import { DeviceClass, ResourceClaimTemplate, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import path from "node:path";
 import YAML from "yaml";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
 import { dnsSubdomain, serverLimits } from "./dra_limits.mjs";
+import { allocate, parseSelector } from "./dra_allocator.mjs";
 
 const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
 check(`${slices.length} slices rendered (every model, several slices for 300 HCAs)`, () => {
@@ -70,6 +71,96 @@ for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
       }
     });
   }
+}
+
+// What the scheduler would make of them: render's DeviceClass and claim templates for
+// config.json allocated by the test allocator (dra_allocator.mjs) against the renderer's
+// slices, model by model. The resource behind config.json's first entry is the renderer's
+// InfiniBand pool: two HCAs, the second with its port down (tainted), 1000 shares each.
+{
+  const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, "config.json")}`]);
+  const docs = YAML.parseAllDocuments(out.toString()).map((d) => d.toJS());
+  const classes = new Map(docs.filter((o) => o.kind === "DeviceClass").map((c) => [c.metadata.name, c]));
+  const template = (name) => docs.find((o) => o.metadata.name === name).spec;
+  const modelOf = (sl) => sl.spec.devices[0].name.replace(/-.*/, "");
+  const sliceSets = { hca: [], pool: [], slot: [] };
+  for (const sl of slices) sliceSets[modelOf(sl)].push(sl);
+  const run = (modelSlices, spec, n, extraClasses = []) => {
+    const claims = new Map();
+    const all = new Map([...classes, ...extraClasses.map((c) => [c.metadata.name, c])]);
+    for (let i = 0; i < n; ++i) {
+      const claim = { metadata: { namespace: "ns", name: `c${i}` }, spec };
+      const r = allocate(claim, { slices: modelSlices, classes: all, claims, claimKey: `ns/c${i}` });
+      if (r.error) return { allocated: i, error: r.error, claims };
+      claims.set(`ns/c${i}`, { ...claim, status: { allocation: r.allocation } });
+    }
+    return { allocated: n, claims };
+  };
+  const results = (claims) => [...claims.values()].flatMap((c) => c.status.allocation.devices.results);
+
+  check("allocator, perHca: 1000 shares of the healthy HCA, then no more; the tainted one never", () => {
+    const r = run(sliceSets.hca, template("hca-shared-devices-a-share").spec, 1001);
+    assert.equal(r.allocated, 1000);
+    assert.match(r.error, /request hca: no 1 device/);
+    const res = results(r.claims);
+    assert.deepEqual([...new Set(res.map((x) => x.device))], ["hca-0000-10-00-0"]);
+    assert.equal(new Set(res.map((x) => x.shareID)).size, 1000);
+    assert.ok(res.every((x) => x.consumedCapacity.shares === "1"));
+    for (const c of r.claims.values()) {
+      new ResourceClaim(c).validate();
+      checkStrict(c, resourceV1("ResourceClaim"));
+    }
+  });
+  check("allocator, perHca: claims of 300 shares consume 300 each; a fourth does not fit in the 100 left", () => {
+    const spec = structuredClone(template("hca-shared-devices-a-share").spec);
+    spec.devices.requests[0].exactly.capacity.requests.shares = "300";
+    const r = run(sliceSets.hca, spec, 4);
+    assert.equal(r.allocated, 3);
+    assert.deepEqual(results(r.claims).map((x) => x.consumedCapacity.shares), ["300", "300", "300"]);
+  });
+  check("allocator, perHca: tolerating the port-down taint reaches the second HCA", () => {
+    const spec = structuredClone(template("hca-shared-devices-a-share").spec);
+    spec.devices.requests[0].exactly.capacity.requests.shares = "1000";
+    spec.devices.requests[0].exactly.tolerations = [{ key: "rdma.k8s-rdma-shared-dp.io/port-down", operator: "Exists" }];
+    const r = run(sliceSets.hca, spec, 3);
+    assert.equal(r.allocated, 2);
+    assert.deepEqual(results(r.claims).map((x) => x.device).sort(), ["hca-0000-10-00-0", "hca-0000-11-00-0"]);
+  });
+  check("allocator, perHca: the GPU pair template lands on an HCA under the GPU's PCIe root", () => {
+    const gpuClass = { metadata: { name: "gpu.nvidia.com" }, spec: { selectors: [{ cel: { expression: 'device.driver == "gpu.nvidia.com"' } }] } };
+    const gpus = { spec: { driver: "gpu.nvidia.com", nodeName: "worker-1.example.com", pool: { name: "worker-1/gpus", generation: 1, resourceSliceCount: 1 },
+      devices: [{ name: "gpu-0", attributes: { "resource.kubernetes.io/pcieRoot": { string: "pci0001:20" } } },
+                { name: "gpu-1", attributes: { "resource.kubernetes.io/pcieRoot": { string: "pci0000:00" } } }] } };
+    const r = run([gpus, ...sliceSets.hca], template("hca-shared-devices-a-with-gpu").spec, 2, [gpuClass]);
+    assert.equal(r.allocated, 1, r.error); // one GPU next to the healthy IB HCA; GPUs are exclusive
+    assert.deepEqual(results(r.claims).map((x) => `${x.request}=${x.device}`), ["gpu=gpu-1", "hca=hca-0000-10-00-0"]);
+  });
+  check("allocator, perPool: one shared device, 1000 shares", () => {
+    const r = run(sliceSets.pool, template("hca-shared-devices-a-share").spec, 1001);
+    assert.equal(r.allocated, 1000);
+    assert.deepEqual([...new Set(results(r.claims).map((x) => x.device))], ["pool"]);
+  });
+  check("allocator, slots: exclusive devices, no shareID, one claim each", () => {
+    const spec = structuredClone(template("hca-shared-devices-a-share").spec);
+    delete spec.devices.requests[0].exactly.capacity;
+    const r = run(sliceSets.slot, spec, 3);
+    const res = results(r.claims);
+    assert.equal(new Set(res.map((x) => x.device)).size, 3);
+    assert.ok(res.every((x) => x.shareID === undefined && x.consumedCapacity === undefined));
+  });
+  check("allocator: an older generation or an incomplete pool is not allocated from", () => {
+    const stale = structuredClone(sliceSets.hca.filter((x) => x.spec.pool.name.endsWith("devices-a")));
+    const newer = structuredClone(stale[0]);
+    newer.spec.pool.generation = 2;
+    newer.spec.pool.resourceSliceCount = 2; // its second slice is not there yet
+    const r = run([...stale, newer], template("hca-shared-devices-a-share").spec, 1);
+    assert.equal(r.allocated, 0);
+  });
+  check("allocator: CEL it does not understand is refused, not guessed", () => {
+    assert.throws(() => parseSelector('device.attributes["x"].y.startsWith("a")'), /not understood/);
+    assert.deepEqual(parseSelector('device.driver == "d" && device.attributes["d"].n == 3'),
+                     [["driver", "d"], [{ domain: "d", name: "n" }, 3]]);
+  });
 }
 
 finish("DRA");

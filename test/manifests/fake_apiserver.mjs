@@ -12,19 +12,25 @@
 //   POST /token {token}          rotate: only the new token is accepted from now on
 //   POST /fault {method, match, code, count}   the next `count` matching requests fail
 //   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
+//   POST /deviceclasses <DeviceClass>  store a device class (schema-checked)
+//   POST /allocate <ResourceClaim>  allocate it as the scheduler would (dra_allocator.mjs:
+//                                shares, consumed capacity, taints) and store it; a claim
+//                                that does not fit is answered 409 Unschedulable
+//   POST /deallocate {namespace, name}  delete a claim: its capacity is free again
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
-//   GET  /stats | /slices
+//   GET  /stats | /slices | /claims
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
-import { ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
 import { serverLimits } from "./dra_limits.mjs";
 
@@ -45,6 +51,7 @@ let rv = 100;
 let compactedRv = 0;
 const slices = new Map(); // name -> object
 const claims = new Map(); // ns/name -> object
+const classes = new Map(); // name -> DeviceClass
 const events = []; // {rv, type, object}
 const watches = new Set(); // {res, selector}
 const faults = [];
@@ -310,6 +317,7 @@ const admin = http.createServer(async (req, res) => {
       faults.push({ count: 1, ...arg });
       return ok();
     case "/claims": {
+      if (req.method === "GET") return ok([...claims.values()]);
       try {
         new ResourceClaim(arg).validate();
         checkStrict(arg, resourceV1("ResourceClaim"));
@@ -322,6 +330,39 @@ const admin = http.createServer(async (req, res) => {
       claims.set(key, arg);
       return ok(arg);
     }
+    case "/deviceclasses":
+      try {
+        new DeviceClass(arg).validate();
+        checkStrict(arg, resourceV1("DeviceClass"));
+      } catch (e) {
+        return status(res, 422, "Invalid", e.message.split("\n")[0]);
+      }
+      classes.set(arg.metadata.name, arg);
+      return ok(arg);
+    case "/allocate": {
+      const key = `${arg.metadata.namespace}/${arg.metadata.name}`;
+      let result;
+      try {
+        result = allocate(arg, { slices: [...slices.values()], classes, claims, claimKey: key });
+      } catch (e) {
+        return status(res, 422, "Invalid", e.message);
+      }
+      if (result.error) return status(res, 409, "Unschedulable", result.error);
+      const claim = { ...arg, status: { allocation: result.allocation } };
+      try {
+        new ResourceClaim(claim).validate();
+        checkStrict(claim, resourceV1("ResourceClaim"));
+      } catch (e) {
+        stats.invalid.push(`allocated claim ${key}: ${e.message.split("\n")[0]}`);
+        return status(res, 422, "Invalid", e.message.split("\n")[0]);
+      }
+      claim.metadata.uid ??= crypto.randomUUID();
+      stamp(claim, claims.get(key));
+      claims.set(key, claim);
+      return ok(claim);
+    }
+    case "/deallocate":
+      return ok({ deleted: claims.delete(`${arg.namespace}/${arg.name}`) });
     case "/wipe":
       return ok({ deleted: wipe(arg.fieldSelector ?? {}) });
     case "/drop-watches":
@@ -366,6 +407,7 @@ const admin = http.createServer(async (req, res) => {
       return ok({ ...stats, rv, watchesOpen: watches.size });
     case "/slices":
       return ok([...slices.values()]);
+
     default:
       return status(res, 404, "NotFound", req.url);
   }

@@ -27,6 +27,8 @@ const char* HealthName(v1alpha1::HealthStatus h) {
   }
 }
 
+constexpr std::chrono::seconds kDraHealthTimeout{30};  // DefaultHealthTimeout
+
 }  // namespace
 
 DraKubelet::DraKubelet(WipeFn wipe, std::chrono::milliseconds wipe_delay,
@@ -170,9 +172,18 @@ void DraKubelet::HealthLoop(std::shared_ptr<grpc::Channel> channel,
   while (reader->Read(&list)) {
     std::lock_guard lock(mu_);
     ++state_.health_lists;
+    const auto now = std::chrono::steady_clock::now();
     for (const auto& d : list.devices()) {
-      state_.health[Cat(d.device().pool_name(), "/", d.device().device_name())] = {
-          HealthName(d.health()), d.message(), d.last_updated_time()};
+      DraDeviceHealth& h =
+          state_.health[Cat(d.device().pool_name(), "/", d.device().device_name())];
+      if (h.received != std::chrono::steady_clock::time_point{}) {
+        h.longest_gap = std::max(h.longest_gap, now - h.received);
+      }
+      h.health = HealthName(d.health());
+      h.message = d.message();
+      h.last_updated = d.last_updated_time();
+      h.received = now;  // the kubelet stamps its own clock, not the plugin's
+      h.timeout = std::chrono::seconds(d.health_check_timeout_seconds());
     }
     cv_.notify_all();
   }
@@ -249,6 +260,20 @@ absl::StatusOr<drav1::NodeUnprepareResourcesResponse> DraKubelet::Unprepare(
 DraKubeletState DraKubelet::State() const {
   std::lock_guard lock(mu_);
   return state_;
+}
+
+DraDeviceHealth DraKubelet::HealthNow(const std::string& pool_device) const {
+  std::lock_guard lock(mu_);
+  auto it = state_.health.find(pool_device);
+  DraDeviceHealth h;
+  h.health = "Unknown";
+  if (it == state_.health.end()) return h;
+  const auto timeout = it->second.timeout.count() > 0 ? it->second.timeout : kDraHealthTimeout;
+  if (std::chrono::steady_clock::now() - it->second.received > timeout) {
+    h.received = it->second.received;
+    return h;
+  }
+  return it->second;
 }
 
 bool DraKubelet::WaitFor(const std::function<bool(const DraKubeletState&)>& pred,

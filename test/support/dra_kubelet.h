@@ -31,9 +31,14 @@ namespace rdmadp::testing {
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 
 struct DraDeviceHealth {
-  std::string health;  // "Healthy", "Unhealthy", "Unknown"
+  std::string health;  // "Healthy", "Unhealthy", "Unknown", as the plugin last reported it
   std::string message;
   int64_t last_updated = 0;
+  // The kubelet's own bookkeeping (healthinfo.go): when the report arrived, the timeout the
+  // plugin asked for (0 = the kubelet's 30 s), and the longest gap between two reports.
+  std::chrono::steady_clock::time_point received;
+  std::chrono::seconds timeout{0};
+  std::chrono::steady_clock::duration longest_gap{0};
 };
 
 struct DraKubeletState {
@@ -80,6 +85,9 @@ class DraKubelet : public PluginTypeHandler {
   }
 
   DraKubeletState State() const;
+  // The health the kubelet puts in pod status now (healthinfo.go getHealthInfo): the last
+  // report, or "Unknown" with no message once it is older than the device's timeout.
+  DraDeviceHealth HealthNow(const std::string& pool_device) const;
   bool WaitFor(const std::function<bool(const DraKubeletState&)>& pred,
                std::chrono::milliseconds timeout);
 

@@ -1,0 +1,98 @@
+// The DRA end-to-end fixture shared by dra_e2e_test and dra_slow_test: the real plugin
+// binary on a fake node with one DRA resource (two InfiniBand HCAs, 4 shares each) and one
+// device-plugin resource, the kubelet simulator with its DRA side, and the fake
+// kube-apiserver, whose wipe the simulated kubelet calls.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pkg/text/cat.h"
+#include "test/support/dra_kubelet.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+
+inline constexpr char kDriver[] = "rdma.example.com";
+
+// One DRA resource over the two InfiniBand HCAs, one device-plugin resource over RoCE.
+inline std::string Config() {
+  return R"({
+  "periodicUpdateInterval": 0,
+  "configList": [
+    {"resourceName": "hca_ib", "rdmaHcaMax": 4, "frontend": "dra",
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_roce", "rdmaHcaMax": 8,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+  ]
+})";
+}
+
+inline nlohmann::json Claim(const std::string& name, const std::vector<std::string>& devices,
+                            const std::string& driver = kDriver) {
+  nlohmann::json results = nlohmann::json::array();
+  int share = 0;
+  for (const auto& d : devices) {
+    results.push_back({{"request", "rdma"},
+                       {"driver", driver},
+                       {"pool", "n1/hca-ib"},
+                       {"device", d},
+                       {"shareID", Cat("00000000-0000-0000-0000-00000000000", share++)}});
+  }
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", "team-a"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array(
+                           {{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
+      {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+}
+
+inline drav1::Claim KubeletClaim(const nlohmann::json& stored) {
+  drav1::Claim c;
+  c.set_namespace_(stored["metadata"]["namespace"].get<std::string>());
+  c.set_name(stored["metadata"]["name"].get<std::string>());
+  c.set_uid(stored["metadata"]["uid"].get<std::string>());
+  return c;
+}
+
+class Dra : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    h.WriteConfig(Config());
+    cdi_dir = h.root() + "/cdi";
+    std::filesystem::create_directories(cdi_dir);
+    h.kubelet().EnableWatcher();
+    h.kubelet().SetHandler("DRAPlugin", &dra);
+    ASSERT_TRUE(h.kubelet().Start().ok());
+    std::vector<std::string> flags = api.PluginFlags();
+    for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug")}) {
+      flags.push_back(f);
+    }
+    h.StartPlugin(flags);
+  }
+  void TearDown() override {
+    if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
+  }
+
+  FakeApiServer api;
+  DraKubelet dra{[this](const std::string& driver) {
+    nlohmann::json sel = {{"spec.nodeName", "n1"}};
+    if (!driver.empty()) sel["spec.driver"] = driver;
+    api.Admin("/wipe", {{"fieldSelector", sel}});
+  }};
+  PluginHarness h;
+  std::string cdi_dir;
+};
+
+}  // namespace rdmadp::testing

@@ -1,0 +1,91 @@
+// The DRA scenarios that take the kubelet's and the API server's own time (about 3 minutes;
+// run by scripts/slow-tests.sh, not by the default ctest run): the health stream's 30 s
+// "Unknown" timeout, and an API server down for a full minute.
+#include <csignal>
+#include <thread>
+
+#include "test/e2e/dra_fixture.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+constexpr char kHca0[] = "n1/hca-ib/hca-0000-10-00-0";
+constexpr char kHca1[] = "n1/hca-ib/hca-0000-11-00-0";
+
+// The kubelet turns a device "Unknown" in pod status when no report came for 30 s. The
+// plugin's 10 s heartbeat keeps a quiet device known for as long as it runs; a plugin
+// that stops (SIGSTOP: a hung process, not a crash, so the stream stays open) turns every
+// device Unknown, and the first heartbeat after SIGCONT makes them known again.
+TEST_F(Dra, TheHeartbeatKeepsHealthKnownAndAStalledPluginTurnsUnknown) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.health.size() == 2; }, 20s));
+  // 40 s without any change: longer than the kubelet's timeout. The wait is the scenario.
+  std::this_thread::sleep_for(40s);
+  for (const char* device : {kHca0, kHca1}) {
+    const DraDeviceHealth now = dra.HealthNow(device);
+    EXPECT_EQ(now.health, "Healthy") << device;
+    EXPECT_EQ(now.timeout, 30s) << device;  // the plugin states the kubelet's timeout
+    // The contract, not a timing figure: the kubelet never saw a 30 s silence.
+    EXPECT_LT(dra.State().health.at(device).longest_gap, 30s) << device;
+  }
+  const int lists = dra.State().health_lists;
+  h.plugin().Signal(SIGSTOP);
+  std::this_thread::sleep_for(31s);            // the timeout, counted from before the stop
+  EXPECT_EQ(dra.State().health_lists, lists);  // a stopped plugin sends nothing
+  for (const char* device : {kHca0, kHca1}) {
+    const DraDeviceHealth now = dra.HealthNow(device);
+    EXPECT_EQ(now.health, "Unknown") << device;
+    EXPECT_EQ(now.message, "") << device;
+  }
+  h.plugin().Signal(SIGCONT);
+  ASSERT_TRUE(dra.WaitFor([&](const DraKubeletState& s) { return s.health_lists > lists; }, 20s));
+  for (const char* device : {kHca0, kHca1}) EXPECT_EQ(dra.HealthNow(device).health, "Healthy");
+  EXPECT_EQ(dra.State().registrations, 1);  // a stall is not a restart
+  EXPECT_EQ(dra.State().health_streams, 1);
+}
+
+// The API server is down for a minute (an upgrade of the control plane). The node keeps
+// serving what it already serves: the kubelet's health stream reports the port that went
+// down at once, the device-plugin resource allocates; Prepare of a claim it cannot read
+// fails with the reason. When the API server is back the slice is rewritten once, with
+// the taint, within the publisher's longest back-off (30 s), and nothing is rewritten
+// after that.
+TEST_F(Dra, AMinuteWithoutTheApiServer) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto claim = api.Admin("/claims", Claim("c", {"hca-0000-11-00-0"}));
+  ASSERT_TRUE(h.kubelet().WaitRegistered({"rdma/hca_roce"}, 1, 20s));
+  api.Admin("/down");
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  EXPECT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) {
+        auto it = s.health.find(kHca0);
+        return it != s.health.end() && it->second.health == "Unhealthy";
+      },
+      20s));
+  EXPECT_TRUE(h.kubelet().Allocate("rdma/hca_roce", {"0"}).ok());
+  auto prepared = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_THAT(prepared->claims().at(claim["metadata"]["uid"].get<std::string>()).error(),
+              HasSubstr("resourceclaim"));
+  std::this_thread::sleep_for(60s);  // the outage itself
+  ASSERT_TRUE(api.Admin("/up").is_object());
+  auto r = api.Await("stats.updates === 1", 45s);  // 30 s back-off at most, plus the relist
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"][0]["taints"][0]["key"], "rdma.example.com/port-down");
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);
+  auto quiet = api.Await("stats.writes > 2", 3s);
+  EXPECT_FALSE(quiet["ok"].get<bool>());
+  EXPECT_EQ(quiet["stats"]["creates"], 1);
+  EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
+  prepared = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(prepared.ok());
+  EXPECT_EQ(prepared->claims().at(claim["metadata"]["uid"].get<std::string>()).error(), "");
+  EXPECT_EQ(dra.State().registrations, 1);
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
