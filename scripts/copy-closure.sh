@@ -4,8 +4,8 @@
 # k8s-rdma-shared-dp (+ an ld.so.conf.d entry), and the libibverbs provider plugins with
 # links resolved (no dangling symlink). Used by Dockerfile.ubi and test/image.
 #   copy-closure.sh BINARY ROOT [--with-base]
-# libcurl (dlopen()ed by the DRA front end, so ldd does not list it) and its own closure
-# come along too.
+# libcurl (dlopen()ed by the DRA front end) and libibverbs (dlopen()ed where uverbs devices
+# exist) are not listed by ldd: they and their own closures come along too.
 # --with-base also copies what the UBI minimal base already has (glibc, libstdc++, the
 # dynamic loader) into their own paths, for a root that is otherwise empty (the test).
 set -euo pipefail
@@ -27,13 +27,18 @@ copy_libs() {  # the shared libraries ldd lists for $1
 }
 copy_libs "$binary"
 # No `exit` in awk: ldconfig would die of SIGPIPE, which pipefail turns into a failure.
-curl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|x86_64/ && !n++ {print $NF}')
-if [ -z "$curl" ]; then
-  echo "copy-closure: libcurl.so.4 not found (the DRA front end needs it): install libcurl" >&2
-  exit 1
-fi
-cp -L "$curl" "$root$libdir/libcurl.so.4"
-copy_libs "$curl"
+copy_dlopened() {  # copy_dlopened SONAME WHAT-NEEDS-IT PACKAGE
+  local lib
+  lib=$(/sbin/ldconfig -p | awk -v so="$1" '$1 == so && /x86-64|x86_64/ && !n++ {print $NF}')
+  if [ -z "$lib" ]; then
+    echo "copy-closure: $1 not found ($2 needs it): install $3" >&2
+    exit 1
+  fi
+  cp -L "$lib" "$root$libdir/$1"
+  copy_libs "$lib"
+}
+copy_dlopened libcurl.so.4 "the DRA front end" libcurl
+copy_dlopened libibverbs.so.1 "verbs async events on RDMA nodes" rdma-core
 echo "$libdir" >"$root/etc/ld.so.conf.d/k8s-rdma-shared-dp.conf"
 if [ "$with_base" = --with-base ] && [ ! -f "$root/etc/ld.so.conf" ]; then
   echo 'include /etc/ld.so.conf.d/*.conf' >"$root/etc/ld.so.conf"  # as UBI has it

@@ -13,6 +13,7 @@ using std::chrono::milliseconds;
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr milliseconds kFirstBackoff{1000};
 constexpr milliseconds kMaxBackoff{30000};
+constexpr size_t kMaxTombstones = 1024;  // a wipe of 1024 slices between two answers
 
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -136,6 +137,7 @@ bool SlicePublisher::List() {
   std::lock_guard lock(mu_);
   ++stats_.lists;
   published_.clear();
+  deleted_.clear();  // the list is the whole truth again
   for (const auto& item : list["items"]) {
     PublishedSlice s = FromObject(item);
     published_[s.name] = std::move(s);
@@ -182,6 +184,8 @@ bool SlicePublisher::WatchOnce() {
         auto it = published_.find(s.name);
         if (type == "DELETED") {
           if (it != published_.end()) published_.erase(it);
+          if (deleted_.size() >= kMaxTombstones) deleted_.erase(deleted_.begin());
+          deleted_.insert(s.name);
         } else if (it == published_.end() ||
                    !Older(s.resource_version, it->second.resource_version)) {
           published_[s.name] = std::move(s);
@@ -258,6 +262,7 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
       auto object = nlohmann::json::parse(r->body, nullptr, false);
       if (object.is_object()) {
         PublishedSlice s = FromObject(object);
+        if (deleted_.count(s.name) != 0) return true;  // the watch saw it go meanwhile
         auto it = published_.find(s.name);
         if (it == published_.end() || !Older(s.resource_version, it->second.resource_version)) {
           published_[s.name] = std::move(s);

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,6 +88,11 @@ class SlicePublisher {
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
   std::map<std::string, PublishedSlice> published_;
+  // Slices the watch saw deleted since the last list. The answer to our own write can come
+  // after the watch's DELETED event for the same slice (the kubelet's wipe right after our
+  // create); it must not bring the slice back into published_. Names are generated, never
+  // reused, so a deleted name stays deleted; at most kMaxTombstones are kept.
+  std::set<std::string> deleted_;
   std::string resource_version_;  // watch from here
   std::string last_problem_;
   PublisherStats stats_;

@@ -2,7 +2,7 @@
 // pools, on real nodes. Each open device's async fd is watched by the event loop, so a port
 // change triggers a health check at once instead of at the next periodic rescan.
 // Loop thread only. Devices are matched by ibdev name; with no RDMA hardware (or a fake
-// sysfs tree) nothing is opened.
+// sysfs tree) nothing is opened and libibverbs is not even loaded (verbs_lib.h).
 #pragma once
 
 #include <functional>
@@ -40,6 +40,7 @@ class VerbsEvents {
   std::function<void(const std::string&, std::string)> on_event_;
   std::map<std::string, Context> contexts_;
   std::set<std::string> unavailable_reported_;  // devices whose open failure was logged
+  std::string unavailable_why_;                 // why libibverbs is not loaded, as logged
 };
 
 }  // namespace rdmadp::rdma

@@ -355,7 +355,10 @@ std::string Maps(pid_t pid) { return ReadFileOrEmpty(Cat("/proc/", pid, "/maps")
 
 // The DRA front end's HTTPS client is loaded only when an entry uses it: a device-plugin-only
 // node never maps libcurl (nor has it initialise OpenSSL).
-TEST_F(Dra, OnlyTheDraFrontEndLoadsLibcurl) {
+// Libraries a node does not use stay unmapped: libcurl (and its TLS) only with a DRA entry,
+// libibverbs (and its libnl-route and providers) only with uverbs devices in the real sysfs
+// (verbs_lib_test loads it when there are).
+TEST_F(Dra, OnlyWhatTheNodeUsesIsLoaded) {
   ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
   EXPECT_THAT(Maps(h.plugin().pid()), HasSubstr("libcurl"));
   PluginHarness plain;
@@ -367,6 +370,10 @@ TEST_F(Dra, OnlyTheDraFrontEndLoadsLibcurl) {
   const std::string maps = Maps(plain.plugin().pid());
   ASSERT_THAT(maps, HasSubstr("libgrpc"));
   EXPECT_THAT(maps, ::testing::Not(HasSubstr("libcurl")));
+  if (!std::filesystem::exists("/sys/class/infiniband_verbs")) {  // this machine: no RDMA
+    EXPECT_THAT(maps, ::testing::Not(HasSubstr("libibverbs")));
+    EXPECT_THAT(Maps(h.plugin().pid()), ::testing::Not(HasSubstr("libibverbs")));
+  }
 }
 
 }  // namespace

@@ -14,10 +14,12 @@ version=$(chroot "$root" /usr/bin/k8s-rdma-shared-dp --version)
 # No /sys in the root: discover reports an empty node, and must still run to the end.
 out=$(chroot "$root" /usr/bin/k8s-rdma-shared-dp discover --config-file=/none 2>&1)
 grep -q "PCI network function" <<<"$out" || { echo "discover output: $out"; exit 1; }
-# The DRA front end dlopen()s libcurl: the loader must resolve it and all it needs inside
-# the root.
+# Libraries loaded with dlopen() (libcurl by the DRA front end, libibverbs where uverbs
+# devices exist): the loader must resolve each and all it needs inside the root.
 loader=$(ldd "$binary" | awk '/ld-linux/ && !n++ {print $1}')
-chroot "$root" "$loader" --list /usr/lib64/k8s-rdma-shared-dp/libcurl.so.4 >/dev/null ||
-  { echo "libcurl does not resolve inside the image root"; exit 1; }
+for lib in libcurl.so.4 libibverbs.so.1; do
+  chroot "$root" "$loader" --list "/usr/lib64/k8s-rdma-shared-dp/$lib" >/dev/null ||
+    { echo "$lib does not resolve inside the image root"; exit 1; }
+done
 if [ -n "$(find "$root" -xtype l)" ]; then echo "dangling links"; exit 1; fi
 echo "closure: $(find "$root" -type f | wc -l) files, $(du -sh "$root" | cut -f1); --version and discover ran under chroot"

@@ -18,6 +18,7 @@
 //                                that does not fit is answered 409 Unschedulable
 //   POST /deallocate {namespace, name}  delete a claim: its capacity is free again
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
+//   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
@@ -59,6 +60,7 @@ let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
+  held: 0,
 };
 
 function status(res, code, reason, message) {
@@ -103,6 +105,22 @@ function settle() {
       w.res.end(JSON.stringify({ ok: true, ...view() }));
     }
   }
+}
+
+// A create's or update's answer; while writes are held (/hold), it waits for /release
+// after the write is stored and its watch event sent: the client hears of its own write
+// only after whatever a test does next (a wipe, say), as a slow network can order them.
+let holdWrites = false;
+const heldWrites = [];
+function answerWrite(res, code, obj) {
+  const send = () => {
+    res.writeHead(code, { "content-type": "application/json" });
+    res.end(JSON.stringify(obj));
+  };
+  if (!holdWrites) return send();
+  heldWrites.push(send);
+  stats.held = heldWrites.length;
+  setImmediate(settle);
 }
 
 function record(type, object) {
@@ -240,8 +258,7 @@ async function api(req, res) {
     stats.writes++;
     stats.creates++;
     record("ADDED", obj);
-    res.writeHead(201, { "content-type": "application/json" });
-    return res.end(JSON.stringify(obj));
+    return answerWrite(res, 201, obj);
   }
   if ((m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices\/([^/]+)$/))) {
     const existing = slices.get(m[1]);
@@ -262,8 +279,7 @@ async function api(req, res) {
       stats.writes++;
       stats.updates++;
       record("MODIFIED", obj);
-      res.writeHead(200, { "content-type": "application/json" });
-      return res.end(JSON.stringify(obj));
+      return answerWrite(res, 200, obj);
     }
     if (req.method === "DELETE") {
       if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
@@ -365,6 +381,14 @@ const admin = http.createServer(async (req, res) => {
       return ok({ deleted: claims.delete(`${arg.namespace}/${arg.name}`) });
     case "/wipe":
       return ok({ deleted: wipe(arg.fieldSelector ?? {}) });
+    case "/hold":
+      holdWrites = true;
+      return ok();
+    case "/release":
+      holdWrites = false;
+      for (const send of heldWrites.splice(0)) send();
+      stats.held = 0;
+      return ok();
     case "/drop-watches":
       for (const w of watches) w.res.destroy();
       return ok();
