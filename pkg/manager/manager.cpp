@@ -83,6 +83,7 @@ int Manager::Run() {
     return 1;
   }
   loop_ = std::move(*loop);
+  heap_trimmer_ = std::make_unique<HeapTrimmer>(*loop_, kHeapTrimDelay);
   loop_->Add(signal_fd_.Get(), [this] { OnSignal(); });
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
@@ -190,6 +191,7 @@ void Manager::InitialStart() {
   if (options_.link_up) BringLinksUp();
   ApplyPeriodicInterval();
   TrackVerbsDevices();
+  heap_trimmer_->Activity();  // the config parse and the first scan left freed memory
 }
 
 void Manager::LogInventoryDetail(const sysfs::NodeInventory& inventory) const {
@@ -300,6 +302,7 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
   counters_.rescan_seconds_sum += counters_.last_rescan_seconds;
   ++counters_.rescans;
   ++counters_.rescans_by_trigger[RescanTrigger(reason)];
+  heap_trimmer_->Activity();  // the old inventory and snapshots are freed memory now
   log::Debug(Cat("rescan (", reason, ") read ", counters_.functions_read - read_before,
                  " PCI function(s) in ", static_cast<int>(counters_.last_rescan_seconds * 1e6),
                  " us"));

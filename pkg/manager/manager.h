@@ -19,6 +19,7 @@
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/event_loop.h"
+#include "pkg/manager/heap_trimmer.h"
 #include "pkg/metrics/http_endpoint.h"
 #include "pkg/netlink/kernel_events.h"
 #include "pkg/rdma/verbs_events.h"
@@ -147,6 +148,8 @@ class Manager {
   std::string instance_id_;
   lifecycle::TokenSource tokens_;  // one per process: tokens never repeat
   std::unique_ptr<EventLoop> loop_;
+  // After start, rescans, reloads and Allocates; outlives the servers that call it.
+  std::unique_ptr<HeapTrimmer> heap_trimmer_;
   UniqueFd signal_fd_;
   UniqueFd inotify_fd_;
   // Effective mode: kKubelet or kWatcher (auto starts as watcher until decided).

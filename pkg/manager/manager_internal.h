@@ -27,6 +27,9 @@ inline constexpr milliseconds kReloadDebounce{100};
 inline constexpr milliseconds kEventDebounce{20};
 inline constexpr milliseconds kSelfCheckTimeout{2000};
 inline constexpr milliseconds kRegisterTimeout{5000};
+// Freed heap goes back to the system this long after the first Allocate, rescan or reload
+// since the last trim: at most one malloc_trim per 5 s under load, none when idle.
+inline constexpr milliseconds kHeapTrimDelay{5000};
 // The state machine's watchdog must never fire on an attempt the registrar will still answer.
 static_assert(kSelfCheckTimeout + kRegisterTimeout < lifecycle::kRegisterAnswerDeadline);
 inline constexpr std::string_view kKubeletSocketName = "kubelet.sock";

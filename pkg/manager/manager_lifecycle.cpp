@@ -110,6 +110,7 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
   opts.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
     post(lifecycle::Event::Notify(server_token, ok, error));
   };
+  opts.on_allocate = [trimmer = heap_trimmer_.get()] { trimmer->Activity(); };
   auto started = server::ResourceServer::Start(std::move(opts), Served(res));
   if (!started.ok()) {
     return lifecycle::Event::ServeFailed(server_token, false,

@@ -61,6 +61,7 @@ grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& requ
     *response->add_container_responses() = snap->container_response();
   }
   allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (on_allocate_) on_allocate_();
   if (log::Enabled(log::Level::kDebug)) {
     log::Debug(Cat("Allocate ", snap->resource().FullName(), ": ",
                    request.container_requests_size(), " container(s), ", snap->hcas().size(),

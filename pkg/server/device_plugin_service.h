@@ -18,7 +18,9 @@ namespace rdmadp::server {
 
 class DevicePluginHandlers {
  public:
-  explicit DevicePluginHandlers(const StreamHub* hub) : hub_(hub) {}
+  // `on_allocate` (optional) runs on the gRPC thread after each Allocate answered.
+  explicit DevicePluginHandlers(const StreamHub* hub, std::function<void()> on_allocate = nullptr)
+      : hub_(hub), on_allocate_(std::move(on_allocate)) {}
 
   static grpc::Status GetDevicePluginOptions(const v1beta1::Empty& request,
                                              v1beta1::DevicePluginOptions* response);
@@ -34,6 +36,7 @@ class DevicePluginHandlers {
 
  private:
   const StreamHub* const hub_;
+  const std::function<void()> on_allocate_;
   std::atomic<uint64_t> allocations_{0};
   std::atomic<uint64_t> rejections_{0};
   log::RateLimit rejection_log_;  // a misbehaving client must not flood the log

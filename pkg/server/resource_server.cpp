@@ -18,7 +18,7 @@ namespace rdmadp::server {
 ResourceServer::ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial)
     : options_(std::move(options)),
       hub_(std::move(initial), options_.on_stream_end, options_.on_stream_open),
-      plugin_(&hub_) {}
+      plugin_(&hub_, options_.on_allocate) {}
 
 absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceServerOptions options,
                                                                       pool::SnapshotPtr initial) {

@@ -32,6 +32,7 @@ struct ResourceServerOptions {
   StreamHub::StreamEndFn on_stream_end;    // gRPC thread
   StreamHub::StreamOpenFn on_stream_open;  // gRPC thread
   WatcherHandlers::Hooks watcher;          // gRPC thread
+  std::function<void()> on_allocate;       // gRPC thread, after each Allocate answered
 };
 
 class ResourceServer {

@@ -257,6 +257,13 @@ int main(int argc, char** argv) {
       Fmt((b1.cpu_seconds - b0.cpu_seconds) * per_min * 1000) + " C++ sync, " + Fmt(go_cpu_ms) +
           " Go",
       "<= Go + 10 ms", Verdict(cpu_ms <= go_cpu_ms + 10));
+  // The same footprint once the load is over: the plugin hands freed heap back within 5 s.
+  Row(idle, "RSS after the load and the idle window", p1.rss_kib / 1024.0, "MiB",
+      mib(b1.rss_kib) + " C++ sync, " + mib(g1.rss_kib) + " Go", "<= C++ sync + 1 MiB",
+      Verdict(p1.rss_kib <= b1.rss_kib + 1024));
+  Row(idle, "RSS above C++ sync after the idle window", (p1.rss_kib - b1.rss_kib) / 1024.0, "MiB",
+      "0", "<= 1 MiB", Verdict(p1.rss_kib <= b1.rss_kib + 1024));
+  where("after the idle window");
 
   for (testing::PluginProcess* p : {&baseline, &go_baseline, &h.plugin()}) {
     p->Signal(SIGTERM);
