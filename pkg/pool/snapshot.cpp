@@ -67,14 +67,16 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
     }
   }
   snap->container_response_bytes_ = snap->container_response_.ByteSizeLong();
-  FillDevices(snap->list_response_, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);
-  if (snap->list_response_.ByteSizeLong() > kKubeletMaxMessageBytes) {
+  v1beta1::ListAndWatchResponse list;
+  FillDevices(list, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);
+  if (list.ByteSizeLong() > kKubeletMaxMessageBytes) {
     // Only reachable with many NUMA nodes near the rdmaHcaMax bound: losing alignment
     // hints beats a message the kubelet refuses.
-    snap->list_response_.Clear();
-    FillDevices(snap->list_response_, snap->advertised_.slots, healthy, {});
+    list.Clear();
+    FillDevices(list, snap->advertised_.slots, healthy, {});
     snap->topology_dropped_ = true;
   }
+  list.SerializeToString(&snap->list_response_bytes_);
   return snap;
 }
 
@@ -92,10 +94,16 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::AllUnhealthy(
   if (!snapshot->advertised_.healthy) return snapshot;
   std::shared_ptr<PoolSnapshot> copy(new PoolSnapshot(*snapshot));
   copy->advertised_.healthy = false;
-  for (auto& device : *copy->list_response_.mutable_devices()) {
-    device.set_health(std::string(kUnhealthy));
-  }
+  v1beta1::ListAndWatchResponse list = snapshot->ListResponse();
+  for (auto& device : *list.mutable_devices()) device.set_health(std::string(kUnhealthy));
+  list.SerializeToString(&copy->list_response_bytes_);
   return copy;
+}
+
+v1beta1::ListAndWatchResponse PoolSnapshot::ListResponse() const {
+  v1beta1::ListAndWatchResponse list;
+  list.ParseFromString(list_response_bytes_);
+  return list;
 }
 
 }  // namespace rdmadp::pool

@@ -65,7 +65,7 @@ class ResourceServer {
   StreamHub hub_;
   DevicePluginHandlers plugin_;
   std::unique_ptr<WatcherHandlers> watcher_;
-  v1beta1::DevicePlugin::AsyncService plugin_service_;
+  DevicePluginService plugin_service_;  // ListAndWatch raw (stream_hub.h)
   std::unique_ptr<pluginregistration::Registration::AsyncService> watcher_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;

@@ -4,7 +4,7 @@
 
 namespace rdmadp::server {
 
-SnapshotStream::SnapshotStream(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+SnapshotStream::SnapshotStream(StreamHub* hub, DevicePluginService* service,
                                grpc::ServerCompletionQueue* cq)
     : hub_(hub), service_(service), cq_(cq), writer_(&ctx_) {
   accepted_.on = [this](bool ok) { OnAccepted(ok); };
@@ -12,7 +12,7 @@ SnapshotStream::SnapshotStream(StreamHub* hub, v1beta1::DevicePlugin::AsyncServi
   call_done_.on = [this](bool /*ok*/) { OnCallDone(); };
 }
 
-void SnapshotStream::Serve(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
+void SnapshotStream::Serve(StreamHub* hub, DevicePluginService* service,
                            grpc::ServerCompletionQueue* cq) {
   std::shared_ptr<SnapshotStream> s(new SnapshotStream(hub, service, cq));
   s->self_ = s;
@@ -69,7 +69,9 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
       const pool::SnapshotPtr next = std::move(pending_);
       op_in_flight_ = true;
       lock.unlock();
-      writer_.Write(next->list_response(), &op_done_);  // serialised before it returns
+      const std::string& bytes = next->list_response_bytes();
+      grpc::Slice slice(bytes.data(), bytes.size());  // a copy: gRPC owns it from here
+      writer_.Write(grpc::ByteBuffer(&slice, 1), &op_done_);
       return;
     }
     if (ending_) {

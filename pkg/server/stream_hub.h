@@ -23,6 +23,12 @@ namespace rdmadp::server {
 
 class StreamHub;
 
+// The device-plugin service with ListAndWatch taking and sending raw bytes: a snapshot's
+// list is serialized once (pool::PoolSnapshot::list_response_bytes) and written as is to
+// every stream. The other methods stay typed.
+using DevicePluginService =
+    v1beta1::DevicePlugin::WithRawMethod_ListAndWatch<v1beta1::DevicePlugin::AsyncService>;
+
 // One kubelet ListAndWatch stream. Sends the current snapshot first, then each newer one;
 // if several snapshots arrive while a write is in flight only the newest is sent, since
 // every message is a full list. Owned by itself while gRPC can still deliver one of its
@@ -31,16 +37,14 @@ class SnapshotStream final : public std::enable_shared_from_this<SnapshotStream>
  public:
   // Puts one stream in wait for the next ListAndWatch call; each accepted call puts the
   // next one in wait, until the server shuts down.
-  static void Serve(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
-                    grpc::ServerCompletionQueue* cq);
+  static void Serve(StreamHub* hub, DevicePluginService* service, grpc::ServerCompletionQueue* cq);
 
   void Offer(pool::SnapshotPtr snapshot);
   void End();  // finish OK (server stopping)
   uint64_t id() const { return id_; }
 
  private:
-  SnapshotStream(StreamHub* hub, v1beta1::DevicePlugin::AsyncService* service,
-                 grpc::ServerCompletionQueue* cq);
+  SnapshotStream(StreamHub* hub, DevicePluginService* service, grpc::ServerCompletionQueue* cq);
   void OnAccepted(bool ok);
   void OnOpDone(bool ok);  // a Write or the Finish completed
   void OnCallDone();       // the call is over: finished, cancelled or its peer gone
@@ -51,12 +55,12 @@ class SnapshotStream final : public std::enable_shared_from_this<SnapshotStream>
 
   friend class StreamHub;
   StreamHub* const hub_;
-  v1beta1::DevicePlugin::AsyncService* const service_;
+  DevicePluginService* const service_;
   grpc::ServerCompletionQueue* const cq_;
   uint64_t id_ = 0;  // set when the hub takes the stream in
   grpc::ServerContext ctx_;
-  v1beta1::Empty request_;
-  grpc::ServerAsyncWriter<v1beta1::ListAndWatchResponse> writer_;
+  grpc::ByteBuffer request_;  // an Empty: nothing to read
+  grpc::ServerAsyncWriter<grpc::ByteBuffer> writer_;
   Tag accepted_, op_done_, call_done_;
   std::shared_ptr<SnapshotStream> self_;  // while a tag may still come
 

@@ -234,7 +234,7 @@ void BigPools() {
     const double first_ms = MsSince(t);
     ctx.TryCancel();
     const std::string tag = "big pool " + std::to_string(slots);
-    const double bytes = static_cast<double>(snap->list_response().ByteSizeLong());
+    const double bytes = static_cast<double>(snap->ListResponse().ByteSizeLong());
     Row(tag, "build snapshot", build_ms, "ms", "info", "info", "info");
     Row(tag, "first ListAndWatch received (4 MiB limit)", first_ms, "ms", "info", "info",
         got && msg.devices_size() == slots ? "ok" : "MISSED");

@@ -63,8 +63,9 @@ TEST(Snapshot, AdvertisesSlotsWithTopologyAndAllocateContent) {
   inv.functions[0].numa_node = 1;
   inv.functions[1].numa_node = 0;
   auto snap = PoolSnapshot::Build(Resource(3), inv);
-  ASSERT_EQ(snap->list_response().devices_size(), 3);
-  const auto& d2 = snap->list_response().devices(2);
+  const v1beta1::ListAndWatchResponse list = snap->ListResponse();
+  ASSERT_EQ(list.devices_size(), 3);
+  const auto& d2 = list.devices(2);
   EXPECT_EQ(d2.id(), "2");
   EXPECT_EQ(d2.health(), "Healthy");
   ASSERT_EQ(d2.topology().nodes_size(), 2);
@@ -86,7 +87,7 @@ TEST(Snapshot, EmptyPoolAdvertisesNothingAndNonRdmaIsExcluded) {
   inv.functions = {Fn("0000:01:00.0", "8086", "1521", "igb", "eno1", "ether")};
   inv.functions[0].rdma_capable = false;
   auto snap = PoolSnapshot::Build(Resource(1000), inv);
-  EXPECT_EQ(snap->list_response().devices_size(), 0);
+  EXPECT_EQ(snap->ListResponse().devices_size(), 0);
   EXPECT_EQ(snap->container_response().devices_size(), 0);
   EXPECT_FALSE(snap->HasDeviceId("0"));
 }
@@ -100,7 +101,7 @@ TEST(Snapshot, HealthFollowsPorts) {
   inv.functions[1].rdma_devices[0].ports[0].state = sysfs::PortState::kInit;
   auto down = PoolSnapshot::Build(Resource(2), inv);
   EXPECT_FALSE(down->advertised().healthy);
-  EXPECT_EQ(down->list_response().devices(1).health(), "Unhealthy");
+  EXPECT_EQ(down->ListResponse().devices(1).health(), "Unhealthy");
   inv.functions[1].rdma_devices[0].ports.clear();  // no ports reported counts as usable
   EXPECT_TRUE(PoolSnapshot::Build(Resource(2), inv)->advertised().healthy);
 }
@@ -140,8 +141,10 @@ TEST(Snapshot, AllUnhealthyCopiesWithEverySlotUnhealthy) {
   auto marked = PoolSnapshot::AllUnhealthy(healthy);
   EXPECT_TRUE(healthy->advertised().healthy);  // the original is untouched
   EXPECT_FALSE(marked->advertised().healthy);
-  ASSERT_EQ(marked->list_response().devices_size(), 3);
-  for (const auto& d : marked->list_response().devices()) EXPECT_EQ(d.health(), "Unhealthy");
+  const v1beta1::ListAndWatchResponse list = marked->ListResponse();
+  ASSERT_EQ(list.devices_size(), 3);
+  for (const auto& d : list.devices()) EXPECT_EQ(d.health(), "Unhealthy");
+  EXPECT_EQ(healthy->ListResponse().devices(0).health(), "Healthy");
   EXPECT_EQ(marked->container_response().DebugString(),
             healthy->container_response().DebugString());
   EXPECT_EQ(PoolSnapshot::AllUnhealthy(marked), marked);  // already so: no copy
@@ -181,14 +184,14 @@ TEST(Snapshot, LargestPoolStaysUnderTheKubeletLimit) {
   }
   auto snap = PoolSnapshot::Build(Resource(config::kMaxRdmaHcaMax), inv);
   EXPECT_FALSE(snap->topology_dropped());
-  EXPECT_LT(snap->list_response().ByteSizeLong(), kKubeletMaxMessageBytes);
+  EXPECT_LT(snap->ListResponse().ByteSizeLong(), kKubeletMaxMessageBytes);
   for (int i = 4; i < 16; ++i) {  // a 16-NUMA-node pool would not fit: topology goes
     inv.functions.push_back(inv.functions[0]);
     inv.functions.back().numa_node = i;
   }
   auto big = PoolSnapshot::Build(Resource(config::kMaxRdmaHcaMax), inv);
   EXPECT_TRUE(big->topology_dropped());
-  EXPECT_LT(big->list_response().ByteSizeLong(), kKubeletMaxMessageBytes);
+  EXPECT_LT(big->ListResponse().ByteSizeLong(), kKubeletMaxMessageBytes);
 }
 
 }  // namespace
