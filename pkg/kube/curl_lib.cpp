@@ -4,16 +4,11 @@
 
 #include <string>
 
+#include "pkg/dl/resolve.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::kube {
 namespace {
-
-template <typename Fn>
-bool Resolve(void* lib, const char* name, Fn& out) {
-  out = reinterpret_cast<Fn>(::dlsym(lib, name));
-  return out != nullptr;
-}
 
 absl::StatusOr<const CurlLib*> Load() {
   // Never closed: the handles it creates live until the process ends.
@@ -23,16 +18,16 @@ absl::StatusOr<const CurlLib*> Load() {
                                              " (install libcurl4, or use frontend: devicePlugin)"));
   }
   static CurlLib curl;
-  const bool ok = Resolve(lib, "curl_global_init", curl.global_init) &&
-                  Resolve(lib, "curl_easy_init", curl.easy_init) &&
-                  Resolve(lib, "curl_easy_cleanup", curl.easy_cleanup) &&
-                  Resolve(lib, "curl_easy_reset", curl.easy_reset) &&
-                  Resolve(lib, "curl_easy_setopt", curl.easy_setopt) &&
-                  Resolve(lib, "curl_easy_perform", curl.easy_perform) &&
-                  Resolve(lib, "curl_easy_getinfo", curl.easy_getinfo) &&
-                  Resolve(lib, "curl_easy_strerror", curl.easy_strerror) &&
-                  Resolve(lib, "curl_slist_append", curl.slist_append) &&
-                  Resolve(lib, "curl_slist_free_all", curl.slist_free_all);
+  const bool ok = dl::Resolve(lib, "curl_global_init", curl.global_init) &&
+                  dl::Resolve(lib, "curl_easy_init", curl.easy_init) &&
+                  dl::Resolve(lib, "curl_easy_cleanup", curl.easy_cleanup) &&
+                  dl::Resolve(lib, "curl_easy_reset", curl.easy_reset) &&
+                  dl::Resolve(lib, "curl_easy_setopt", curl.easy_setopt) &&
+                  dl::Resolve(lib, "curl_easy_perform", curl.easy_perform) &&
+                  dl::Resolve(lib, "curl_easy_getinfo", curl.easy_getinfo) &&
+                  dl::Resolve(lib, "curl_easy_strerror", curl.easy_strerror) &&
+                  dl::Resolve(lib, "curl_slist_append", curl.slist_append) &&
+                  dl::Resolve(lib, "curl_slist_free_all", curl.slist_free_all);
   if (!ok) return absl::FailedPreconditionError(Cat("libcurl.so.4 is incomplete: ", ::dlerror()));
   // Not thread-safe in libcurl; here it runs once, under the magic static below.
   if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -6,14 +6,10 @@
 #include <filesystem>
 #include <mutex>
 
+#include "pkg/dl/resolve.h"
+
 namespace rdmadp::rdma {
 namespace {
-
-template <typename Fn>
-bool Resolve(void* lib, const char* name, Fn& out) {
-  out = reinterpret_cast<Fn>(::dlsym(lib, name));
-  return out != nullptr;
-}
 
 struct Loaded {
   const VerbsLib* lib = nullptr;
@@ -34,14 +30,14 @@ Loaded Load() {
                          " (install libibverbs1 / rdma-core)"};
   }
   static VerbsLib verbs;
-  const bool ok = Resolve(handle, "ibv_get_device_list", verbs.get_device_list) &&
-                  Resolve(handle, "ibv_free_device_list", verbs.free_device_list) &&
-                  Resolve(handle, "ibv_get_device_name", verbs.get_device_name) &&
-                  Resolve(handle, "ibv_open_device", verbs.open_device) &&
-                  Resolve(handle, "ibv_close_device", verbs.close_device) &&
-                  Resolve(handle, "ibv_get_async_event", verbs.get_async_event) &&
-                  Resolve(handle, "ibv_ack_async_event", verbs.ack_async_event) &&
-                  Resolve(handle, "ibv_event_type_str", verbs.event_type_str);
+  const bool ok = dl::Resolve(handle, "ibv_get_device_list", verbs.get_device_list) &&
+                  dl::Resolve(handle, "ibv_free_device_list", verbs.free_device_list) &&
+                  dl::Resolve(handle, "ibv_get_device_name", verbs.get_device_name) &&
+                  dl::Resolve(handle, "ibv_open_device", verbs.open_device) &&
+                  dl::Resolve(handle, "ibv_close_device", verbs.close_device) &&
+                  dl::Resolve(handle, "ibv_get_async_event", verbs.get_async_event) &&
+                  dl::Resolve(handle, "ibv_ack_async_event", verbs.ack_async_event) &&
+                  dl::Resolve(handle, "ibv_event_type_str", verbs.event_type_str);
   if (!ok) return {nullptr, std::string("libibverbs.so.1 lacks a symbol: ") + ::dlerror()};
   return {&verbs, ""};
 }
