@@ -276,8 +276,12 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
       1);
   EXPECT_GT(Sample("process_resident_memory_bytes"), 1e6);
   EXPECT_GT(Sample("process_start_time_seconds"), 1.7e9);
-  // Live objects: config, pools, gRPC's state; always under the resident set.
+  // Live objects: config, pools, gRPC's state; always under the resident set. (Under a
+  // sanitizer, as this test and the plugin are built alike, its allocator replaces glibc's
+  // and mallinfo2 sees almost nothing.)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_GT(Sample("rdma_shared_dp_heap_in_use_bytes"), 1e5);
+#endif
   EXPECT_LT(Sample("rdma_shared_dp_heap_in_use_bytes"), Sample("process_resident_memory_bytes"));
 }
 
