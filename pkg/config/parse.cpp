@@ -8,15 +8,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "pkg/config/config.h"
 #include "pkg/config/raw_config.h"
+#include "pkg/fd/files.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/edit_distance.h"
 
@@ -396,14 +395,18 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
                                             " bytes"));
     }
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // One byte past the limit tells of a file that grew after the stat.
+  std::optional<std::string> text = fd::ReadFile(path, kMaxConfigBytes + 1);
+  if (!text) {
     return absl::NotFoundError(Cat("config: cannot read ", path, ": ", std::strerror(errno),
                                    " (set --config-file to the mounted ConfigMap file)"));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseConfig(buffer.str());
+  if (text->size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(Cat("config: ", path, " grew past ", kMaxConfigBytes,
+                                          " bytes while being read; a config is at most ",
+                                          kMaxConfigBytes, " bytes"));
+  }
+  return ParseConfig(*text);
 }
 
 }  // namespace rdmadp::config

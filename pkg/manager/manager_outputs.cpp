@@ -1,9 +1,9 @@
 // Manager: what it produces besides the gRPC servers. CDI spec files, metrics views,
 // recorded problems, and the link-up step.
-#include <filesystem>
 
 #include "pkg/cdi/cdi_spec.h"
 #include "pkg/cdi/spec_files.h"
+#include "pkg/fd/files.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/netlink/link_up.h"
@@ -137,14 +137,14 @@ void Manager::SyncCdiSpec(Resource& res) {
 }
 
 bool Manager::AnotherInstanceServes(const std::string& resource_name) const {
-  std::error_code ec;
   const std::string own = server::SocketFileName(resource_name, instance_id_);
-  for (const auto& entry : std::filesystem::directory_iterator(SocketDir(), ec)) {
-    const std::string file = entry.path().filename();
+  for (const std::string& file : fd::ListDir(SocketDir())) {
     if (file == own || !file.starts_with(resource_name + "-") || !file.ends_with(".sock")) {
       continue;
     }
-    if (file.size() == own.size() && server::SocketHasListener(entry.path())) return true;
+    if (file.size() == own.size() && server::SocketHasListener(Cat(SocketDir(), "/", file))) {
+      return true;
+    }
   }
   return false;
 }

@@ -2,13 +2,15 @@
 // directory (inotify), kernel link events and uevents, verbs events, and the auto-mode choice.
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 
+#include "pkg/fd/files.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/server/socket_path.h"
@@ -105,8 +107,8 @@ void Manager::WatchSocketDirs() {
   if (root_dir_watch_ < 0 && ancestor_watch_ < 0) {
     // The kubelet root itself is missing: watch the nearest existing ancestor and follow
     // the path down as directories appear.
-    std::filesystem::path dir = std::filesystem::path(options_.kubelet_root_dir).parent_path();
-    while (!dir.empty() && !PathExists(dir.string())) dir = dir.parent_path();
+    std::string dir = fd::ParentDir(options_.kubelet_root_dir);
+    while (!dir.empty() && !PathExists(dir)) dir = fd::ParentDir(dir);
     if (!dir.empty()) {
       ancestor_watch_ =
           ::inotify_add_watch(inotify_fd_.Get(), dir.c_str(), IN_CREATE | IN_MOVED_TO);
@@ -126,11 +128,12 @@ void Manager::CleanStaleSockets(const std::string& dir, std::string_view prefix,
   // Only sockets named like ours (<resourceName>-<8 hex>.sock for a configured resource, or
   // the DRA driver's <prefix><8 hex><suffix>), of another instance, and with nobody
   // accepting on them: provably dead.
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string file = entry.path().filename();
+  for (const std::string& name : fd::ListDir(dir)) {
+    const std::string path = Cat(dir, "/", name);
+    std::string file = name;
     if (file.starts_with(".")) file.erase(0, 1);  // not yet published by a dead instance
-    if (!entry.is_socket(ec)) continue;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
     std::string id;
     if (!prefix.empty()) {
       if (!file.starts_with(prefix) || !file.ends_with(suffix) ||
@@ -152,10 +155,9 @@ void Manager::CleanStaleSockets(const std::string& dir, std::string_view prefix,
     if (id == instance_id_ || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
       continue;
     }
-    if (server::SocketHasListener(entry.path())) continue;
-    if (std::filesystem::remove(entry.path(), ec)) {
-      log::Info(Cat("removed stale socket ", entry.path().string(),
-                    " of a dead instance (nothing accepts on it)"));
+    if (server::SocketHasListener(path)) continue;
+    if (::unlink(path.c_str()) == 0) {
+      log::Info(Cat("removed stale socket ", path, " of a dead instance (nothing accepts on it)"));
     }
   }
 }

@@ -3,9 +3,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <charconv>
 
+#include "pkg/fd/files.h"
 #include "pkg/metrics/prometheus.h"
 
 namespace rdmadp::metrics {
@@ -15,8 +15,14 @@ ProcessView ReadProcess(double start_time_seconds) {
   p.start_time_seconds = start_time_seconds;
   long pages = 0;
   long resident = 0;
-  if (std::ifstream statm("/proc/self/statm"); statm >> pages >> resident) {
-    p.resident_memory_bytes = static_cast<double>(resident) * static_cast<double>(::getpagesize());
+  if (auto statm = fd::ReadFile("/proc/self/statm", 256)) {  // "size resident shared ..."
+    const char* end = statm->data() + statm->size();
+    auto size = std::from_chars(statm->data(), end, pages);
+    if (size.ec == std::errc() && size.ptr < end &&
+        std::from_chars(size.ptr + 1, end, resident).ec == std::errc()) {
+      p.resident_memory_bytes =
+          static_cast<double>(resident) * static_cast<double>(::getpagesize());
+    }
   }
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
@@ -26,11 +32,7 @@ ProcessView ReadProcess(double start_time_seconds) {
   const struct mallinfo2 heap = ::mallinfo2();
   p.heap_in_use_bytes = static_cast<double>(heap.uordblks + heap.hblkhd);
   p.heap_free_bytes = static_cast<double>(heap.fordblks);
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++p.open_fds;
-  }
+  p.open_fds = static_cast<double>(fd::ListDir("/proc/self/fd").size());
   return p;
 }
 

@@ -3,10 +3,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <mutex>
 
 #include "pkg/dl/resolve.h"
+#include "pkg/fd/files.h"
 
 namespace rdmadp::rdma {
 namespace {
@@ -45,10 +45,8 @@ Loaded Load() {
 }  // namespace
 
 bool HasUverbsDevices(const std::string& sysfs_class_dir) {
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(sysfs_class_dir, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    if (it->path().filename().string().rfind("uverbs", 0) == 0) return true;
+  for (const std::string& name : fd::ListDir(sysfs_class_dir)) {
+    if (name.starts_with("uverbs")) return true;
   }
   return false;
 }

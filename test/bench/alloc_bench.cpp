@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     for (const auto& [name, kib] : plugin_maps) {
       auto it = bare_maps.find(name);
       const long bare = it == bare_maps.end() ? 0 : it->second;
-      if (kib - bare >= 150) {
+      if (kib - bare >= 40) {
         Row("footprint", "RSS above C++ sync " + when + ": " + name, (kib - bare) / 1024.0, "MiB",
             Fmt(bare / 1024.0) + " MiB C++ sync", "info", "info");
       }

@@ -1,0 +1,48 @@
+#include "pkg/fd/files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "pkg/fd/unique_fd.h"
+
+namespace rdmadp::fd {
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return names;
+  while (const dirent* e = ::readdir(d.get())) {
+    const std::string_view name = e->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  return names;
+}
+
+std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.Valid()) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (out.size() < max_bytes) {
+    const ssize_t n = ::read(file.Get(), buf, std::min(sizeof buf, max_bytes - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+std::string ParentDir(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos || p == "/") return "";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+}  // namespace rdmadp::fd
