@@ -50,14 +50,16 @@ def input_sections(link_map):
 
 
 def function_addresses(binary):
-    """Name -> address of every function symbol (local ones too) of the binary."""
+    """Name -> addresses of the function symbols (local ones too) of the binary. A local name
+    can be defined in several files (a clone like `f.isra.0`, an anonymous namespace's
+    function); callgrind names them alike, so each counts as run."""
     out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True,
                          check=True).stdout
     addresses = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "tTwW":
-            addresses.setdefault(parts[2], int(parts[0], 16))
+            addresses.setdefault(parts[2], []).append(int(parts[0], 16))
     return addresses
 
 
@@ -73,10 +75,7 @@ def pattern(name, obj):
 def sections_that_ran(names, sections, starts, addresses):
     """Address -> (size, pattern) of the code sections holding the functions `names`."""
     chosen = {}
-    for name in names:
-        address = addresses.get(name)
-        if address is None:
-            continue  # a library's function
+    for address in (a for name in names for a in addresses.get(name, [])):  # none: a library's
         i = bisect.bisect_right(starts, address) - 1
         if i >= 0 and sections[i][0] <= address < sections[i][0] + sections[i][1]:
             addr, size, section, obj = sections[i]

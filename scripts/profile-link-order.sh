@@ -50,10 +50,15 @@ RDMADP_PLUGIN_BINARY="$work/events/plugin" BENCH_RESULTS=/dev/null \
 
 # Callgrind names each function once per file as "fn=(id) name" or "cfn=(id) name" (without
 # its recursion suffix '2); the layout script finds the section of each by its address.
+# The lists and the profiled link stay in $BUILD_DIR/profile, to lay out again by hand.
+kept="$BUILD_DIR/profile"
+mkdir -p "$kept"
+cp "$binary" "$kept/k8s-rdma-shared-dp"
+cp "$BUILD_DIR/k8s-rdma-shared-dp.map" "$kept/k8s-rdma-shared-dp.map"
 for part in every-day events; do
   cat "$work/$part"/callgrind.* | sed -n 's/^c\{0,1\}fn=([0-9]*) //p' | sed "s/'[0-9]*\$//" |
-    sort -u >"$work/$part.ran"
+    sort -u >"$kept/$part.ran"
 done
-python3 scripts/hot-code-layout.py "$binary" "$BUILD_DIR/k8s-rdma-shared-dp.map" \
-  cmd/k8s-rdma-shared-dp/hot-code.ld "$work/every-day.ran" "$work/events.ran"
+python3 scripts/hot-code-layout.py "$kept/k8s-rdma-shared-dp" "$kept/k8s-rdma-shared-dp.map" \
+  cmd/k8s-rdma-shared-dp/hot-code.ld "$kept/every-day.ran" "$kept/events.ran"
 echo "profile-link-order: wrote cmd/k8s-rdma-shared-dp/hot-code.ld; rebuild to use it"
