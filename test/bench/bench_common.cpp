@@ -33,6 +33,9 @@ ProcessFigures Figures(pid_t pid) {
   if (DIR* dir = opendir((proc + "/task").c_str())) {
     while (const dirent* e = readdir(dir)) {
       if (e->d_name[0] == '.') continue;
+      std::ifstream sched(proc + "/task/" + e->d_name + "/schedstat");
+      unsigned long long on_cpu_ns = 0;
+      if (sched >> on_cpu_ns) f.on_cpu_seconds += static_cast<double>(on_cpu_ns) / 1e9;
       std::ifstream ts(proc + "/task/" + e->d_name + "/status");
       for (std::string line; std::getline(ts, line);) {
         if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {

@@ -35,7 +35,10 @@ inline double Median(std::vector<double> v) { return Percentile(std::move(v), 50
 struct ProcessFigures {
   long rss_kib = 0;
   long threads = 0;
-  double cpu_seconds = 0;     // user + system
+  double cpu_seconds = 0;  // user + system
+  // Time on a CPU summed over the live threads (schedstat, nanoseconds): idle minutes use
+  // ~1 ms, below the 10 ms clock tick cpu_seconds counts in.
+  double on_cpu_seconds = 0;
   long context_switches = 0;  // voluntary + involuntary, all threads: the wake-ups
 };
 
