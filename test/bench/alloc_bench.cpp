@@ -13,7 +13,6 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
