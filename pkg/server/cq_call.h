@@ -17,12 +17,52 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace rdmadp::server {
 
 struct Tag {
   std::function<void(bool ok)> on;
+};
+
+// Queues being shut down. gRPC aborts the process when an operation starts on a queue after
+// its Shutdown(), and a call accepted just before a server's shutdown deadline is still
+// answered from the queue's thread after that deadline. So answers, writes and finishes,
+// and the requests for the next call, start through StartOp, and owners shut their queue
+// down through Shutdown. Thread-safe; the lock is a leaf (nothing is locked inside it but
+// the start of one operation).
+class QueueGate {
+ public:
+  // Runs `start`, which starts one operation on `cq`, unless `cq` is being shut down.
+  template <class Fn>
+  static bool StartOp(const grpc::CompletionQueue* cq, Fn&& start) {
+    std::lock_guard lock(Mu());
+    if (Closing().count(cq) != 0) return false;
+    start();
+    return true;
+  }
+  // Marks `cq` closing, then shuts it down: no operation starts on it afterwards.
+  static void Shutdown(grpc::ServerCompletionQueue* cq) {
+    std::lock_guard lock(Mu());
+    Closing().insert(cq);
+    cq->Shutdown();
+  }
+  // Once `cq` is drained, before it is destroyed (its address may be reused).
+  static void Forget(const grpc::CompletionQueue* cq) {
+    std::lock_guard lock(Mu());
+    Closing().erase(cq);
+  }
+
+ private:
+  static std::mutex& Mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static std::set<const grpc::CompletionQueue*>& Closing() {
+    static std::set<const grpc::CompletionQueue*> closing;
+    return closing;
+  }
 };
 
 // Drains `cq` on a thread of its own until the queue is shut down and empty.
@@ -57,8 +97,7 @@ class DeferredUnaryCall {
   using HandleFn = std::function<void(const Request&, DoneFn done)>;
 
   static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
-    new DeferredUnaryCall(
-        std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
+    Spawn(std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
   }
 
  private:
@@ -67,6 +106,11 @@ class DeferredUnaryCall {
     HandleFn handle;
     grpc::ServerCompletionQueue* cq;
   };
+
+  // One call waiting for the next request, unless the queue is shutting down.
+  static void Spawn(const std::shared_ptr<const Method>& method) {
+    QueueGate::StartOp(method->cq, [&] { new DeferredUnaryCall(method); });
+  }
 
   explicit DeferredUnaryCall(std::shared_ptr<const Method> method)
       : method_(std::move(method)), responder_(&ctx_) {
@@ -82,16 +126,23 @@ class DeferredUnaryCall {
       delete this;
       return;
     }
-    new DeferredUnaryCall(method_);
+    Spawn(method_);
     answered_ = true;
     method_->handle(request_, [this](grpc::Status status, Response response) {
-      std::lock_guard lock(answer_mu_);
-      response_ = std::move(response);
-      if (status.ok()) {
-        responder_.Finish(response_, status, &tag_);
-      } else {
-        responder_.FinishWithError(status, &tag_);
+      bool started = false;
+      {
+        std::lock_guard lock(answer_mu_);
+        response_ = std::move(response);
+        started = QueueGate::StartOp(method_->cq, [&] {
+          if (status.ok()) {
+            responder_.Finish(response_, status, &tag_);
+          } else {
+            responder_.FinishWithError(status, &tag_);
+          }
+        });
       }
+      // The server is shutting down: the call was cancelled and no tag will come for it.
+      if (!started) delete this;
     });
   }
 

@@ -181,7 +181,7 @@ DraServer::~DraServer() {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   }
   if (cq_) {
-    cq_->Shutdown();
+    QueueGate::Shutdown(cq_.get());
     if (cq_thread_) {
       cq_thread_.reset();
     } else {
@@ -189,6 +189,7 @@ DraServer::~DraServer() {
       bool ok = false;
       while (cq_->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
     }
+    QueueGate::Forget(cq_.get());
   }
   server_.reset();
   RemoveOwnSocket(options_.endpoint_path, endpoint_inode_);

@@ -103,7 +103,7 @@ ResourceServer::~ResourceServer() {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   }
   if (cq_) {
-    cq_->Shutdown();
+    QueueGate::Shutdown(cq_.get());
     if (cq_thread_) {
       cq_thread_.reset();  // joins once every call's last tag was delivered
     } else {
@@ -111,6 +111,7 @@ ResourceServer::~ResourceServer() {
       bool ok = false;
       while (cq_->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
     }
+    QueueGate::Forget(cq_.get());
   }
   server_.reset();
   cq_.reset();

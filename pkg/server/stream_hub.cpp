@@ -71,7 +71,12 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
       lock.unlock();
       const std::string& bytes = next->list_response_bytes();
       grpc::Slice slice(bytes.data(), bytes.size());  // a copy: gRPC owns it from here
-      writer_.Write(grpc::ByteBuffer(&slice, 1), &op_done_);
+      if (QueueGate::StartOp(cq_, [&] { writer_.Write(grpc::ByteBuffer(&slice, 1), &op_done_); })) {
+        return;
+      }
+      lock.lock();  // shutting down: the call-done tag releases the stream
+      op_in_flight_ = false;
+      MaybeRelease(lock);
       return;
     }
     if (ending_) {
@@ -79,9 +84,13 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
       op_in_flight_ = true;
       const bool failed = failed_;
       lock.unlock();
-      writer_.Finish(failed ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream write failed")
-                            : grpc::Status::OK,
-                     &op_done_);
+      const grpc::Status status =
+          failed ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream write failed")
+                 : grpc::Status::OK;
+      if (QueueGate::StartOp(cq_, [&] { writer_.Finish(status, &op_done_); })) return;
+      lock.lock();
+      op_in_flight_ = false;
+      MaybeRelease(lock);
       return;
     }
   }
