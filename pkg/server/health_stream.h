@@ -84,7 +84,7 @@ class HealthStream final
         self_.reset();  // shutting down: may destroy this object
         return;
       }
-      Serve(hub_, service_, cq_);
+      QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
       hub_->Opened(this->shared_from_this());
     };
     op_done_.on = [this](bool ok) {
@@ -112,14 +112,17 @@ class HealthStream final
         pending_.reset();
         op_in_flight_ = true;
         lock.unlock();
-        writer_.Write(message_, &op_done_);
-        return;
-      }
-      if (ending_) {
+        if (QueueGate::StartOp(cq_, [&] { writer_.Write(message_, &op_done_); })) return;
+        lock.lock();  // shutting down: the call-done tag releases the stream
+        op_in_flight_ = false;
+      } else if (ending_) {
         finish_started_ = op_in_flight_ = true;
         lock.unlock();
-        writer_.Finish(grpc::Status::OK, &op_done_);
-        return;
+        if (QueueGate::StartOp(cq_, [&] { writer_.Finish(grpc::Status::OK, &op_done_); })) {
+          return;
+        }
+        lock.lock();
+        op_in_flight_ = false;
       }
     }
     if (!call_done_seen_ || op_in_flight_) return;

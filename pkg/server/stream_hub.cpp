@@ -26,7 +26,7 @@ void SnapshotStream::OnAccepted(bool ok) {
     self_.reset();  // may destroy this object: nothing after this line
     return;
   }
-  Serve(hub_, service_, cq_);
+  QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
   hub_->Opened(shared_from_this());
 }
 
