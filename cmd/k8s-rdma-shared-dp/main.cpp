@@ -19,6 +19,7 @@
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/report/discover_report.h"
+#include "pkg/server/quiet_event_engine.h"
 #include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
 
@@ -225,6 +226,9 @@ int main(int argc, char** argv) {
   // caches serve most small blocks without the arena's lock; Allocate latency unchanged).
   // Set before any thread exists; an operator's MALLOC_ARENA_MAX wins.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) ::mallopt(M_ARENA_MAX, 1);
+  // gRPC's default event engine: four threads, one of them awake every second, for work
+  // that never comes in this process (see quiet_event_engine.h). Before gRPC starts.
+  server::UseQuietEventEngine();
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
   std::vector<std::string_view> args(argv + 1, argv + argc);

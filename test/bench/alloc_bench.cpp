@@ -232,12 +232,12 @@ int main(int argc, char** argv) {
   const auto p0 = Figures(h.plugin().pid());
   const auto b0 = Figures(baseline.pid());
   const auto g0 = Figures(go_baseline.pid());
-  const auto threads0 = SwitchesByThreadName(h.plugin().pid());
+  const auto threads0 = ActivityByThreadName(h.plugin().pid());
   std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));  // the measurement itself
   const auto p1 = Figures(h.plugin().pid());
   const auto b1 = Figures(baseline.pid());
   const auto g1 = Figures(go_baseline.pid());
-  const auto threads1 = SwitchesByThreadName(h.plugin().pid());
+  const auto threads1 = ActivityByThreadName(h.plugin().pid());
   const double per_min = 60.0 / idle_seconds;
   const double plugin_wakeups = (p1.context_switches - p0.context_switches) * per_min;
   const double bare_wakeups = (b1.context_switches - b0.context_switches) * per_min;
@@ -246,13 +246,15 @@ int main(int argc, char** argv) {
   Row(idle, "wake-ups (context switches) per minute", plugin_wakeups, "/min",
       Fmt(bare_wakeups, 0) + " C++ sync, " + Fmt(go_wakeups, 0) + " Go", "<= 130",
       Verdict(plugin_wakeups <= 130));
-  // Which threads wake: our event loop runs on the main thread.
-  for (const auto& [name, switches] : threads1) {
-    auto it = threads0.find(name);
-    const double per_minute = (switches - (it == threads0.end() ? 0 : it->second)) * per_min;
+  // Which threads wake, and what they cost: our event loop runs on the main thread.
+  for (const auto& [name, activity] : threads1) {
+    const auto it = threads0.find(name);
+    const ThreadActivity start = it == threads0.end() ? ThreadActivity{} : it->second;
+    const double per_minute = (activity.context_switches - start.context_switches) * per_min;
     if (per_minute > 0 || name == "k8s-rdma-shared") {
-      Row(idle, "wake-ups per minute, threads '" + name + "'", per_minute, "/min", "info", "info",
-          "info");
+      Row(idle, "wake-ups per minute, threads '" + name + "'", per_minute, "/min",
+          Fmt((activity.on_cpu_seconds - start.on_cpu_seconds) * per_min * 1000) + " ms/min CPU",
+          "info", "info");
     }
   }
   // On-CPU time from the scheduler (nanoseconds), not the 10 ms clock ticks of /proc/pid/stat.

@@ -73,8 +73,8 @@ std::map<std::string, long> RssByMapping(pid_t pid) {
   return rss;
 }
 
-std::map<std::string, long> SwitchesByThreadName(pid_t pid) {
-  std::map<std::string, long> by_name;
+std::map<std::string, ThreadActivity> ActivityByThreadName(pid_t pid) {
+  std::map<std::string, ThreadActivity> by_name;
   const std::string task = "/proc/" + std::to_string(pid) + "/task";
   if (DIR* dir = opendir(task.c_str())) {
     while (const dirent* e = readdir(dir)) {
@@ -82,12 +82,18 @@ std::map<std::string, long> SwitchesByThreadName(pid_t pid) {
       const std::string base = task + "/" + e->d_name;
       std::string name;
       std::getline(std::ifstream(base + "/comm"), name);
+      ThreadActivity& a = by_name[name];
+      unsigned long long on_cpu_ns = 0;
+      if (std::ifstream(base + "/schedstat") >> on_cpu_ns) {
+        a.on_cpu_seconds += static_cast<double>(on_cpu_ns) / 1e9;
+      }
       std::ifstream ts(base + "/status");
       for (std::string line; std::getline(ts, line);) {
-        if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-          by_name[name] += std::stol(line.substr(24));
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+          a.context_switches += std::stol(line.substr(24));
+        }
         if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
-          by_name[name] += std::stol(line.substr(27));
+          a.context_switches += std::stol(line.substr(27));
         }
       }
     }

@@ -47,8 +47,12 @@ ProcessFigures Figures(pid_t pid);
 // Resident KiB per mapped file ("[anon]" for anonymous memory), from /proc/<pid>/smaps.
 std::map<std::string, long> RssByMapping(pid_t pid);
 
-// Context switches so far, summed per thread name (/proc/<pid>/task/*/comm).
-std::map<std::string, long> SwitchesByThreadName(pid_t pid);
+// Context switches and on-CPU time so far, summed per thread name (/proc/<pid>/task/*/comm).
+struct ThreadActivity {
+  long context_switches = 0;
+  double on_cpu_seconds = 0;
+};
+std::map<std::string, ThreadActivity> ActivityByThreadName(pid_t pid);
 
 // One result row. `verdict` is "ok", "MISSED" or "info".
 void Row(const std::string& benchmark, const std::string& metric, double value,

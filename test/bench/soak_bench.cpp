@@ -17,6 +17,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   const double warmup = std::max(60.0, seconds / 5.0);
   std::vector<Sample> samples;
+  std::map<std::string, long> maps_after_warmup;  // resident KiB per mapping, for the growth rows
   size_t failures = 0, scrape_failures = 0;
   int restarts = 0, reloads = 0, cycles = 0, registrations = 1;
   while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
@@ -173,6 +175,9 @@ int main(int argc, char** argv) {
     samples.push_back(Take(h.plugin().pid(), start));
     samples.back().heap_in_use_kib = MetricValue(page, "rdma_shared_dp_heap_in_use_bytes") / 1024;
     samples.back().heap_free_kib = MetricValue(page, "rdma_shared_dp_heap_free_bytes") / 1024;
+    if (maps_after_warmup.empty() && samples.back().seconds >= warmup) {
+      maps_after_warmup = RssByMapping(h.plugin().pid());
+    }
     std::this_thread::sleep_for(std::chrono::seconds(5));  // the load's pace
   }
 
@@ -205,6 +210,19 @@ int main(int argc, char** argv) {
   Row(tag, "malloc kept-free slope after warm-up (fragmentation shows here)",
       SlopeMibPerHour(after_warmup, [](const Sample& s) { return s.heap_free_kib; }), "MiB/h", "0",
       "info", "info");
+  // Where RSS grew after the warm-up: every mapping 40 KiB or more apart, either way.
+  if (!maps_after_warmup.empty()) {
+    auto at_end = RssByMapping(h.plugin().pid());
+    for (const auto& [name, kib] : maps_after_warmup) at_end.try_emplace(name, 0);
+    for (const auto& [name, kib] : at_end) {
+      const auto it = maps_after_warmup.find(name);
+      const long before = it == maps_after_warmup.end() ? 0 : it->second;
+      if (std::abs(kib - before) >= 40) {
+        Row(tag, "RSS growth after warm-up: " + name, (kib - before) / 1024.0, "MiB",
+            Fmt(before / 1024.0) + " MiB after warm-up", "info", "info");
+      }
+    }
+  }
   if (!after_warmup.empty()) {
     Row(tag, "fds after warm-up -> end", static_cast<double>(samples.back().fds), "",
         std::to_string(after_warmup.front().fds) + " after warm-up", "no growth",

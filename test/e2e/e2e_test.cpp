@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
@@ -201,6 +202,33 @@ TEST_F(E2E, ConcurrentAllocatesShareOneMallocArena) {
   EXPECT_GT(ArenaReservations(::getpid()), 0);
 }
 #endif
+
+// gRPC's default event engine (three pool threads and a timer thread awake every second) is
+// replaced by one that starts threads only for work, and no work comes: after registration,
+// ListAndWatch and Allocates, the plugin has none of those threads. gRPC's own timer thread
+// (its I/O manager's) remains: one, whatever the number of resources.
+std::map<std::string, int> ThreadsByName(pid_t pid) {
+  std::map<std::string, int> names;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task/";
+  for (const auto& entry : std::filesystem::directory_iterator(task)) {
+    std::string name;
+    std::getline(std::ifstream(entry.path() / "comm"), name);
+    ++names[name];
+  }
+  return names;
+}
+
+TEST_F(E2E, GrpcDefaultEventEngineThreadsAreNotStarted) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  for (const char* r : {kA, kB}) ASSERT_TRUE(h.kubelet().Allocate(r, {"0"}).ok()) << r;
+  const auto names = ThreadsByName(h.plugin().pid());
+  EXPECT_EQ(names.count("event_engine"), 0u);
+  EXPECT_EQ(names.count("timer_manager"), 0u);
+  EXPECT_EQ(names.count("quiet_ee"), 0u);  // nor any of ours: no work came
+  EXPECT_EQ(names.count("grpc_global_tim") ? names.at("grpc_global_tim") : 0, 1);
+}
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
   StartAll(R"({"configList": [
