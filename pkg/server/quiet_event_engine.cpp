@@ -101,7 +101,9 @@ struct QuietEventEngine::State {
       if (due.empty()) {
         wake.wait(lock);  // no deadline: nothing to do until a task arrives
       } else {
-        wake.wait_until(lock, due.begin()->first.first);
+        // A copy: the task's entry may be gone (run, cancelled) when the wait re-reads it.
+        const Clock::time_point earliest = due.begin()->first.first;
+        wake.wait_until(lock, earliest);
       }
     }
   }
