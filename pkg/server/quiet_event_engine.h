@@ -3,11 +3,13 @@
 // Why: gRPC 1.51 creates its default EventEngine as soon as a server starts, with three
 // pool threads and a timer thread that wakes once a second for ever (its timer list refills
 // in windows of at most 1 s, whether or not a timer is pending): 60 of an idle plugin's 120
-// wake-ups a minute. In this process nothing ever runs on that engine: our servers and the
-// kubelet client use gRPC's own I/O manager (1.51 uses an EventEngine for listeners, clients
-// and DNS only under experiments we do not enable). This engine starts no thread until a
-// task arrives, and its threads block without a deadline while nothing is due, or until the
-// earliest timer when one is.
+// wake-ups a minute. This process hardly uses it: our servers and the kubelet client run on
+// gRPC's own I/O manager (1.51 uses an engine for listeners, clients and DNS only under
+// experiments we do not enable); what comes is the reconnect back-off of a client channel
+// whose connection attempt failed (Subchannel::OnConnectingFinished: the kubelet channel
+// while the kubelet restarts). This engine starts no thread until a task arrives, and its
+// threads block without a deadline while nothing is due, or until the earliest task when one
+// is: no wake-up while idle.
 //
 // Contract: Run() tasks run soon, RunAfter() tasks no earlier than their delay, each on one
 // of the engine's threads (IsWorkerThread() is true there). A task that blocks does not hold

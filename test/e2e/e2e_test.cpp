@@ -204,9 +204,10 @@ TEST_F(E2E, ConcurrentAllocatesShareOneMallocArena) {
 #endif
 
 // gRPC's default event engine (three pool threads and a timer thread awake every second) is
-// replaced by one that starts threads only for work, and no work comes: after registration,
-// ListAndWatch and Allocates, the plugin has none of those threads. gRPC's own timer thread
-// (its I/O manager's) remains: one, whatever the number of resources.
+// replaced by one that starts threads only for work (reconnect back-offs): after
+// registration, ListAndWatch and Allocates the plugin has none of the default's threads.
+// (How many of gRPC's own timer threads, or ours, exist depends on timing: a slow start makes
+// connection attempts fail and back off, and gRPC adds a timer thread when timers pile up.)
 std::map<std::string, int> ThreadsByName(pid_t pid) {
   std::map<std::string, int> names;
   const std::string task = "/proc/" + std::to_string(pid) + "/task/";
@@ -226,8 +227,7 @@ TEST_F(E2E, GrpcDefaultEventEngineThreadsAreNotStarted) {
   const auto names = ThreadsByName(h.plugin().pid());
   EXPECT_EQ(names.count("event_engine"), 0u);
   EXPECT_EQ(names.count("timer_manager"), 0u);
-  EXPECT_EQ(names.count("quiet_ee"), 0u);  // nor any of ours: no work came
-  EXPECT_EQ(names.count("grpc_global_tim") ? names.at("grpc_global_tim") : 0, 1);
+  EXPECT_EQ(names.count("grpc_global_tim"), 1u);  // names as gRPC 1.51 gives them (any count)
 }
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
