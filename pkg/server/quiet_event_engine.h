@@ -6,8 +6,9 @@
 // wake-ups a minute. This process hardly uses it: our servers and the kubelet client run on
 // gRPC's own I/O manager (1.51 uses an engine for listeners, clients and DNS only under
 // experiments we do not enable); what comes is the reconnect back-off of a client channel
-// whose connection attempt failed (Subchannel::OnConnectingFinished: the kubelet channel
-// while the kubelet restarts). This engine starts no thread until a task arrives, and its
+// whose connection attempt failed (Subchannel::OnConnectingFinished), rare here since the
+// registrar dials only sockets that have a listener (seen with the plugin under valgrind, not
+// in the lifecycle group's kubelet restarts). This engine starts no thread until a task arrives, and its
 // threads block without a deadline while nothing is due, or until the earliest task when one
 // is: no wake-up while idle.
 //
