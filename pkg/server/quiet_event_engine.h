@@ -8,9 +8,9 @@
 // experiments we do not enable); what comes is the reconnect back-off of a client channel
 // whose connection attempt failed (Subchannel::OnConnectingFinished), rare here since the
 // registrar dials only sockets that have a listener (seen with the plugin under valgrind, not
-// in the lifecycle group's kubelet restarts). This engine starts no thread until a task arrives, and its
-// threads block without a deadline while nothing is due, or until the earliest task when one
-// is: no wake-up while idle.
+// in the lifecycle group's kubelet restarts). This engine starts no thread until a task arrives,
+// and its threads block without a deadline while nothing is due, or until the earliest task when
+// one is: no wake-up while idle.
 //
 // Contract: Run() tasks run soon, RunAfter() tasks no earlier than their delay, each on one
 // of the engine's threads (IsWorkerThread() is true there). A task that blocks does not hold
