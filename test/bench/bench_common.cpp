@@ -60,12 +60,19 @@ std::map<std::string, long> RssByMapping(pid_t pid) {
         line.find('-') <
             line.find(' ')) {  // a mapping header: "start-end perms off dev inode path"
       std::istringstream fields(line);
-      std::string skip, path;
-      for (int i = 0; i < 5; ++i) fields >> skip;
-      fields >> path;
+      std::string range, perms, skip, path;
+      fields >> range >> perms >> skip >> skip >> skip >> path;
       const auto slash = path.rfind('/');
-      current =
-          path.empty() ? "[anon]" : (slash == std::string::npos ? path : path.substr(slash + 1));
+      const auto dash = range.find('-');
+      const unsigned long size = std::stoul(range.substr(dash + 1), nullptr, 16) -
+                                 std::stoul(range.substr(0, dash), nullptr, 16);
+      if (!path.empty()) {
+        current = slash == std::string::npos ? path : path.substr(slash + 1);
+      } else if (size == 8ul << 20 && perms == "rw-p") {
+        current = "[anon: thread stacks]";  // glibc's default 8 MiB stacks (guard page apart)
+      } else {
+        current = "[anon]";
+      }
     } else if (line.rfind("Rss:", 0) == 0) {
       rss[current] += std::stol(line.substr(4));
     }

@@ -44,7 +44,9 @@ struct ProcessFigures {
 
 ProcessFigures Figures(pid_t pid);
 
-// Resident KiB per mapped file ("[anon]" for anonymous memory), from /proc/<pid>/smaps.
+// Resident KiB per mapped file, from /proc/<pid>/smaps: "[heap]", "[stack]" (the main
+// thread's), "[anon: thread stacks]" (8 MiB anonymous mappings: the other threads' stacks)
+// and "[anon]" for other anonymous memory (malloc's large blocks, gRPC's own mappings).
 std::map<std::string, long> RssByMapping(pid_t pid);
 
 // Context switches and on-CPU time so far, summed per thread name (/proc/<pid>/task/*/comm).
