@@ -19,7 +19,7 @@
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/report/discover_report.h"
-#include "pkg/server/quiet_event_engine.h"
+#include "pkg/server/grpc_runtime.h"
 #include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
 
@@ -215,20 +215,15 @@ int main(int argc, char** argv) {
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-  // gRPC's client channels poll every 5 s as a safety net ("backup polling"), idle or not:
-  // about 40 of an idle minute's 160 wake-ups. Our only client channel (to the kubelet)
-  // carries Register calls with deadlines, whose own waits poll the connection. Set before
-  // gRPC initialises (it reads the variable once); an operator's own setting wins.
-  ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "0", /*overwrite=*/0);
   // One malloc arena, not one per thread that allocates (glibc allows 8 per core): each
   // arena keeps its own free and partly used pages, ~0.7 MiB over the gRPC threads of four
   // resources (alloc_bench), while the threads seldom allocate at the same moment (per-thread
   // caches serve most small blocks without the arena's lock; Allocate latency unchanged).
   // Set before any thread exists; an operator's MALLOC_ARENA_MAX wins.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) ::mallopt(M_ARENA_MAX, 1);
-  // gRPC's default event engine: four threads, one of them awake every second, for work
-  // that never comes in this process (see quiet_event_engine.h). Before gRPC starts.
-  server::UseQuietEventEngine();
+  // Backup polling, Abseil's deadlock detector and gRPC's default event engine off: each costs
+  // wake-ups or memory while idle (grpc_runtime.h). Before gRPC starts or threads exist.
+  server::PrepareGrpcRuntime();
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
   std::vector<std::string_view> args(argv + 1, argv + argc);

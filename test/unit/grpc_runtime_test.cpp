@@ -1,0 +1,84 @@
+// PrepareGrpcRuntime() changes process-wide state once, so each test runs it in a child
+// process (a gtest death test that exits 0) and leaves this process as it was.
+#include "pkg/server/grpc_runtime.h"
+
+#include <absl/synchronization/mutex.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "pkg/server/quiet_event_engine.h"
+
+namespace rdmadp::server {
+namespace {
+
+class GrpcRuntime : public ::testing::Test {
+ protected:
+  // Re-run the test binary for each child rather than fork a process that has gRPC threads.
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// Two locks taken in both orders, one after the other: no deadlock, but a cycle in the
+// lock-order graph. Debian's Abseil (built without NDEBUG) aborts the process here unless the
+// detector is off.
+void TakeTwoLocksInBothOrders() {
+  absl::Mutex first;
+  absl::Mutex second;
+  {
+    absl::MutexLock a(&first);
+    absl::MutexLock b(&second);
+  }
+  {
+    absl::MutexLock b(&second);
+    absl::MutexLock a(&first);
+  }
+}
+
+TEST_F(GrpcRuntime, LockOrderInversionDoesNotAbortAfterPrepare) {
+  EXPECT_EXIT(
+      {
+        PrepareGrpcRuntime();
+        TakeTwoLocksInBothOrders();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(GrpcRuntime, TurnsBackupPollingOffWhenTheOperatorHasNotSetIt) {
+  EXPECT_EXIT(
+      {
+        ::unsetenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS");
+        PrepareGrpcRuntime();
+        const char* value = std::getenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS");
+        std::exit(value != nullptr && std::strcmp(value, "0") == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(GrpcRuntime, KeepsTheOperatorsBackupPollingInterval) {
+  EXPECT_EXIT(
+      {
+        ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "2500", 1);
+        PrepareGrpcRuntime();
+        const char* value = std::getenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS");
+        std::exit(value != nullptr && std::strcmp(value, "2500") == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+#ifdef RDMADP_QUIET_EVENT_ENGINE
+TEST_F(GrpcRuntime, InstallsTheQuietEventEngine) {
+  EXPECT_EXIT(
+      {
+        const bool installed = PrepareGrpcRuntime();
+        auto created = grpc_event_engine::experimental::CreateEventEngine();
+        const bool quiet = dynamic_cast<QuietEventEngine*>(created.get()) != nullptr;
+        std::exit(installed && quiet ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
+
+}  // namespace
+}  // namespace rdmadp::server
