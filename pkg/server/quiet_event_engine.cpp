@@ -28,25 +28,27 @@ class NoDnsResolver final : public EventEngine::DNSResolver {
   explicit NoDnsResolver(EventEngine* engine) : engine_(engine) {}
   LookupTaskHandle LookupHostname(LookupHostnameCallback on_resolve, absl::string_view,
                                   absl::string_view, EventEngine::Duration) override {
-    engine_->Run(
-        [cb = std::move(on_resolve)]() mutable { cb(absl::UnimplementedError(kNotOffered)); });
-    return {};
+    return FailSoon(std::move(on_resolve));
   }
   LookupTaskHandle LookupSRV(LookupSRVCallback on_resolve, absl::string_view,
                              EventEngine::Duration) override {
-    engine_->Run(
-        [cb = std::move(on_resolve)]() mutable { cb(absl::UnimplementedError(kNotOffered)); });
-    return {};
+    return FailSoon(std::move(on_resolve));
   }
   LookupTaskHandle LookupTXT(LookupTXTCallback on_resolve, absl::string_view,
                              EventEngine::Duration) override {
-    engine_->Run(
-        [cb = std::move(on_resolve)]() mutable { cb(absl::UnimplementedError(kNotOffered)); });
-    return {};
+    return FailSoon(std::move(on_resolve));
   }
   bool CancelLookup(LookupTaskHandle) override { return false; }
 
  private:
+  // A resolver reports through its callback, never from inside the lookup call.
+  template <typename Callback>
+  LookupTaskHandle FailSoon(Callback on_resolve) {
+    engine_->Run(
+        [cb = std::move(on_resolve)]() mutable { cb(absl::UnimplementedError(kNotOffered)); });
+    return {};
+  }
+
   EventEngine* engine_;
 };
 
