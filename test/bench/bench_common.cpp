@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 namespace rdmadp::bench {
@@ -80,29 +81,37 @@ std::map<std::string, long> RssByMapping(pid_t pid) {
   return rss;
 }
 
+ThreadActivity ThreadActivityOf(pid_t pid, pid_t tid) {
+  const std::string base = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
+  ThreadActivity a;
+  unsigned long long on_cpu_ns = 0;
+  if (std::ifstream(base + "/schedstat") >> on_cpu_ns) {
+    a.on_cpu_seconds = static_cast<double>(on_cpu_ns) / 1e9;
+  }
+  std::ifstream ts(base + "/status");
+  for (std::string line; std::getline(ts, line);) {
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+      a.context_switches += std::stol(line.substr(24));
+    }
+    if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+      a.context_switches += std::stol(line.substr(27));
+    }
+  }
+  return a;
+}
+
 std::map<std::string, ThreadActivity> ActivityByThreadName(pid_t pid) {
   std::map<std::string, ThreadActivity> by_name;
   const std::string task = "/proc/" + std::to_string(pid) + "/task";
   if (DIR* dir = opendir(task.c_str())) {
     while (const dirent* e = readdir(dir)) {
       if (e->d_name[0] == '.') continue;
-      const std::string base = task + "/" + e->d_name;
       std::string name;
-      std::getline(std::ifstream(base + "/comm"), name);
+      std::getline(std::ifstream(task + "/" + e->d_name + "/comm"), name);
+      const ThreadActivity one = ThreadActivityOf(pid, std::atoi(e->d_name));
       ThreadActivity& a = by_name[name];
-      unsigned long long on_cpu_ns = 0;
-      if (std::ifstream(base + "/schedstat") >> on_cpu_ns) {
-        a.on_cpu_seconds += static_cast<double>(on_cpu_ns) / 1e9;
-      }
-      std::ifstream ts(base + "/status");
-      for (std::string line; std::getline(ts, line);) {
-        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
-          a.context_switches += std::stol(line.substr(24));
-        }
-        if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
-          a.context_switches += std::stol(line.substr(27));
-        }
-      }
+      a.context_switches += one.context_switches;
+      a.on_cpu_seconds += one.on_cpu_seconds;
     }
     closedir(dir);
   }

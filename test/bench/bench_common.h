@@ -55,6 +55,7 @@ struct ThreadActivity {
   double on_cpu_seconds = 0;
 };
 std::map<std::string, ThreadActivity> ActivityByThreadName(pid_t pid);
+ThreadActivity ThreadActivityOf(pid_t pid, pid_t tid);  // one thread of pid
 
 // One result row. `verdict` is "ok", "MISSED" or "info".
 void Row(const std::string& benchmark, const std::string& metric, double value,
