@@ -309,11 +309,11 @@ int main(int argc, char** argv) {
       Fmt(cpu_ms_per_min(b0, b1)) + " C++ sync, " + Fmt(go_cpu_ms) + " Go", "<= Go + 10 ms",
       Verdict(cpu_ms <= go_cpu_ms + 10));
   // What one wake-up costs on this machine, whatever the thread does when awake: the idle
-  // target allows (10 ms + Go's) / this many wake-ups a minute.
-  const long ticks = ticker1.context_switches - ticker0.context_switches;
+  // target allows (Go's CPU + 10 ms) / this price wake-ups a minute.
+  const auto ticks = static_cast<double>(ticker1.context_switches - ticker0.context_switches);
   const double tick_ms =
       ticks > 0 ? (ticker1.on_cpu_seconds - ticker0.on_cpu_seconds) * 1000 / ticks : 0;
-  const double plugin_switches = p1.context_switches - p0.context_switches;
+  const auto plugin_switches = static_cast<double>(p1.context_switches - p0.context_switches);
   Row(idle, "CPU per wake-up",
       plugin_switches > 0 ? (p1.on_cpu_seconds - p0.on_cpu_seconds) * 1000 / plugin_switches : 0,
       "ms", Fmt(tick_ms, 3) + " a thread that only waits 1 s in a loop", "info", "info");
