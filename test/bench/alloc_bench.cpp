@@ -5,9 +5,13 @@
 //    memory and timers;
 //  - a bare Go gRPC server (test/bench/gobaseline): what grpc-go, as the Go plugin uses it,
 //    costs on its own.
+// Idle, a third process shows the floor under any program linked with this machine's gRPC: it
+// only calls grpc_init() and waits (gRPC's I/O-manager timer thread starts there).
 //
 //   alloc_bench                              run the benchmark
 //   alloc_bench --serve-baseline DIR N       (internal) serve N bare sockets DIR/base-<i>.sock
+//   alloc_bench --grpc-init-only             (internal) grpc_init(), then wait for SIGTERM
+#include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -152,10 +156,23 @@ class OnceASecond {
   std::thread thread_;  // last: starts once the members it uses exist
 };
 
+int GrpcInitOnly() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  grpc_init();
+  int sig = 0;
+  sigwait(&set, &sig);
+  grpc_shutdown();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--serve-baseline") {
     return ServeBaseline(argv[2], std::atoi(argv[3]));
   }
+  if (argc == 2 && std::string(argv[1]) == "--grpc-init-only") return GrpcInitOnly();
   testing::PluginHarness h;
   h.AddDemoHcas();
   h.WriteConfig(FourResources());
@@ -177,6 +194,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(base_dir);
   testing::PluginProcess baseline(argv[0], {"--serve-baseline", base_dir, "4"});
   testing::PluginProcess go_baseline(RDMADP_GOBASELINE_BINARY, {base_dir, "4"});
+  testing::PluginProcess grpc_floor(argv[0], {"--grpc-init-only"});
   const std::string base_socket = base_dir + "/base-0.sock";
   const std::string go_socket = base_dir + "/go-0.sock";
   Load(base_socket, 1, 1);  // waits for them to listen
@@ -271,6 +289,7 @@ int main(int argc, char** argv) {
   const auto p0 = Figures(h.plugin().pid());
   const auto b0 = Figures(baseline.pid());
   const auto g0 = Figures(go_baseline.pid());
+  const auto f0 = Figures(grpc_floor.pid());
   const auto threads0 = ActivityByThreadName(h.plugin().pid());
   OnceASecond ticker;
   const ThreadActivity ticker0 = ticker.Activity();
@@ -279,6 +298,7 @@ int main(int argc, char** argv) {
   const auto p1 = Figures(h.plugin().pid());
   const auto b1 = Figures(baseline.pid());
   const auto g1 = Figures(go_baseline.pid());
+  const auto f1 = Figures(grpc_floor.pid());
   const auto threads1 = ActivityByThreadName(h.plugin().pid());
   const double per_min = 60.0 / idle_seconds;
   const double plugin_wakeups = (p1.context_switches - p0.context_switches) * per_min;
@@ -308,15 +328,24 @@ int main(int argc, char** argv) {
   Row(idle, "CPU time per minute", cpu_ms, "ms/min",
       Fmt(cpu_ms_per_min(b0, b1)) + " C++ sync, " + Fmt(go_cpu_ms) + " Go", "<= Go + 10 ms",
       Verdict(cpu_ms <= go_cpu_ms + 10));
+  // The floor under any program linked with this gRPC: its I/O manager's timer thread alone.
+  const double floor_ms = cpu_ms_per_min(f0, f1);
+  const double floor_wakeups = (f1.context_switches - f0.context_switches) * per_min;
+  Row(idle, "CPU time per minute, a process that only calls grpc_init()", floor_ms, "ms/min",
+      Fmt(floor_wakeups, 0) + " wake-ups/min; Go + 10 ms = " + Fmt(go_cpu_ms + 10), "info", "info");
   // What one wake-up costs on this machine, whatever the thread does when awake: the idle
   // target allows (Go's CPU + 10 ms) / this price wake-ups a minute.
   const auto ticks = static_cast<double>(ticker1.context_switches - ticker0.context_switches);
   const double tick_ms =
       ticks > 0 ? (ticker1.on_cpu_seconds - ticker0.on_cpu_seconds) * 1000 / ticks : 0;
-  const auto plugin_switches = static_cast<double>(p1.context_switches - p0.context_switches);
-  Row(idle, "CPU per wake-up",
-      plugin_switches > 0 ? (p1.on_cpu_seconds - p0.on_cpu_seconds) * 1000 / plugin_switches : 0,
-      "ms", Fmt(tick_ms, 3) + " a thread that only waits 1 s in a loop", "info", "info");
+  auto per_wakeup_ms = [](const ProcessFigures& a, const ProcessFigures& b) {
+    const auto switches = static_cast<double>(b.context_switches - a.context_switches);
+    return switches > 0 ? (b.on_cpu_seconds - a.on_cpu_seconds) * 1000 / switches : 0;
+  };
+  Row(idle, "CPU per wake-up", per_wakeup_ms(p0, p1), "ms",
+      Fmt(tick_ms, 3) + " a thread that only waits 1 s in a loop, " +
+          Fmt(per_wakeup_ms(f0, f1), 3) + " grpc_init() only",
+      "info", "info");
   // The same footprint once the load is over: the plugin hands freed heap back within 5 s.
   Row(idle, "RSS after the load and the idle window", p1.rss_kib / 1024.0, "MiB",
       mib(b1.rss_kib) + " C++ sync, " + mib(g1.rss_kib) + " Go", "<= C++ sync + 1 MiB",
@@ -325,7 +354,7 @@ int main(int argc, char** argv) {
       "0", "<= 1 MiB", Verdict(p1.rss_kib <= b1.rss_kib + 1024));
   where("after the idle window");
 
-  for (testing::PluginProcess* p : {&baseline, &go_baseline, &h.plugin()}) {
+  for (testing::PluginProcess* p : {&baseline, &go_baseline, &grpc_floor, &h.plugin()}) {
     p->Signal(SIGTERM);
     p->WaitExit(milliseconds(2000));
   }
