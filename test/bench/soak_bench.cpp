@@ -56,6 +56,18 @@ Sample Take(pid_t pid, Clock::time_point start) {
   return s;
 }
 
+// How many threads of each name pid runs (names as /proc shows them, 15 characters at most).
+std::map<std::string, int> ThreadsByName(pid_t pid) {
+  std::map<std::string, int> count;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::string name;
+    std::getline(std::ifstream(e.path() / "comm"), name);
+    ++count[name];
+  }
+  return count;
+}
+
 // Least-squares slope of a figure (KiB) over time, in MiB per hour.
 double SlopeMibPerHour(const std::vector<Sample>& samples, double (*kib)(const Sample&)) {
   if (samples.size() < 2) return 0;
@@ -79,6 +91,17 @@ double MetricValue(const std::string& page, const std::string& name) {
   const std::string key = "\n" + name + " ";
   const auto at = page.find(key);
   return at == std::string::npos ? 0 : std::strtod(page.c_str() + at + key.size(), nullptr);
+}
+
+// RSS (MiB) of the samples just before and at `seconds`, as "a -> b MiB".
+std::string RssAcross(const std::vector<Sample>& samples, double seconds) {
+  for (size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i].seconds >= seconds) {
+      return Fmt(samples[i - 1].rss_kib / 1024.0) + " -> " + Fmt(samples[i].rss_kib / 1024.0) +
+             " MiB RSS";
+    }
+  }
+  return "";
 }
 
 // A plain GET on a new connection; true on a 200 answer, whose text goes to `page`.
@@ -150,6 +173,10 @@ int main(int argc, char** argv) {
   const double warmup = std::max(60.0, seconds / 5.0);
   std::vector<Sample> samples;
   std::map<std::string, long> maps_after_warmup;  // resident KiB per mapping, for the growth rows
+  // Threads started after the warm-up, each with when: a new thread's stack and allocator
+  // cache are a step in RSS, not a slope.
+  std::map<std::string, int> threads_seen;
+  std::vector<std::pair<std::string, double>> thread_births;  // name, seconds
   size_t failures = 0, scrape_failures = 0;
   int restarts = 0, reloads = 0, cycles = 0, registrations = 1;
   while (std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
@@ -177,6 +204,13 @@ int main(int argc, char** argv) {
     samples.back().heap_free_kib = MetricValue(page, "rdma_shared_dp_heap_free_bytes") / 1024;
     if (maps_after_warmup.empty() && samples.back().seconds >= warmup) {
       maps_after_warmup = RssByMapping(h.plugin().pid());
+      threads_seen = ThreadsByName(h.plugin().pid());
+    } else if (!maps_after_warmup.empty()) {
+      for (const auto& [name, n] : ThreadsByName(h.plugin().pid())) {
+        for (int& seen = threads_seen[name]; seen < n; ++seen) {
+          thread_births.emplace_back(name, samples.back().seconds);
+        }
+      }
     }
     std::this_thread::sleep_for(std::chrono::seconds(5));  // the load's pace
   }
@@ -222,6 +256,10 @@ int main(int argc, char** argv) {
             Fmt(before / 1024.0) + " MiB after warm-up", "info", "info");
       }
     }
+  }
+  for (const auto& [name, when] : thread_births) {
+    Row(tag, "thread started after warm-up: '" + name + "'", when * 100 / seconds, "% of run",
+        RssAcross(samples, when), "info", "info");
   }
   if (!after_warmup.empty()) {
     Row(tag, "fds after warm-up -> end", static_cast<double>(samples.back().fds), "",
