@@ -33,9 +33,11 @@ trap 'rm -rf "$work"' EXIT
 binary=$(readlink -f "$BUILD_DIR/k8s-rdma-shared-dp")
 for part in every-day events; do
   mkdir -p "$work/$part"
+  # GLIBC_TUNABLES as the plugin sets it for itself: otherwise it would execute itself again
+  # (malloc_setup.h), outside callgrind.
   cat >"$work/$part/plugin" <<WRAPPER
 #!/bin/sh
-exec valgrind --tool=callgrind --dump-instr=no --demangle=no \
+exec env GLIBC_TUNABLES=glibc.malloc.tcache_count=0 valgrind --tool=callgrind --dump-instr=no --demangle=no \
   --callgrind-out-file=$work/$part/callgrind.%p $binary "\$@"
 WRAPPER
   chmod +x "$work/$part/plugin"

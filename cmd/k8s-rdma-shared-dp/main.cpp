@@ -1,5 +1,4 @@
 // k8s-rdma-shared-dp: flags, wiring, nothing else.
-#include <malloc.h>
 #include <sys/resource.h>
 
 #include <csignal>
@@ -16,6 +15,7 @@
 #include "pkg/dra/yaml_output.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/log/log.h"
+#include "pkg/manager/malloc_setup.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/report/discover_report.h"
@@ -215,12 +215,9 @@ int main(int argc, char** argv) {
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-  // One malloc arena, not one per thread that allocates (glibc allows 8 per core): each
-  // arena keeps its own free and partly used pages, ~0.7 MiB over the gRPC threads of four
-  // resources (alloc_bench), while the threads seldom allocate at the same moment (per-thread
-  // caches serve most small blocks without the arena's lock; Allocate latency unchanged).
-  // Set before any thread exists; an operator's MALLOC_ARENA_MAX wins.
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) ::mallopt(M_ARENA_MAX, 1);
+  // glibc's per-thread caches off (the process executes itself again for that: glibc reads
+  // the setting only at start) and one arena (malloc_setup.h). Signals stay blocked across.
+  manager::SetUpMalloc(argv);
   // Backup polling, Abseil's deadlock detector and gRPC's default event engine off: each costs
   // wake-ups or memory while idle (grpc_runtime.h). Before gRPC starts or threads exist.
   server::PrepareGrpcRuntime();

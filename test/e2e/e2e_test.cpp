@@ -203,6 +203,35 @@ TEST_F(E2E, ConcurrentAllocatesShareOneMallocArena) {
 }
 #endif
 
+// The environment the process runs with now (what it was executed with last).
+std::string EnvironmentValue(pid_t pid, const std::string& name) {
+  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
+  for (std::string entry; std::getline(environ, entry, '\0');) {
+    if (entry.rfind(name + "=", 0) == 0) return entry.substr(name.size() + 1);
+  }
+  return "(unset)";
+}
+
+// glibc's per-thread malloc caches are off: the plugin executes itself again with the
+// setting (glibc reads it only at start), keeping its pid, so the kubelet simulator's
+// registration and this test's signals reach the same process.
+TEST_F(E2E, RunsWithoutGlibcThreadCachesUnderTheSamePid) {
+  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "this test expects no GLIBC_TUNABLES";
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=0");
+  ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+}
+
+TEST_F(E2E, TheOperatorsThreadCacheSettingWins) {
+  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "this test expects no GLIBC_TUNABLES";
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3", 1);
+  StartAll();
+  ::unsetenv("GLIBC_TUNABLES");
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=3");
+}
+
 // gRPC's default event engine (three pool threads and a timer thread awake every second) is
 // replaced by one that starts threads only for work (reconnect back-offs): after
 // registration, ListAndWatch and Allocates the plugin has none of the default's threads.
