@@ -332,7 +332,11 @@ std::string Usage(std::string_view program) {
   Append(out,
          "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
          "stop the servers,\nremove the plugin's sockets and exit 0.\n"
-         "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n");
+         "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n"
+         "Environment, set at start where the operator has not: GLIBC_TUNABLES gains\n"
+         "glibc.malloc.tcache_count=0 (the process executes itself once more for it; the image "
+         "sets it),\nMALLOC_ARENA_MAX acts as 1, GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS is "
+         "0.\n");
   return out;
 }
 
