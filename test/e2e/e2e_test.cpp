@@ -12,10 +12,12 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
@@ -212,22 +214,41 @@ std::string EnvironmentValue(pid_t pid, const std::string& name) {
   return "(unset)";
 }
 
+// Sets (or with nullptr unsets) a variable of this process for the plugins it starts, and
+// puts the old value back at the end of the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value == nullptr ? ::unsetenv(name) : ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 // glibc's per-thread malloc caches are off: the plugin executes itself again with the
 // setting (glibc reads it only at start), keeping its pid, so the kubelet simulator's
 // registration and this test's signals reach the same process.
 TEST_F(E2E, RunsWithoutGlibcThreadCachesUnderTheSamePid) {
-  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "this test expects no GLIBC_TUNABLES";
-  StartAll();
+  {
+    ScopedEnv unset("GLIBC_TUNABLES", nullptr);
+    StartAll();
+  }
   ASSERT_TRUE(WaitRegistered(kA));
   EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=0");
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
 }
 
 TEST_F(E2E, TheOperatorsThreadCacheSettingWins) {
-  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "this test expects no GLIBC_TUNABLES";
-  ::setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3", 1);
-  StartAll();
-  ::unsetenv("GLIBC_TUNABLES");
+  {
+    ScopedEnv operators("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3");
+    StartAll();
+  }
   ASSERT_TRUE(WaitRegistered(kA));
   EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=3");
 }
