@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,7 +33,14 @@ std::optional<std::string> TunablesWithoutThreadCaches(const char* current) {
 void SetUpMalloc(char** argv) {
   if (const auto tunables = TunablesWithoutThreadCaches(std::getenv("GLIBC_TUNABLES"))) {
     ::setenv("GLIBC_TUNABLES", tunables->c_str(), 1);
-    ::execv("/proc/self/exe", argv);
+    // The file itself, not /proc/self/exe: the process is named after what it executes
+    // (ps, pgrep and /proc/<pid>/comm would show "exe").
+    char self[PATH_MAX];
+    const ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (length > 0) {
+      self[length] = '\0';
+      ::execv(self, argv);
+    }
     std::fprintf(stderr,
                  "warning: could not restart with GLIBC_TUNABLES=%s (exec /proc/self/exe: %s); "
                  "running with glibc's per-thread malloc caches, which grow the heap slowly: set "

@@ -241,6 +241,10 @@ TEST_F(E2E, RunsWithoutGlibcThreadCachesUnderTheSamePid) {
   }
   ASSERT_TRUE(WaitRegistered(kA));
   EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=0");
+  // Still named after its file (the kernel keeps 15 characters), as ps and pgrep show it.
+  std::string name;
+  std::getline(std::ifstream("/proc/" + std::to_string(h.plugin().pid()) + "/comm"), name);
+  EXPECT_EQ(name, std::filesystem::path(PluginBinary()).filename().string().substr(0, 15));
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
 }
 
