@@ -41,11 +41,12 @@ void SetUpMalloc(char** argv) {
       self[length] = '\0';
       ::execv(self, argv);
     }
-    std::fprintf(stderr,
-                 "warning: could not restart with GLIBC_TUNABLES=%s (exec /proc/self/exe: %s); "
-                 "running with glibc's per-thread malloc caches, which grow the heap slowly: set "
-                 "that variable in the plugin's environment to avoid it\n",
-                 tunables->c_str(), std::strerror(errno));
+    std::fprintf(
+        stderr,
+        "warning: could not restart with GLIBC_TUNABLES=%s (exec of /proc/self/exe's file: %s); "
+        "running with glibc's per-thread malloc caches, which grow the heap slowly: set "
+        "that variable in the plugin's environment to avoid it\n",
+        tunables->c_str(), std::strerror(errno));
   }
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) ::mallopt(M_ARENA_MAX, 1);
 }
