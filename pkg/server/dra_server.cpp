@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "absl/status/status.h"
+#include "pkg/server/grpc_runtime.h"
 #include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
 
@@ -44,6 +45,7 @@ absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions opt
   }
   std::unique_ptr<DraServer> s(new DraServer(std::move(options), std::move(initial_health)));
   grpc::ServerBuilder builder;
+  DisableBandwidthProbing(builder);  // grpc_runtime.h: no probe timers to wake us later
   int bound_endpoint = 0;
   int bound_registration = 0;
   builder.AddListeningPort("unix:" + HiddenSocketPath(s->options_.endpoint_path),

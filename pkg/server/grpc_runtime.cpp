@@ -1,6 +1,9 @@
 #include "pkg/server/grpc_runtime.h"
 
 #include <absl/synchronization/mutex.h>
+#include <grpc/grpc.h>
+#include <grpcpp/server_builder.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include <cstdlib>
 
@@ -15,6 +18,14 @@ bool PrepareGrpcRuntime() {
   ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "0", /*overwrite=*/0);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return UseQuietEventEngine();
+}
+
+void DisableBandwidthProbing(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+}
+
+void DisableBandwidthProbing(grpc::ChannelArguments& args) {
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
 }
 
 }  // namespace rdmadp::server

@@ -18,8 +18,28 @@
 // Threads: the calling thread only, before others exist.
 #pragma once
 
+namespace grpc {
+class ChannelArguments;
+class ServerBuilder;
+}  // namespace grpc
+
 namespace rdmadp::server {
 
 bool PrepareGrpcRuntime();
+
+// HTTP/2 bandwidth probing off, on every server and channel this process makes.
+//
+// Why: after receiving data, gRPC's HTTP/2 transport pings to estimate the connection's
+// bandwidth-delay product and arms a timer (100 ms, growing to seconds) for the next probe.
+// gRPC 1.51's timer list is split into shards (2 per core, up to 32) that its timer thread
+// refills once a second each; those short timers shorten the refill window of the shards they
+// land in, and once the load stops each such shard keeps its own phase: an idle process that
+// once served calls then wakes at up to that many distinct times a second instead of once
+// (seen: 120 wake-ups a minute after the Allocate load, 60 before). The probe sizes flow-control
+// windows for bulk transfers; our messages are a few hundred bytes over a local socket.
+//
+// Threads: any; they only set arguments on the object given.
+void DisableBandwidthProbing(grpc::ServerBuilder& builder);
+void DisableBandwidthProbing(grpc::ChannelArguments& args);
 
 }  // namespace rdmadp::server

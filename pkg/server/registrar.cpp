@@ -4,6 +4,7 @@
 #include <grpcpp/security/credentials.h>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
+#include "pkg/server/grpc_runtime.h"
 #include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
 
@@ -23,6 +24,7 @@ std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  DisableBandwidthProbing(args);
   return grpc::CreateCustomChannel("unix://" + path, grpc::InsecureChannelCredentials(), args);
 }
 

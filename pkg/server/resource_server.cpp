@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "pkg/server/grpc_runtime.h"
 #include "pkg/server/socket_path.h"
 #include "pkg/text/cat.h"
 
@@ -26,6 +27,7 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
   const std::string hidden = HiddenSocketPath(options.socket_path);
   std::unique_ptr<ResourceServer> rs(new ResourceServer(std::move(options), std::move(initial)));
   grpc::ServerBuilder builder;
+  DisableBandwidthProbing(builder);  // grpc_runtime.h: no probe timers to wake us later
   int bound = 0;
   builder.AddListeningPort("unix:" + hidden, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(&rs->plugin_service_);

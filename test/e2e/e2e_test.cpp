@@ -1,6 +1,8 @@
 // The real binary against the kubelet simulator on fake nodes. Timing bounds are generous;
 // measured delays are printed so regressions are visible in the log.
 #include <gmock/gmock.h>
+#include <grpc/grpc.h>
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
@@ -30,6 +32,7 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kA[] = "rdma/hca_shared_devices_a";
@@ -282,6 +285,42 @@ TEST_F(E2E, GrpcDefaultEventEngineThreadsAreNotStarted) {
   EXPECT_EQ(names.count("event_engine"), 0u);
   EXPECT_EQ(names.count("timer_manager"), 0u);
   EXPECT_EQ(names.count("grpc_global_tim"), 1u);  // names as gRPC 1.51 gives them (any count)
+}
+
+// gRPC's HTTP/2 bandwidth probe arms a timer after a connection's first data (100 ms, then
+// longer ones); such timers leave gRPC 1.51's timer thread waking several times a second, for
+// as long as the process lives, where it would wake once (grpc_runtime.h). The plugin turns
+// the probe off on its servers and on its kubelet client. gRPC's own trace of the estimator
+// shows it: the kubelet simulator, in this process with gRPC's defaults, probes on its
+// connections; the plugin, traced the same way, on none of its own.
+std::atomic<int> g_probe_lines{0};
+void CountProbeLines(gpr_log_func_args* args) {
+  if (std::strstr(args->message, "bdp[") != nullptr) ++g_probe_lines;
+}
+
+TEST_F(E2E, ConnectionsDoNotProbeBandwidth) {
+  g_probe_lines = 0;
+  grpc_tracer_set_enabled("bdp_estimator", 1);
+  gpr_set_log_verbosity(GPR_LOG_SEVERITY_INFO);
+  gpr_set_log_function(CountProbeLines);
+  {
+    ScopedEnv trace("GRPC_TRACE", "bdp_estimator");
+    ScopedEnv verbosity("GRPC_VERBOSITY", "INFO");
+    StartAll();
+  }
+  const bool registered = WaitRegistered(kA) && WaitRegistered(kB);
+  // Each request's data is read, and a probe would be logged, before the call is answered.
+  int allocated = 0;
+  for (int i = 0; registered && i < 10; ++i) {
+    for (const char* r : {kA, kB}) allocated += h.kubelet().Allocate(r, {"0"}).ok() ? 1 : 0;
+  }
+  grpc_tracer_set_enabled("bdp_estimator", 0);
+  gpr_set_log_function(nullptr);
+  gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
+  ASSERT_TRUE(registered);
+  ASSERT_EQ(allocated, 20);
+  EXPECT_GT(g_probe_lines.load(), 0) << "this gRPC does not trace its bandwidth probe";
+  EXPECT_THAT(h.PluginLog(), Not(HasSubstr("bdp[")));
 }
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
