@@ -272,6 +272,19 @@ int main(int argc, char** argv) {
       "info", "info");
   Row(tag, "failed Allocates / scrapes", static_cast<double>(failures + scrape_failures), "", "0",
       "0", Verdict(failures + scrape_failures == 0));
+  // After hours of connections coming and going: does gRPC's timer thread still wake once a
+  // second when nothing happens, or have its timer shards' windows come apart (grpc_runtime.h)?
+  // The rescans (every second here) keep the event loop awake; gRPC's thread is counted alone.
+  const auto idle0 = ActivityByThreadName(h.plugin().pid());
+  std::this_thread::sleep_for(std::chrono::seconds(60));  // the measurement itself
+  const auto idle1 = ActivityByThreadName(h.plugin().pid());
+  const auto timer0 = idle0.find("grpc_global_tim");
+  const auto timer1 = idle1.find("grpc_global_tim");
+  if (timer0 != idle0.end() && timer1 != idle1.end()) {
+    Row(tag, "after the load, 60 s idle: wake-ups of gRPC's timer threads",
+        static_cast<double>(timer1->second.context_switches - timer0->second.context_switches),
+        "/min", "60 while its timer shards are in step", "info", "info");
+  }
   h.plugin().Signal(SIGTERM);
   h.plugin().WaitExit(milliseconds(2000));
   return 0;
