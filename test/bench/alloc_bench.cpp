@@ -413,8 +413,8 @@ int main(int argc, char** argv) {
     const double cpu = window_cpu_ms(q0, q1);
     const double go_cpu = window_cpu_ms(o0, o1);
     Row(tag, "CPU time per minute", cpu, "ms/min",
-        Fmt(window_cpu_ms(c0, c1)) + " C++ sync, " + Fmt(go_cpu) + " Go",
-        "<= Go + 10 ms", Verdict(cpu <= go_cpu + 10));
+        Fmt(window_cpu_ms(c0, c1)) + " C++ sync, " + Fmt(go_cpu) + " Go", "<= Go + 10 ms",
+        Verdict(cpu <= go_cpu + 10));
   }
 
   for (testing::PluginProcess* p : {&baseline, &go_baseline, &grpc_floor, &h.plugin()}) {
