@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "pkg/server/quiet_event_engine.h"
+#include "pkg/server/quiet_timers.h"
 
 namespace rdmadp::server {
 
@@ -17,7 +18,8 @@ bool PrepareGrpcRuntime() {
   // 160 wake-ups. gRPC reads the variable once, when it initialises.
   ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "0", /*overwrite=*/0);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  return UseQuietEventEngine();
+  const bool quiet_timers = UseQuietTimers();
+  return UseQuietEventEngine() && quiet_timers;
 }
 
 void DisableBandwidthProbing(grpc::ServerBuilder& builder) {

@@ -9,11 +9,12 @@
 //    graph of lock orderings in memory Abseil maps itself, and aborts the process on a cycle in
 //    that graph. That is a debugging aid: it costs work on every lock, memory that grows with
 //    the mutexes gRPC creates, and turns an ordering gRPC never deadlocks on into a crash;
-//  - QuietEventEngine instead of gRPC's default event engine (quiet_event_engine.h).
+//  - QuietEventEngine instead of gRPC's default event engine (quiet_event_engine.h);
+//  - gRPC's timer thread asleep until its earliest timer is due (quiet_timers.h).
 //
 // Contract: call once from main(), before any gRPC object exists and before other threads
-// start (setenv is not thread-safe). Returns whether the quiet event engine was installed
-// (false with a gRPC other than 1.51, which keeps its default engine).
+// start (setenv is not thread-safe). Returns whether the quiet event engine and timers were
+// installed (false with a gRPC other than 1.51, which keeps its defaults).
 //
 // Threads: the calling thread only, before others exist.
 #pragma once

@@ -1,0 +1,42 @@
+#include "pkg/server/timer_horizon.h"
+
+namespace rdmadp::server {
+
+bool TimerHorizon::Arm(const void* timer, int64_t deadline) {
+  Forget(timer);
+  deadline_of_.emplace(timer, deadline);
+  by_deadline_.emplace(deadline, timer);
+  if (deadline >= wake_at_) return false;
+  // The thread will be woken and look again at once; until then, later deadlines need no
+  // further wake-up.
+  wake_at_ = deadline;
+  return true;
+}
+
+void TimerHorizon::Cancel(const void* timer) { Forget(timer); }
+
+int64_t TimerHorizon::Sleep(int64_t now) {
+  while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
+    deadline_of_.erase(by_deadline_.begin()->second);
+    by_deadline_.erase(by_deadline_.begin());
+  }
+  wake_at_ = by_deadline_.empty() ? kNever : by_deadline_.begin()->first;
+  return wake_at_;
+}
+
+void TimerHorizon::Fired(int64_t now) { wake_at_ = now; }
+
+void TimerHorizon::Reset() {
+  by_deadline_.clear();
+  deadline_of_.clear();
+  wake_at_ = kNever;
+}
+
+void TimerHorizon::Forget(const void* timer) {
+  const auto it = deadline_of_.find(timer);
+  if (it == deadline_of_.end()) return;
+  by_deadline_.erase({it->second, timer});
+  deadline_of_.erase(it);
+}
+
+}  // namespace rdmadp::server
