@@ -58,6 +58,11 @@ TimerHorizon& Horizon() {
   return *horizon;
 }
 
+// Whether gRPC's timer thread runs, so that a kick can reach it: from its first check until
+// gRPC shuts its I/O manager down (the thread has stopped then, and its lock is gone). A timer
+// armed before that first check is seen by it.
+bool g_timer_thread_checks = false;  // under Mutex()
+
 int64_t Now() { return g_grpc.timestamp_from(gpr_now(GPR_CLOCK_MONOTONIC)); }
 
 void Init(void* timer, int64_t deadline, void* closure) {
@@ -65,7 +70,7 @@ void Init(void* timer, int64_t deadline, void* closure) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(Mutex());
-    wake = Horizon().Arm(timer, deadline);
+    wake = Horizon().Arm(timer, deadline) && g_timer_thread_checks;
   }
   if (wake) g_grpc.kick_timer_thread();
 }
@@ -79,17 +84,25 @@ void Cancel(void* timer) {
 }
 
 int Check(int64_t* next) {
-  // Without `next` (gRPC's shutdown, which fires everything): gRPC's own check alone.
-  if (next == nullptr) return g_grpc.own->check(nullptr);
+  // Without `next`: gRPC's I/O-manager shutdown (its only such caller in 1.51), after its
+  // timer thread stopped; it fires everything. gRPC's own check alone.
+  if (next == nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(Mutex());
+      g_timer_thread_checks = false;
+    }
+    return g_grpc.own->check(nullptr);
+  }
   const int64_t caller_next = *next;
-  // Read before gRPC's check reads its clock: whatever is due at `now` gRPC fires now.
+  // Read before gRPC's check reads its clock: what is due at `now` is due for that check too.
   const int64_t now = Now();
   const int result = g_grpc.own->check(next);
   std::lock_guard<std::mutex> lock(Mutex());
+  g_timer_thread_checks = true;
   if (result == kFired) {
     Horizon().Fired(now);  // gRPC's timer thread checks again before it sleeps
   } else if (result == kCheckedAndEmpty) {
-    *next = std::min(caller_next, Horizon().Sleep(now));
+    *next = std::min(caller_next, Horizon().Sleep(now, *next));
   }
   return result;
 }

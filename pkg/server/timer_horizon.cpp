@@ -1,5 +1,7 @@
 #include "pkg/server/timer_horizon.h"
 
+#include <algorithm>
+
 namespace rdmadp::server {
 
 bool TimerHorizon::Arm(const void* timer, int64_t deadline) {
@@ -15,16 +17,30 @@ bool TimerHorizon::Arm(const void* timer, int64_t deadline) {
 
 void TimerHorizon::Cancel(const void* timer) { Forget(timer); }
 
-int64_t TimerHorizon::Sleep(int64_t now) {
-  while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
-    deadline_of_.erase(by_deadline_.begin()->second);
-    by_deadline_.erase(by_deadline_.begin());
-  }
-  wake_at_ = by_deadline_.empty() ? kNever : by_deadline_.begin()->first;
+int64_t TimerHorizon::Sleep(int64_t now, int64_t grpc_next) {
+  // A deadline at or before `now` that gRPC did not fire: its check looked at a view of its
+  // shards older than the timer (another of its threads was kicked for it). gRPC's own next
+  // check covers it; this round sleeps no longer than that.
+  const bool unfired = ForgetDue(now);
+  const int64_t earliest = by_deadline_.empty() ? kNever : by_deadline_.begin()->first;
+  wake_at_ = unfired ? std::min(earliest, grpc_next) : earliest;
   return wake_at_;
 }
 
-void TimerHorizon::Fired(int64_t now) { wake_at_ = now; }
+void TimerHorizon::Fired(int64_t now) {
+  ForgetDue(now);
+  wake_at_ = now;
+}
+
+bool TimerHorizon::ForgetDue(int64_t now) {
+  bool any = false;
+  while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
+    deadline_of_.erase(by_deadline_.begin()->second);
+    by_deadline_.erase(by_deadline_.begin());
+    any = true;
+  }
+  return any;
+}
 
 void TimerHorizon::Reset() {
   by_deadline_.clear();

@@ -9,10 +9,11 @@
 // will look again, so that arming an earlier timer wakes it and a later one does not.
 //
 // Contract: times are gRPC's milliseconds after process start; timers are opaque keys.
-// Arm() re-arms a key that is still pending. Timers that fire are not reported: Sleep(now)
-// forgets every deadline at or before `now`, which the caller has just had gRPC fire. The
-// value Sleep() returns is where the checking thread must wake; Arm() returns true exactly
-// when a deadline comes before that moment (the caller must then wake the thread at once).
+// Arm() re-arms a key that is still pending. Timers that fire are not reported one by one:
+// after a check at `now` that fired timers, Fired(now) forgets every deadline at or before
+// `now` (gRPC fires all that are due). The value Sleep() returns is where the checking thread
+// must wake; Arm() returns true exactly when a deadline comes before that moment (the caller
+// must then wake the thread at once).
 //
 // Threads: none of its own; not thread-safe (the adapter holds a mutex around every call).
 #pragma once
@@ -34,9 +35,11 @@ class TimerHorizon {
   bool Arm(const void* timer, int64_t deadline);
   // A timer is cancelled (no-op if it is not pending).
   void Cancel(const void* timer);
-  // The checking thread found nothing due at `now` and sleeps: returns until when.
-  int64_t Sleep(int64_t now);
-  // The checking thread fired timers at `now` and will check again before sleeping.
+  // The checking thread found nothing due at `now` and sleeps: returns until when, the
+  // earliest pending deadline; or, if a deadline at or before `now` is still here (gRPC's
+  // check did not fire it), no later than `grpc_next`, when gRPC's own list would wake it.
+  int64_t Sleep(int64_t now, int64_t grpc_next);
+  // The checking thread fired every timer due at `now` and checks again before sleeping.
   void Fired(int64_t now);
   // gRPC's timer list was (re)initialised: nothing is pending, nobody sleeps yet.
   void Reset();
@@ -46,6 +49,7 @@ class TimerHorizon {
 
  private:
   void Forget(const void* timer);
+  bool ForgetDue(int64_t now);  // true if there was any
 
   std::set<std::pair<int64_t, const void*>> by_deadline_;
   std::unordered_map<const void*, int64_t> deadline_of_;
