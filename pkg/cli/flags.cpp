@@ -336,7 +336,9 @@ std::string Usage(std::string_view program) {
          "Environment, set at start where the operator has not: GLIBC_TUNABLES gains\n"
          "glibc.malloc.tcache_count=0 (the process executes itself once more for it; the image "
          "sets it),\nMALLOC_ARENA_MAX acts as 1, GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS is "
-         "0.\n");
+         "0.\n"
+         "RDMADP_GRPC_TIMERS=grpc keeps gRPC's own timer thread schedule (a wake-up a second); "
+         "by default\nit sleeps until a timer is due.\n");
   return out;
 }
 

@@ -5,7 +5,9 @@
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "pkg/server/quiet_event_engine.h"
 #include "pkg/server/quiet_timers.h"
@@ -18,7 +20,16 @@ bool PrepareGrpcRuntime() {
   // 160 wake-ups. gRPC reads the variable once, when it initialises.
   ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "0", /*overwrite=*/0);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  const bool quiet_timers = UseQuietTimers();
+  // The operator's way back to gRPC's own schedule, should the quiet one ever misbehave.
+  const char* timers = std::getenv("RDMADP_GRPC_TIMERS");
+  const bool grpc_timers = timers != nullptr && std::strcmp(timers, "grpc") == 0;
+  if (timers != nullptr && !grpc_timers && std::strcmp(timers, "quiet") != 0) {
+    std::fprintf(stderr,
+                 "warning: RDMADP_GRPC_TIMERS=%s is not 'grpc' or 'quiet'; using 'quiet' (gRPC's "
+                 "timer thread sleeps until a timer is due)\n",
+                 timers);
+  }
+  const bool quiet_timers = !grpc_timers && UseQuietTimers();
   return UseQuietEventEngine() && quiet_timers;
 }
 

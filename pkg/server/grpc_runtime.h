@@ -10,7 +10,9 @@
 //    that graph. That is a debugging aid: it costs work on every lock, memory that grows with
 //    the mutexes gRPC creates, and turns an ordering gRPC never deadlocks on into a crash;
 //  - QuietEventEngine instead of gRPC's default event engine (quiet_event_engine.h);
-//  - gRPC's timer thread asleep until its earliest timer is due (quiet_timers.h).
+//  - gRPC's timer thread asleep until its earliest timer is due (quiet_timers.h), unless the
+//    operator set RDMADP_GRPC_TIMERS=grpc (gRPC's own schedule; other values than 'quiet'
+//    are warned about on stderr).
 //
 // Contract: call once from main(), before any gRPC object exists and before other threads
 // start (setenv is not thread-safe). Returns whether the quiet event engine and timers were
