@@ -159,6 +159,12 @@ class OnceASecond {
   std::thread thread_;  // last: starts once the members it uses exist
 };
 
+// On-CPU time from the scheduler (nanoseconds), not the 10 ms clock ticks of /proc/pid/stat,
+// per minute of a window of `seconds`.
+double CpuMsPerMinute(const ProcessFigures& a, const ProcessFigures& b, int seconds) {
+  return (b.on_cpu_seconds - a.on_cpu_seconds) * 60.0 / seconds * 1000;
+}
+
 int GrpcInitOnly() {
   sigset_t set;
   sigemptyset(&set);
@@ -322,9 +328,8 @@ int main(int argc, char** argv) {
           "info", "info");
     }
   }
-  // On-CPU time from the scheduler (nanoseconds), not the 10 ms clock ticks of /proc/pid/stat.
   auto cpu_ms_per_min = [&](const ProcessFigures& a, const ProcessFigures& b) {
-    return (b.on_cpu_seconds - a.on_cpu_seconds) * per_min * 1000;
+    return CpuMsPerMinute(a, b, idle_seconds);
   };
   const double cpu_ms = cpu_ms_per_min(p0, p1);
   const double go_cpu_ms = cpu_ms_per_min(g0, g1);
@@ -407,13 +412,10 @@ int main(int argc, char** argv) {
         Fmt((base_timers1.context_switches - base_timers0.context_switches) * scale, 0) +
             " C++ sync (bandwidth probing on)",
         "info", "info");
-    auto window_cpu_ms = [&](const ProcessFigures& a, const ProcessFigures& b) {
-      return (b.on_cpu_seconds - a.on_cpu_seconds) * scale * 1000;
-    };
-    const double cpu = window_cpu_ms(q0, q1);
-    const double go_cpu = window_cpu_ms(o0, o1);
+    const double cpu = CpuMsPerMinute(q0, q1, window);
+    const double go_cpu = CpuMsPerMinute(o0, o1, window);
     Row(tag, "CPU time per minute", cpu, "ms/min",
-        Fmt(window_cpu_ms(c0, c1)) + " C++ sync, " + Fmt(go_cpu) + " Go", "<= Go + 10 ms",
+        Fmt(CpuMsPerMinute(c0, c1, window)) + " C++ sync, " + Fmt(go_cpu) + " Go", "<= Go + 10 ms",
         Verdict(cpu <= go_cpu + 10));
   }
 

@@ -25,6 +25,7 @@
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
+#include "test/support/thread_switches.h"
 
 namespace rdmadp::testing {
 namespace {
@@ -323,24 +324,6 @@ TEST_F(E2E, ConnectionsDoNotProbeBandwidth) {
   EXPECT_THAT(h.PluginLog(), Not(HasSubstr("bdp[")));
 }
 
-// Context switches of a process's gRPC I/O-manager timer threads ("grpc_global_timer").
-long GrpcTimerThreadSwitches(pid_t pid) {
-  long switches = 0;
-  const std::string task = "/proc/" + std::to_string(pid) + "/task/";
-  for (const auto& entry : std::filesystem::directory_iterator(task)) {
-    std::string name;
-    std::getline(std::ifstream(entry.path() / "comm"), name);
-    if (name != "grpc_global_tim") continue;
-    std::ifstream status(entry.path() / "status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.find("ctxt_switches:") != std::string::npos) {
-        switches += std::stol(line.substr(line.find(':') + 1));
-      }
-    }
-  }
-  return switches;
-}
-
 // Idle after registration and Allocates spread out as pods start, the plugin's gRPC timer
 // thread does not wake: nothing is due for hours (keepalives). gRPC 1.51's own timer list
 // would wake it once a second, or twice after such calls (quiet_timers.h).
@@ -356,9 +339,9 @@ TEST_F(E2E, IdleGrpcTimerThreadDoesNotWake) {
   // earliest of them although the call has finished (waking for an earlier timer is cheap,
   // re-planning on every cancel is not). Let them pass, then count.
   std::this_thread::sleep_for(std::chrono::seconds(11));
-  const long before = GrpcTimerThreadSwitches(h.plugin().pid());
+  const long before = ContextSwitchesOfThreads(h.plugin().pid(), "grpc_global_tim");
   std::this_thread::sleep_for(std::chrono::seconds(5));  // the measurement window
-  EXPECT_EQ(GrpcTimerThreadSwitches(h.plugin().pid()) - before, 0);
+  EXPECT_EQ(ContextSwitchesOfThreads(h.plugin().pid(), "grpc_global_tim") - before, 0);
 }
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {

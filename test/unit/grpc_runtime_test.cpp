@@ -18,6 +18,7 @@
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "pkg/server/quiet_event_engine.h"
+#include "test/support/thread_switches.h"
 
 namespace rdmadp::server {
 namespace {
@@ -88,22 +89,9 @@ TEST_F(GrpcRuntime, InstallsTheQuietEventEngine) {
       ::testing::ExitedWithCode(0), "");
 }
 
-// Context switches of this process's gRPC I/O-manager timer threads ("grpc_global_timer",
-// 15 characters kept by the kernel).
+// Context switches of this process's gRPC I/O-manager timer threads ("grpc_global_timer").
 long GrpcTimerThreadSwitches() {
-  long switches = 0;
-  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::string name;
-    std::getline(std::ifstream(t.path() / "comm"), name);
-    if (name != "grpc_global_tim") continue;
-    std::ifstream status(t.path() / "status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.find("ctxt_switches:") != std::string::npos) {
-        switches += std::stol(line.substr(line.find(':') + 1));
-      }
-    }
-  }
-  return switches;
+  return testing::ContextSwitchesOfThreads(::getpid(), "grpc_global_tim");
 }
 
 TEST_F(GrpcRuntime, TheOperatorCanKeepGrpcsOwnTimers) {
