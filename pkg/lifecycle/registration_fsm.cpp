@@ -70,6 +70,14 @@ std::string Describe(const Event& e) {
   return "?";
 }
 
+milliseconds LossLimiter::Take(Clock::time_point now) {
+  next_ = std::max(next_, now);
+  const Clock::time_point conforming = next_ - (kLossBurst - 1) * kLossInterval;
+  const Clock::time_point at = std::max(now, conforming);
+  next_ += kLossInterval;
+  return std::chrono::duration_cast<milliseconds>(at - now);
+}
+
 milliseconds RetryPolicy::Next() {
   if (step_ == 0) {
     step_ = 1;
@@ -134,7 +142,6 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       kubelet_stream_ = e.stream;
       kubelet_stream_open_ = true;
       kubelet_stream_wall_ns_ = e.wall_ns;
-      kubelet_opened_at_ = f.now;
       if (mode_ == Mode::kWatcher && phase_ == Phase::kStreamGrace) {
         phase_ = Phase::kPublished;
         Disarm(out);
@@ -143,13 +150,13 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
         awaiting_stream_ = false;
         Disarm(out);
       }
+      if (phase_ == Phase::kRegistered) retry_.Reset();  // the registration is proven
       break;
     case K::kStreamEnded:
       if (e.token != server_) break;
       if (e.stream == kubelet_stream_) {
         kubelet_stream_open_ = false;
         kubelet_stream_ended_wall_ns_ = kubelet_stream_wall_ns_;
-        if (f.now - kubelet_opened_at_ >= kStableStream) retry_.Reset();
       }
       OnStreamEnded(e, f, out);
       break;
@@ -237,7 +244,11 @@ void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out,
   Disarm(out);
   Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
   awaiting_stream_ = expect_stream_ && !stream_kept && !StreamSinceRegistration();
-  if (awaiting_stream_) ArmTimer(kStreamWait, out);
+  if (awaiting_stream_) {
+    ArmTimer(kStreamWait, out);
+  } else {
+    retry_.Reset();  // proven: by its stream, or (no stream expected) by the answer itself
+  }
 }
 
 void RegistrationFsm::Log(Action::Level level, std::string message, std::vector<Action>& out) {
@@ -324,7 +335,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
                              : attempt_kubelet_;
       if (registered_with_ == announced_) announced_ = {};  // from now on it may die
       Registered("registered with the kubelet", out);
-      if (lost_while_registering_) LostStream(out);  // its stream is already gone
+      if (lost_while_registering_) LostStream(f, out);  // its stream is already gone
       return;
     case RegisterOutcome::kAlreadyConnected:
       if (kubelet_stream_open_) {  // its stream predates this attempt, and stays ours
@@ -393,7 +404,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
       Register(f, out);
       return;
     }
-    if (phase_ == Phase::kRegistered) LostStream(out);
+    if (phase_ == Phase::kRegistered) LostStream(f, out);
     return;  // otherwise already waiting to register
   }
   if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
@@ -409,7 +420,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
     out.push_back({.kind = Action::Kind::kDropServer});
     server_ = 0;
     phase_ = Phase::kServeBackoff;
-    const milliseconds delay = retry_.Next();
+    const milliseconds delay = losses_.Take(f.now);
     Log(Action::Level::kWarn,
         resource_ +
             ": the running kubelet ended our ListAndWatch stream; re-creating the "
@@ -420,7 +431,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
     return;
   }
   phase_ = Phase::kStreamGrace;
-  const milliseconds grace = kWatcherGrace + retry_.Next();
+  const milliseconds grace = kWatcherGrace + losses_.Take(f.now);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet's ListAndWatch stream ended; waiting " + Ms(grace) +
           " for its plugin watcher to find the socket again",
@@ -428,9 +439,9 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
   ArmTimer(grace, out);
 }
 
-void RegistrationFsm::LostStream(std::vector<Action>& out) {
+void RegistrationFsm::LostStream(const Facts& f, std::vector<Action>& out) {
   phase_ = Phase::kRetryWait;
-  const milliseconds delay = retry_.Next();
+  const milliseconds delay = losses_.Take(f.now);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet's ListAndWatch stream ended; registering again" +
           (delay.count() > 0 ? " in " + Ms(delay) : ""),
@@ -513,7 +524,7 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
               Ms(kStreamWait),
           out);
       if (mode_ == Mode::kKubelet) {
-        LostStream(out);
+        LostStream(f, out);
       } else {
         Serve(out);  // the watcher registers a re-created socket again
       }

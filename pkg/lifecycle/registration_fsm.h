@@ -18,9 +18,18 @@
 //    reconciler passes) is the socket re-created, once; or after Notify(false); or at once
 //    when the very kubelet that registered us is still listening (it dropped us, e.g. the
 //    old pod's socket went away in a rolling update on <= v1.36, and will not re-walk);
-//  - one damped retry policy for every path: the first retry at once, then doubling from
-//    500 ms to 30 s; reset only when a stream stayed open kStableStream, so any loop the
-//    kubelet and the plugin could build between them slows down instead of spinning;
+//  - two damping policies, for two different things. A Register that fails, goes
+//    unanswered, or finds no listener (a kubelet that is down or broken) backs off
+//    exponentially, the first retry at once, then 500 ms doubling to 30 s, reset once a
+//    registration is proven by the kubelet's stream. A lost stream of a *live* kubelet (it
+//    ended our ListAndWatch, or never opened one after a registration) is not a failure:
+//    re-registering is rate-limited instead (LossLimiter: 3 at once, then one a second), so a
+//    loop the kubelet and the plugin could build between them (two instances of one
+//    resource on a v1.25-1.36 kubelet end each other's streams) runs at 1 Register/s, and a
+//    kubelet that ends streams now and then never waits more than a second for us. (An
+//    exponential policy for both once made a live kubelet wait up to 30 s after a few
+//    stream ends in a row: issue 31 item 8.) No jitter: the only peer is this node's own
+//    kubelet, which no other node shares;
 //  - a registration must be followed by the kubelet's stream within kStreamWait, or it is
 //    treated as lost (kubelet mode: register again; watcher mode: re-create);
 //  - no state waits for ever: a Register attempt unanswered after kRegisterAnswerDeadline
@@ -84,8 +93,10 @@ using std::chrono::milliseconds;
 
 inline constexpr milliseconds kFirstBackoff{500};
 inline constexpr milliseconds kMaxBackoff{30000};
-// A stream open this long proves the registration stable: the retry policy starts over.
-inline constexpr milliseconds kStableStream{10000};
+// Re-registrations after a live kubelet lost our stream: this many at once, then one per
+// kLossInterval. kLossInterval is also the longest a live kubelet waits for us.
+inline constexpr int kLossBurst = 3;
+inline constexpr milliseconds kLossInterval{1000};
 // Watcher mode: how long a lost stream waits for the kubelet's plugin watcher before the
 // socket is re-created. The watcher reconciles every 1 s and serialises operations per
 // socket, so a walk after a kubelet restart reaches us within two passes.
@@ -245,6 +256,18 @@ class RetryPolicy {
   int step_ = 0;
 };
 
+// A rate limit on re-registrations after lost streams (the generic cell rate algorithm):
+// kLossBurst at once, then one every kLossInterval. Take() answers how long to wait before
+// the next one; a caller that waits it out before asking again never waits more than
+// kLossInterval.
+class LossLimiter {
+ public:
+  milliseconds Take(Clock::time_point now);
+
+ private:
+  Clock::time_point next_ = Clock::time_point::min();  // the theoretical arrival time
+};
+
 class RegistrationFsm {
  public:
   // `resource` (<prefix>/<name>) only prefixes log messages. `expect_stream`: a
@@ -279,7 +302,8 @@ class RegistrationFsm {
   void OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out);
   void OnNotify(const Event& e, const Facts& f, std::vector<Action>& out);
-  void LostStream(std::vector<Action>& out);  // kubelet mode: register again, damped
+  // Kubelet mode: register again, rate-limited.
+  void LostStream(const Facts& f, std::vector<Action>& out);
   bool StreamSinceRegistration() const {
     return kubelet_stream_ > stream_floor_ && kubelet_stream_open_;
   }
@@ -295,7 +319,8 @@ class RegistrationFsm {
   const bool expect_stream_;
   Mode mode_ = Mode::kKubelet;
   Phase phase_ = Phase::kIdle;
-  RetryPolicy retry_;
+  RetryPolicy retry_;     // failures: Register failed, unanswered, no listener; serve failed
+  LossLimiter losses_;    // a live kubelet lost our stream
   uint64_t server_ = 0;   // current server incarnation (0: none)
   uint64_t attempt_ = 0;  // Register in flight (0: none)
   uint64_t timer_ = 0;    // armed timer (0: none)
@@ -314,7 +339,6 @@ class RegistrationFsm {
   bool kubelet_stream_open_ = false;
   int64_t kubelet_stream_wall_ns_ = 0;        // when the server accepted it (0: unknown)
   int64_t kubelet_stream_ended_wall_ns_ = 0;  // the same, of the latest one that ended
-  Clock::time_point kubelet_opened_at_{};
   bool waiting_logged_ = false;
   // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
   bool lost_while_registering_ = false;

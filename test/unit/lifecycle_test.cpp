@@ -233,7 +233,7 @@ TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
     ASSERT_TRUE(d.FireTimer());
     d.RegisterAnswers(RegisterOutcome::kKubeletDown, "kubelet.sock has no listener");
   }
-  EXPECT_EQ(d.timer_delay, milliseconds(16000));  // damped
+  EXPECT_EQ(d.timer_delay, milliseconds(8000));  // damped
   const int before = d.registers;
   d.KubeletRestarts(kNewKubelet);
   EXPECT_EQ(d.registers, before + 1);
@@ -436,24 +436,95 @@ TEST(RegistrationFsm, WatcherStreamLostBeforeNotifyKeepsTheGrace) {
   EXPECT_NE(d.timer, 0u);
 }
 
-TEST(RegistrationFsm, QuickLossLoopsAreDampedAndAStableStreamResetsThePolicy) {
-  Driver d;
-  d.RegisterAnswers(RegisterOutcome::kOk);
+TEST(LossLimiter, ThreeAtOnceThenOneASecond) {
+  LossLimiter l;
+  Clock::time_point now{};
+  std::vector<long> got;
+  for (int i = 0; i < 6; ++i) {
+    const milliseconds wait = l.Take(now);
+    got.push_back(static_cast<long>(wait.count()));
+    now += wait;  // the caller waits it out, then the next loss comes at once
+  }
+  EXPECT_EQ(got, (std::vector<long>{0, 0, 0, 1000, 1000, 1000}));
+  now += milliseconds(3000);  // three quiet seconds earn the burst back
+  EXPECT_EQ(l.Take(now).count(), 0);
+  EXPECT_EQ(l.Take(now).count(), 0);
+  EXPECT_EQ(l.Take(now).count(), 0);
+  EXPECT_EQ(l.Take(now).count(), 1000);
+}
+
+// Drives `n` losses of the kubelet's stream, each `lived` after its registration, and
+// returns the delay the machine chose before each re-registration.
+std::vector<long> LossDelays(Driver& d, int n, milliseconds lived) {
   std::vector<long> delays;
   uint64_t stream = 0;
-  for (int i = 0; i < 4; ++i) {
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  for (int i = 0; i < n; ++i) {
     d.Do(Event::StreamOpened(d.server, ++stream));
-    d.Advance(milliseconds(100));
+    d.Advance(lived);
     d.Do(Event::StreamEnded(d.server, stream, true));
+    EXPECT_EQ(d.fsm.phase(), Phase::kRetryWait);
     delays.push_back(static_cast<long>(d.timer_delay.count()));
-    ASSERT_TRUE(d.FireTimer());
+    if (!d.FireTimer()) break;
     d.RegisterAnswers(RegisterOutcome::kOk);
   }
-  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000}));
-  d.Do(Event::StreamOpened(d.server, ++stream));
-  d.Advance(kStableStream);
-  d.Do(Event::StreamEnded(d.server, stream, true));
-  EXPECT_EQ(d.timer_delay, milliseconds(0));
+  return delays;
+}
+
+// Issue 31 item 8: the one retry policy, reset only by a 10 s stream, made a kubelet that
+// ended our stream a few times in a row (streams of 2-5 s) wait 8, 16, then 30 s for the
+// resource. Losses of a live kubelet are rate-limited, never backed off.
+TEST(RegistrationFsm, ALiveKubeletEndingStreamsNowAndThenNeverWaits) {
+  Driver d;
+  EXPECT_EQ(LossDelays(d, 12, milliseconds(2000)), (std::vector<long>(12, 0))) << d.log;
+  EXPECT_EQ(d.registers, 13);
+}
+
+TEST(RegistrationFsm, ALossStormRunsAtOneRegisterASecondAndNoSlower) {
+  Driver d;
+  const auto delays = LossDelays(d, 8, milliseconds(100));
+  EXPECT_EQ(delays, (std::vector<long>{0, 0, 0, 700, 900, 900, 900, 900})) << d.log;
+  EXPECT_EQ(d.registers, 9);
+}
+
+// A failing Register still backs off exponentially; a registration proven by its stream
+// starts that policy over, and the next loss is not a failure.
+TEST(RegistrationFsm, FailuresBackOffAndAProvenRegistrationResetsThem) {
+  Driver d;
+  std::vector<long> delays;
+  for (int i = 0; i < 5; ++i) {
+    d.RegisterAnswers(RegisterOutcome::kFailed, "rejected");
+    delays.push_back(static_cast<long>(d.timer_delay.count()));
+    ASSERT_TRUE(d.FireTimer());
+  }
+  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000, 4000}));
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  ASSERT_TRUE(d.fsm.registered());
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.timer_delay.count(), 0);
+  ASSERT_TRUE(d.FireTimer());
+  d.RegisterAnswers(RegisterOutcome::kFailed, "rejected");
+  EXPECT_EQ(d.timer_delay.count(), 0) << "the failure policy started over";
+}
+
+// Watcher mode: the grace for the kubelet's plugin watcher is not stretched by past losses.
+TEST(RegistrationFsm, WatcherGraceStaysShortAfterRepeatedLosses) {
+  Driver d(Mode::kWatcher);
+  std::vector<long> graces;
+  uint64_t stream = 0;
+  for (int i = 0; i < 6; ++i) {
+    d.Do(Event::GetInfo(d.server));
+    d.Do(Event::StreamOpened(d.server, ++stream));
+    d.Do(Event::Notify(d.server, true));
+    ASSERT_TRUE(d.fsm.registered());
+    d.Advance(milliseconds(3000));
+    d.facts.kubelet_listening = false;  // a kubelet restart: not the live kubelet dropping us
+    d.Do(Event::StreamEnded(d.server, stream, true));
+    ASSERT_EQ(d.fsm.phase(), Phase::kStreamGrace);
+    graces.push_back(static_cast<long>(d.timer_delay.count()));
+  }
+  EXPECT_EQ(graces, (std::vector<long>(6, kWatcherGrace.count())));
 }
 
 // Finding 5: tokens restart per resource incarnation, so an old incarnation's result matched.
