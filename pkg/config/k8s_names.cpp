@@ -1,5 +1,7 @@
 #include "pkg/config/k8s_names.h"
 
+#include <cctype>
+
 #include "pkg/text/cat.h"
 
 namespace rdmadp::config {
@@ -65,6 +67,18 @@ std::string ExtendedResourceNameProblem(std::string_view name) {
     return Cat("the prefix is not a DNS subdomain: ", p);
   }
   return QualifiedNamePartProblem(name.substr(slash + 1));
+}
+
+std::string DnsLabel(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  const size_t first = out.find_first_not_of('-');
+  if (first == std::string::npos) return "x";
+  out = out.substr(first, out.find_last_not_of('-') - first + 1);
+  return out.substr(0, 63);
 }
 
 }  // namespace rdmadp::config

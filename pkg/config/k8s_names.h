@@ -13,4 +13,10 @@ std::string ExtendedResourceNameProblem(std::string_view name);
 // Empty when `s` is a DNS-1123 subdomain, else the reason.
 std::string DnsSubdomainProblem(std::string_view s);
 
+// `text` as a DNS label: lower case, [a-z0-9-], no '-' at either end, at most 63
+// characters ("hca_shared_devices_a" -> "hca-shared-devices-a"; "x" if nothing is left).
+// The DRA front end names pools and DeviceClasses with it, so two resource names with the
+// same label would share them (validate rejects that).
+std::string DnsLabel(std::string_view text);
+
 }  // namespace rdmadp::config

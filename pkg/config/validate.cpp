@@ -176,6 +176,10 @@ Config Validate(const RawConfig& raw, Findings& f) {
     Frontend frontend;
   };
   std::map<std::string, FirstUse> seen;  // resourceName -> its first entry
+  // DRA entries: the DNS label of the name -> the entry's path and name. The pool and the
+  // DeviceClass are named by it, so "rdma_A" and "rdma_a" would publish one pool from two
+  // writers, each overwriting the other (issue 27 item 2).
+  std::map<std::string, std::pair<std::string, std::string>> dra_labels;
   for (const RawResource& r : raw.resources) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
@@ -201,6 +205,17 @@ Config Validate(const RawConfig& raw, Findings& f) {
       } else if (!inserted) {
         f.Error(r.path + ".resourceName",
                 Cat("\"", name, "\" already exists (", it->second.path, ")"));
+      }
+    }
+    if (GoNameOk(name) && rc.frontend == Frontend::kDra) {
+      const std::string label = DnsLabel(name);
+      auto [it, inserted] = dra_labels.emplace(label, std::make_pair(r.path, name));
+      if (!inserted && it->second.second != name) {
+        f.Error(r.path + ".resourceName",
+                Cat("\"", name, "\" and \"", it->second.second, "\" (", it->second.first,
+                    ") both name DRA pool and DeviceClass \"", label,
+                    "\" (names are lower-cased, '_' becomes '-', at most 63 characters): "
+                    "rename one of them"));
       }
     }
     rc.resource_name = name;

@@ -86,18 +86,6 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
 
 }  // namespace
 
-std::string DnsLabel(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '-';
-  }
-  const size_t first = out.find_first_not_of('-');
-  if (first == std::string::npos) return "x";
-  out = out.substr(first, out.find_last_not_of('-') - first + 1);
-  return out.substr(0, 63);
-}
-
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource) {
   return DnsLabel(ctx.node_name) + "/" + DnsLabel(resource.resource_name);
 }

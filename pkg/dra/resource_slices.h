@@ -1,7 +1,7 @@
 // The DRA rendering of a pool model: the resource.k8s.io/v1 ResourceSlice objects that
 // publish one resource's HCAs for one node. Pure: values in, JSON objects out; the API
 // client (to come) writes them. Within the API server's limits by construction: at most
-// 128 devices per slice, 32 attributes and capacities per device, 64-character strings,
+// 64 devices per slice, 32 attributes and capacities per device, 64-character strings,
 // DNS-label device names and a DNS-subdomain pool name.
 //
 // Device models (config `deviceModel`):
@@ -22,11 +22,17 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/config/k8s_names.h"
 #include "pkg/pool/pool_model.h"
 
 namespace rdmadp::dra {
 
-inline constexpr size_t kMaxDevicesPerSlice = 128;
+// kube-apiserver allows 128 devices in a slice, but only 64 when any device in it has
+// taints (ResourceSliceMaxDevicesWithTaintsOrConsumesCounters, checked by
+// validateResourceSliceSpec in pkg/apis/resource/validation/validation.go, 1.35+). Any HCA
+// can be tainted at any time (port down), so a pool is always cut at 64: a port going down
+// then changes one device, never the slice count, and is never answered 422.
+inline constexpr size_t kMaxDevicesPerSlice = 64;
 inline constexpr size_t kMaxAttributesAndCapacities = 32;
 inline constexpr size_t kMaxAttributeStringLength = 64;
 inline constexpr int64_t kMaxSlotDevices = config::kMaxDraSlotDevices;
@@ -41,9 +47,7 @@ struct SliceContext {
   DeviceModel model = DeviceModel::kPerHca;
 };
 
-// `text` as a DNS label: lower case, [a-z0-9-], no '-' at either end, at most 63
-// characters ("hca_shared_devices_a" -> "hca-shared-devices-a"; "x" if nothing is left).
-std::string DnsLabel(std::string_view text);
+using config::DnsLabel;  // pool and device names (pkg/config/k8s_names.h)
 // The pool name of a resource on a node: "<node>/<resource name as a DNS label>".
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource);
 // A DNS label for a PCI address: "0000:3b:00.1" -> "hca-0000-3b-00-1".

@@ -3,11 +3,14 @@
 #include <charconv>
 #include <random>
 
+#include "pkg/kube/json_read.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::dra {
 namespace {
 
+using kube::Obj;
+using kube::Str;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
@@ -42,16 +45,35 @@ bool Older(const std::string& a, const std::string& b) {
 }
 
 PublishedSlice FromObject(const nlohmann::json& object) {
-  const auto& meta = object.value("metadata", nlohmann::json::object());
-  return {meta.value("name", ""), meta.value("resourceVersion", ""), object};
+  const auto& meta = Obj(object, "metadata");
+  return {Str(meta, "name"), Str(meta, "resourceVersion"), object};
+}
+
+std::string_view Verb(SliceWrite::Kind kind) {
+  switch (kind) {
+    case SliceWrite::Kind::kCreate:
+      return "create";
+    case SliceWrite::Kind::kUpdate:
+      return "update";
+    case SliceWrite::Kind::kDelete:
+      return "delete";
+  }
+  return "?";
+}
+
+// Full jitter on the upper half: [d/2, d]. A thousand nodes that failed together do not
+// come back together.
+milliseconds Jittered(milliseconds d) {
+  static thread_local std::minstd_rand rng(std::random_device{}());
+  if (d.count() < 2) return d;
+  const auto half = d.count() / 2;
+  return milliseconds(half + static_cast<int64_t>(rng() % static_cast<uint64_t>(half + 1)));
 }
 
 std::string StatusMessage(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("message") && j["message"].is_string()) {
-    return j["message"].get<std::string>();
-  }
-  return body.substr(0, 200);
+  const std::string message = Str(j, "message");
+  return message.empty() ? body.substr(0, 200) : message;
 }
 
 }  // namespace
@@ -89,22 +111,81 @@ void SlicePublisher::Publish(std::vector<WantedPool> wanted) {
     wanted_ = std::move(wanted);
     have_wish_ = true;
     dirty_ = true;
+    ++wake_;
   }
   changed_.notify_all();
 }
 
 PublisherStats SlicePublisher::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  PublisherStats s = stats_;
+  for (const auto& [path, learned] : dropped_) s.dropped_fields.insert(path);
+  return s;
+}
+
+bool SlicePublisher::Ours(const nlohmann::json& object) const {
+  const auto& spec = Obj(object, "spec");
+  return Str(spec, "nodeName") == options_.node_name && Str(spec, "driver") == options_.driver;
+}
+
+FieldPaths SlicePublisher::ActiveDropped(std::chrono::steady_clock::time_point now) {
+  FieldPaths active;
+  for (auto it = dropped_.begin(); it != dropped_.end();) {
+    if (now - it->second >= kRecheckDropped) {
+      it = dropped_.erase(it);  // written once more: the answer tells again
+    } else {
+      active.insert(it->first);
+      ++it;
+    }
+  }
+  return active;
+}
+
+void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann::json& answer) {
+  const FieldPaths dropped = DroppedFields(Obj(written, "spec"), Obj(answer, "spec"));
+  std::vector<std::string> news;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    for (const std::string& path : dropped) {
+      dropped_[path] = now;
+      if (dropped_reported_.insert(path).second) news.push_back(path);
+    }
+  }
+  for (const std::string& path : news) {
+    const std::string gate = GateDropping(path);
+    if (options_.on_info) {
+      options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
+                           gate.empty() ? " (a field this API server's release does not know)"
+                                        : Cat(" (feature gate ", gate, " is off)"),
+                           "; publishing without it, not rewriting for it"));
+    }
+  }
+}
+
+bool SlicePublisher::TakeWriteToken() {
+  std::chrono::steady_clock::time_point at;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    budget_next_ = std::max(budget_next_, now);
+    at = std::max(now, budget_next_ - (kWriteBurst - 1) * kWriteInterval);
+    budget_next_ += kWriteInterval;
+    if (at > now) ++stats_.budget_waits;
+  }
+  std::unique_lock lock(mu_);
+  changed_.wait_until(lock, at, [this] { return stopping_; });
+  return !stopping_;
 }
 
 std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
-bool SlicePublisher::Pause(milliseconds d) {
+bool SlicePublisher::Pause(milliseconds d, bool wake_on_change) {
   std::unique_lock lock(mu_);
-  changed_.wait_for(lock, d, [this] { return stopping_; });
+  const uint64_t wake = wake_;
+  changed_.wait_for(lock, d, [&] { return stopping_ || (wake_on_change && wake_ != wake); });
   return !stopping_;
 }
 
@@ -127,11 +208,14 @@ bool SlicePublisher::List() {
       ++stats_.lists;
       ++stats_.failures;
     }
-    Problem(!r.ok() ? std::string(r.status().message())
-                    : Cat("listing ResourceSlices: HTTP ", r->code, ": ", StatusMessage(r->body),
-                          r->code == 403 ? " (grant the DaemonSet's service account list/watch "
-                                           "on resourceslices: images/overlays/dra)"
-                                         : ""));
+    Problem(
+        !r.ok() ? std::string(r.status().message())
+        : r->code == 200
+            ? Cat("listing ResourceSlices: the answer is not a list (", r->body.substr(0, 80), ")")
+            : Cat("listing ResourceSlices: HTTP ", r->code, ": ", StatusMessage(r->body),
+                  r->code == 403 ? " (grant the DaemonSet's service account list/watch "
+                                   "on resourceslices: images/overlays/dra)"
+                                 : ""));
     return false;
   }
   std::lock_guard lock(mu_);
@@ -139,10 +223,12 @@ bool SlicePublisher::List() {
   published_.clear();
   deleted_.clear();  // the list is the whole truth again
   for (const auto& item : list["items"]) {
+    if (!Ours(item)) continue;  // another node's or driver's: never ours to delete
     PublishedSlice s = FromObject(item);
+    if (s.name.empty()) continue;
     published_[s.name] = std::move(s);
   }
-  resource_version_ = list.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+  resource_version_ = Str(Obj(list, "metadata"), "resourceVersion");
   stats_.synced = true;
   relist_ = false;
   dirty_ = true;
@@ -163,24 +249,29 @@ bool SlicePublisher::WatchOnce() {
   static thread_local std::minstd_rand rng(std::random_device{}());
   const int timeout = 300 + static_cast<int>(rng() % 300);
   bool relist = false;
+  std::string error;
   auto code = watch_client_->Stream(
       Cat(kSlices, "?watch=true&allowWatchBookmarks=true&timeoutSeconds=", timeout,
           "&resourceVersion=", from, "&fieldSelector=", Selector()),
       [&](std::string_view line) {
         auto event = nlohmann::json::parse(line, nullptr, false);
         if (!event.is_object()) return true;
-        const std::string type = event.value("type", "");
-        const nlohmann::json& object = event.contains("object") ? event["object"] : event;
-        std::lock_guard lock(mu_);
-        if (type == "ERROR" || !event.contains("type")) {
+        const std::string type = Str(event, "type");
+        const nlohmann::json& object = Obj(event, "object");
+        if (type == "ERROR" || type.empty()) {
+          error = Cat(type.empty() ? "a watch event without a type"
+                                   : Cat("watch ERROR: ", Str(object, "message")),
+                      "; listing again");
           relist = true;  // 410 Expired (compacted) or anything else: start over
           return false;
         }
-        const auto& meta = object.value("metadata", nlohmann::json::object());
-        const std::string rv = meta.value("resourceVersion", "");
+        std::lock_guard lock(mu_);
+        const std::string rv = Str(Obj(object, "metadata"), "resourceVersion");
         if (!rv.empty()) resource_version_ = rv;
         if (type == "BOOKMARK") return true;
+        if (!Ours(object)) return true;  // not ours, whatever the selector promised
         PublishedSlice s = FromObject(object);
+        if (s.name.empty()) return true;
         auto it = published_.find(s.name);
         if (type == "DELETED") {
           if (it != published_.end()) published_.erase(it);
@@ -191,6 +282,7 @@ bool SlicePublisher::WatchOnce() {
           published_[s.name] = std::move(s);
         }
         dirty_ = true;
+        ++wake_;
         changed_.notify_all();
         return true;
       });
@@ -198,7 +290,14 @@ bool SlicePublisher::WatchOnce() {
     Problem(std::string(code.status().message()));
     return false;
   }
-  if (*code != 200) return false;
+  if (*code != 200) {
+    Problem(Cat("watching ResourceSlices: HTTP ", *code,
+                *code == 403 ? " (grant the DaemonSet's service account watch on "
+                               "resourceslices: images/overlays/dra)"
+                             : ""));
+    return false;
+  }
+  if (!error.empty()) Problem(error);
   return !relist;
 }
 
@@ -216,12 +315,20 @@ void SlicePublisher::WatchLoop() {
       relist = relist_;
     }
     if (relist && !List()) {
-      if (!Pause(backoff)) return;
+      if (!Pause(Jittered(backoff))) return;
       backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
     }
-    if (WatchOnce()) {
+    const auto opened = std::chrono::steady_clock::now();
+    const bool healthy = WatchOnce();
+    if (healthy && std::chrono::steady_clock::now() - opened >= kShortWatch) {
       backoff = kFirstBackoff;  // the server ended a healthy watch: resume at once
+      continue;
+    }
+    if (healthy) {  // ended at once: a server (or proxy) that ends every watch
+      Problem("the API server ends every ResourceSlice watch at once; backing off");
+      if (!Pause(Jittered(backoff))) return;
+      backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
     }
     {
@@ -231,7 +338,7 @@ void SlicePublisher::WatchLoop() {
       // after a pause, since the events in between may be gone.
       relist_ = true;
     }
-    if (!Pause(backoff)) return;
+    if (!Pause(Jittered(backoff))) return;
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
@@ -254,13 +361,17 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
     }
   }
   std::unique_lock lock(mu_);
+  ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
     if (w.kind == SliceWrite::Kind::kDelete) {
       published_.erase(w.name);
     } else {
       auto object = nlohmann::json::parse(r->body, nullptr, false);
-      if (object.is_object()) {
+      if (object.is_object() && Ours(object) && !FromObject(object).name.empty()) {
+        lock.unlock();
+        LearnDropped(w.object, object);
+        lock.lock();
         PublishedSlice s = FromObject(object);
         if (deleted_.count(s.name) != 0) return true;  // the watch saw it go meanwhile
         auto it = published_.find(s.name);
@@ -272,8 +383,10 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
     return true;
   }
   ++stats_.failures;
-  if (r.ok() && r->retry_after_seconds > 0)
-    *retry_after = std::chrono::seconds(r->retry_after_seconds);
+  if (r.ok() && r->retry_after_seconds > 0) {  // capped: a server cannot park us for years
+    *retry_after =
+        std::min<milliseconds>(std::chrono::seconds(r->retry_after_seconds), kMaxBackoff);
+  }
   if (r.ok() && r->code == 404 && w.kind != SliceWrite::Kind::kCreate) {
     published_.erase(w.name);  // already gone (a wipe raced us): reconcile again
     return true;
@@ -312,12 +425,13 @@ void SlicePublisher::WriteLoop() {
       });
       if (stopping_) return;
       dirty_ = false;
-      writes = Reconcile(published_, wanted_);
+      writes = Reconcile(published_, wanted_, ActiveDropped(std::chrono::steady_clock::now()));
       stats_.in_sync = writes.empty();
     }
     bool ok = true;
     milliseconds retry_after{0};
     for (const auto& w : writes) {
+      if (!TakeWriteToken()) return;
       if (!(ok = Write(w, &retry_after))) break;
     }
     {
@@ -328,7 +442,8 @@ void SlicePublisher::WriteLoop() {
       backoff = kFirstBackoff;
       continue;
     }
-    if (!Pause(std::max(backoff, retry_after))) return;
+    // A new wish or a wipe ends the wait: the write budget still bounds what follows.
+    if (!Pause(std::max(Jittered(backoff), retry_after), /*wake_on_change=*/true)) return;
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }

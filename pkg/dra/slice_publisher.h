@@ -7,7 +7,22 @@
 //    from the watcher), reconciles and writes. A slice deleted behind our back (the
 //    kubelet wipes a node's slices at every start) is written again as soon as the watch
 //    reports the deletion.
-// Failures back off (1 s doubling to 30 s, or the server's Retry-After); a 409 relists.
+// Failures back off (1 s doubling to 30 s, jittered, or the server's Retry-After capped at
+// 30 s; a new wish or a wipe ends the wait); a 409 relists. A watch the server ends within
+// kShortWatch is a failure, not a healthy end: it backs off instead of reopening at once.
+//
+// A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
+// kWriteBurst writes refilled at one a second. One node's publisher can never send the API
+// server more than that, even through a bug (a fleet of a thousand nodes each in a write
+// loop would otherwise take the control plane down).
+//
+// Fields the server drops from what we write (a disabled feature gate) are learned from
+// its answers (slice_reconciler.h: DroppedFields), reported once each through `on_info`
+// with the gate to enable, and never rewritten for. They are re-checked once an hour (one
+// write per pool), so enabling the gate is picked up without a restart.
+//
+// Only our own objects are acted on: list and watch answers carrying another node's or
+// driver's slices are ignored (the field selector is the server's promise, not ours).
 // Problems reach the caller through `on_problem`, once per distinct line.
 //
 // Threads: Publish() and stats() from any thread (the Manager calls them on its loop);
@@ -40,8 +55,17 @@ struct PublisherOptions {
   std::function<void(std::string info)> on_info;        // publisher threads
 };
 
+inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
+inline constexpr std::chrono::milliseconds kWriteInterval{1000};
+inline constexpr std::chrono::milliseconds kShortWatch{1000};
+inline constexpr std::chrono::minutes kRecheckDropped{60};
+
 struct PublisherStats {
   uint64_t writes = 0;  // creates + updates + deletes answered 2xx
+  // Every write answered (or failed: code 0), by verb (create, update, delete) and code.
+  std::map<std::pair<std::string, long>, uint64_t> writes_by_verb_code;
+  uint64_t budget_waits = 0;  // writes that waited for the write budget
+  FieldPaths dropped_fields;  // fields the server dropped (see above), currently believed
   uint64_t lists = 0;
   uint64_t watches = 0;
   uint64_t conflicts = 0;
@@ -71,8 +95,16 @@ class SlicePublisher {
   // One write; returns false when the writer should back off (at least `*retry_after`,
   // the server's Retry-After, when it sent one).
   bool Write(const SliceWrite& write, std::chrono::milliseconds* retry_after);
-  // Sleeps `d` unless stopping; returns false when stopping.
-  bool Pause(std::chrono::milliseconds d);
+  // Sleeps `d` unless stopping; returns false when stopping. `wake_on_change`: a new wish
+  // or a watch event ends the sleep early too.
+  bool Pause(std::chrono::milliseconds d, bool wake_on_change = false);
+  // Waits for a token of the write budget; false when stopping.
+  bool TakeWriteToken();
+  // Learns the fields the server dropped from `written`, given its answer.
+  void LearnDropped(const nlohmann::json& written, const nlohmann::json& answer);
+  FieldPaths ActiveDropped(std::chrono::steady_clock::time_point now);  // requires mu_
+  // Ours: this node's and this driver's.
+  bool Ours(const nlohmann::json& object) const;
   void Problem(const std::string& line);
   std::string Selector() const;
 
@@ -96,6 +128,12 @@ class SlicePublisher {
   std::string resource_version_;  // watch from here
   std::string last_problem_;
   PublisherStats stats_;
+  // Fields the server dropped, with when we learned it (re-checked after kRecheckDropped).
+  std::map<std::string, std::chrono::steady_clock::time_point> dropped_;
+  std::set<std::string> dropped_reported_;
+  uint64_t wake_ = 0;  // bumped by a wish or a watch event (ends a Pause that waits for it)
+  // The write budget (generic cell rate algorithm: the theoretical arrival time).
+  std::chrono::steady_clock::time_point budget_next_{};
 
   std::thread watcher_;
   std::thread writer_;

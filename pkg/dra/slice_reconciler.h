@@ -10,12 +10,22 @@
 //    existing slices in place (their names kept), creating what is missing and deleting
 //    the surplus, so the scheduler sees one consistent generation;
 //  - slices of pools we no longer publish, or of an older generation, are deleted;
-//  - after a wipe (nothing published) the pool is created again from generation 1.
+//  - after a wipe (nothing published) the pool is created again from generation 1;
+//  - a field the API server dropped from what we wrote (kube-apiserver's
+//    dropDisabledFields in pkg/registry/resource/resourceslice/strategy.go drops the
+//    fields of a disabled feature gate; its decoder drops fields it does not know) is a
+//    fact about this cluster, not a difference: `dropped` names such fields, and a pool
+//    that differs from what we want only in them is unchanged. Without this, every answer
+//    looked like a change and the publisher rewrote the pool hundreds of times a second;
+//  - where the server drops taints (DRADeviceTaints off, before 1.36), a tainted device
+//    (an HCA whose port is down) is left out of its slice instead: nothing else would keep
+//    the scheduler off it. It comes back when it recovers.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,12 +52,30 @@ struct SliceWrite {
   bool operator==(const SliceWrite&) const = default;
 };
 
-// `published`: by name, this node's and driver's slices only.
+// Fields of a slice's spec, as paths: keys joined by '.', every element of an array as
+// "[]" ("devices[].taints", "devices[].capacity.shares.requestPolicy").
+using FieldPaths = std::set<std::string>;
+
+// `published`: by name, this node's and driver's slices only. `dropped`: fields the API
+// server does not keep (see above).
 std::vector<SliceWrite> Reconcile(const std::map<std::string, PublishedSlice>& published,
-                                  const std::vector<WantedPool>& wanted);
+                                  const std::vector<WantedPool>& wanted,
+                                  const FieldPaths& dropped = {});
 
 // `have` carries every field of `want` with the same value (objects recursively; arrays
-// element by element, same length). Extra fields in `have` are server defaults.
+// element by element, same length). Extra fields in `have` are server defaults (a taint's
+// timeAdded), except the fields we set only sometimes (kOptionalOwnedFields): a taint that
+// `want` no longer has must come off. An empty value in `want` (the server omits empty
+// maps and lists) is carried by its absence.
 bool CarriesAll(const nlohmann::json& have, const nlohmann::json& want);
+inline const std::set<std::string> kOptionalOwnedFields = {"taints"};
+
+// The fields of `written` (a spec we sent) that `answer` (the spec the server stored) does
+// not carry at all. Changed values are not drops; empty values are never drops.
+FieldPaths DroppedFields(const nlohmann::json& written, const nlohmann::json& answer);
+// `spec` without the fields at `paths`.
+nlohmann::json WithoutFields(nlohmann::json spec, const FieldPaths& paths);
+// The feature gate whose being off makes kube-apiserver drop `path` ("" if none we know).
+std::string GateDropping(const std::string& path);
 
 }  // namespace rdmadp::dra

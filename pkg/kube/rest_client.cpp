@@ -1,14 +1,14 @@
 #include "pkg/kube/rest_client.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "pkg/kube/curl_lib.h"
@@ -17,8 +17,17 @@
 namespace rdmadp::kube {
 
 namespace {
+static_assert(CURL_ERROR_SIZE == 256, "RestClient::error_ holds CURL_ERROR_SIZE bytes");
 inline constexpr long kConnectTimeoutMs = 5000;
 inline constexpr long kCallTimeoutMs = 20000;
+// kube-apiserver sends a watch a bookmark about once a minute (the cacher's bookmark
+// timer); a watch that carries nothing for longer is half-open (a peer that vanished
+// without a FIN or RST) and is ended, so the publisher lists again.
+inline constexpr long kWatchIdleSeconds = 90;
+// TCP keepalive on every connection: a peer that answers probes with a reset is noticed
+// within ~15 s instead of the kernel's two hours.
+inline constexpr long kKeepIdleSeconds = 10;
+inline constexpr long kKeepIntervalSeconds = 5;
 }  // namespace
 
 absl::StatusOr<ApiConfig> InClusterConfig(const std::function<const char*(const char*)>& getenv,
@@ -45,32 +54,48 @@ struct CurlCallbacks {
     std::string* body;
     const std::function<bool(std::string_view)>* on_line;  // streaming, else null
     std::string partial;                                   // of a line not yet complete
+    size_t scanned = 0;  // bytes of `partial` already searched for a newline
     long code = 0;
     void* curl;
     const CurlLib* lib;
+    bool too_large = false;  // an answer or a line went past its limit: transfer ended
   };
 
   static size_t Write(char* data, size_t size, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
     const size_t len = size * n;
     if (sink->on_line == nullptr) {
+      if (sink->body->size() + len > kMaxBodyBytes) {
+        sink->too_large = true;
+        return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+      }
       sink->body->append(data, len);
       return len;
     }
     if (sink->code == 0) sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &sink->code);
     if (sink->code != 200) {  // an error answer: one Status object, handed over at the end
-      sink->partial.append(data, len);
+      sink->partial.append(
+          data, std::min(len, kMaxErrorBytes - std::min(kMaxErrorBytes, sink->partial.size())));
       return len;
     }
     sink->partial.append(data, len);
     size_t start = 0;
-    for (size_t nl; (nl = sink->partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    // Only the new bytes are searched: a line arriving in many chunks costs linear time.
+    for (size_t nl;
+         (nl = sink->partial.find('\n', std::max(start, sink->scanned))) != std::string::npos;
+         start = nl + 1) {
+      sink->scanned = nl + 1;
       if (nl > start &&
           !(*sink->on_line)(std::string_view(sink->partial).substr(start, nl - start))) {
         return 0;  // stop: libcurl ends the transfer (CURLE_WRITE_ERROR)
       }
     }
     sink->partial.erase(0, start);
+    sink->scanned = sink->partial.size();
+    if (sink->partial.size() > kMaxLineBytes) {
+      sink->too_large = true;
+      return 0;
+    }
     return len;
   }
 
@@ -135,18 +160,47 @@ void RestClient::Cancel() {
 }
 
 absl::StatusOr<std::string> RestClient::Token(bool force) {
+  const std::string what = Cat("service-account token ", config_.token_file);
   struct stat st {};
   if (::stat(config_.token_file.c_str(), &st) != 0) {
     return absl::FailedPreconditionError(
-        Cat("service-account token ", config_.token_file, ": ", std::strerror(errno),
+        Cat(what, ": ", std::strerror(errno),
             " (is automountServiceAccountToken off for the DaemonSet?)"));
+  }
+  // Only a regular file of a token's size is read: a FIFO would block the reader, a
+  // device like /dev/zero or a huge file would fill memory.
+  if (S_ISDIR(st.st_mode)) return absl::FailedPreconditionError(Cat(what, " is a directory"));
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(Cat(what, " is not a regular file"));
+  }
+  if (st.st_size > static_cast<off_t>(kMaxTokenBytes)) {
+    return absl::FailedPreconditionError(
+        Cat(what, " is ", st.st_size, " bytes; a token is at most ", kMaxTokenBytes));
   }
   const FileId id{st.st_ino, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, st.st_size};
   if (!force && id == token_id_ && !token_.empty()) return token_;
-  std::ifstream in(config_.token_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string raw = text.str();
+  const int fd = ::open(config_.token_file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        Cat(what, ": ", std::strerror(errno),
+            errno == EMFILE || errno == ENFILE ? " (the process is out of file descriptors)" : ""));
+  }
+  std::string raw(kMaxTokenBytes + 1, '\0');
+  size_t got = 0;
+  struct stat opened {};
+  const bool regular = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode);
+  while (regular && got < raw.size()) {
+    const ssize_t r = ::read(fd, raw.data() + got, raw.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (!regular) return absl::FailedPreconditionError(Cat(what, " is not a regular file"));
+  if (got > kMaxTokenBytes) {
+    return absl::FailedPreconditionError(Cat(what, " is larger than ", kMaxTokenBytes, " bytes"));
+  }
+  raw.resize(got);
   std::string token(absl::StripAsciiWhitespace(absl::string_view(raw.data(), raw.size())));
   if (token.empty()) {
     return absl::FailedPreconditionError(
@@ -165,11 +219,18 @@ void RestClient::Prepare(std::string_view method, const std::string& path, const
   const std::string url = config_.server + path;
   c.easy_setopt(curl_, CURLOPT_URL, url.c_str());
   c.easy_setopt(curl_, CURLOPT_CAINFO, config_.ca_file.c_str());
+  // Only the cluster's CA: libcurl also trusts the system's CA directory by default, which
+  // would send our token to any server a public CA vouches for.
+  c.easy_setopt(curl_, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  error_[0] = '\0';
+  c.easy_setopt(curl_, CURLOPT_ERRORBUFFER, error_);
   c.easy_setopt(curl_, CURLOPT_USERAGENT, config_.user_agent.c_str());
   c.easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
   c.easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
   c.easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
   c.easy_setopt(curl_, CURLOPT_TCP_KEEPALIVE, 1L);
+  c.easy_setopt(curl_, CURLOPT_TCP_KEEPIDLE, kKeepIdleSeconds);
+  c.easy_setopt(curl_, CURLOPT_TCP_KEEPINTVL, kKeepIntervalSeconds);
   c.easy_setopt(curl_, CURLOPT_OPENSOCKETFUNCTION, &CurlCallbacks::Open);
   c.easy_setopt(curl_, CURLOPT_OPENSOCKETDATA, this);
   c.easy_setopt(curl_, CURLOPT_CLOSESOCKETFUNCTION, &CurlCallbacks::Close);
@@ -202,7 +263,7 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
   const std::string m(method);
   Prepare(m, path, body, *token, headers);
   HttpResponse response;
-  CurlCallbacks::Sink sink{&response.body, nullptr, {}, 0, curl_, &c};
+  CurlCallbacks::Sink sink{&response.body, nullptr, {}, 0, 0, curl_, &c};
   c.easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Write);
   c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
   c.easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &CurlCallbacks::Header);
@@ -210,9 +271,14 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
   c.easy_setopt(curl_, CURLOPT_TIMEOUT_MS, kCallTimeoutMs);
   const CURLcode rc = c.easy_perform(curl_);
   c.slist_free_all(headers);
+  if (sink.too_large) {
+    return absl::ResourceExhaustedError(Cat(m, " ", config_.server, path.substr(0, path.find('?')),
+                                            ": the answer is larger than ", kMaxBodyBytes,
+                                            " bytes; not read"));
+  }
   if (rc != CURLE_OK) {
     return absl::UnavailableError(
-        Cat(m, " ", config_.server, path.substr(0, path.find('?')), ": ", c.easy_strerror(rc)));
+        Cat(m, " ", config_.server, path.substr(0, path.find('?')), ": ", Describe(rc)));
   }
   c.easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response.code);
   return response;
@@ -241,11 +307,23 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     headers = c.slist_append(headers, "Accept: application/json");
     Prepare("GET", path, "", *token, headers);
     std::string unused;
-    CurlCallbacks::Sink sink{&unused, &on_line, {}, 0, curl_, &c};
+    CurlCallbacks::Sink sink{&unused, &on_line, {}, 0, 0, curl_, &c};
     c.easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Write);
     c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
+    c.easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    c.easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, kWatchIdleSeconds);
     const CURLcode rc = c.easy_perform(curl_);
     c.slist_free_all(headers);
+    if (sink.too_large) {
+      return absl::ResourceExhaustedError(
+          Cat("watch ", config_.server, path.substr(0, path.find('?')), ": a line longer than ",
+              kMaxLineBytes, " bytes; ended the watch"));
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+      return absl::DeadlineExceededError(
+          Cat("watch ", config_.server, path.substr(0, path.find('?')), ": nothing for ",
+              kWatchIdleSeconds, " s (not even a bookmark): the connection is dead"));
+    }
     long code = sink.code;
     if (code == 0) c.easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
     if (code == 401 && attempt == 0) continue;
@@ -257,9 +335,23 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     // A stream the server or the network cut after it started is a normal end.
     if (code == 200 && (rc == CURLE_RECV_ERROR || rc == CURLE_PARTIAL_FILE)) return code;
     return absl::UnavailableError(
-        Cat("watch ", config_.server, path.substr(0, path.find('?')), ": ", c.easy_strerror(rc)));
+        Cat("watch ", config_.server, path.substr(0, path.find('?')), ": ", Describe(rc)));
   }
   return 401L;
+}
+
+std::string RestClient::Describe(int code) const {
+  const CurlLib& c = **CurlLib::Get();
+  const auto rc = static_cast<CURLcode>(code);
+  // libcurl's error buffer names the cause ("SSL certificate problem: certificate has
+  // expired", "... unable to get local issuer certificate", "no alternative certificate
+  // subject name matches"); easy_strerror only the class.
+  std::string detail = error_[0] != '\0' ? std::string(error_) : c.easy_strerror(rc);
+  if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+      detail.find("certificate") != std::string::npos) {
+    Append(detail, " (CA file ", config_.ca_file, ")");
+  }
+  return detail;
 }
 
 }  // namespace rdmadp::kube

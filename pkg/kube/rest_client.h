@@ -25,6 +25,13 @@
 
 namespace rdmadp::kube {
 
+// What a peer can make us hold: an answer (a list of this node's slices is a few MiB at
+// most), one watch line (etcd stores objects of at most 1.5 MiB), an error answer, a token.
+inline constexpr size_t kMaxBodyBytes = 32u << 20;
+inline constexpr size_t kMaxLineBytes = 4u << 20;
+inline constexpr size_t kMaxErrorBytes = 64u << 10;
+inline constexpr size_t kMaxTokenBytes = 64u << 10;
+
 inline constexpr std::string_view kServiceAccountDir =
     "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -76,9 +83,12 @@ class RestClient {
                const std::string& token, void* headers);
   absl::StatusOr<HttpResponse> CallOnce(std::string_view method, const std::string& path,
                                         const std::string& body, bool force_token);
+  // One line for a failed transfer: libcurl's detail, and the CA file for TLS failures.
+  std::string Describe(int curl_code) const;
 
   const ApiConfig config_;
   void* curl_ = nullptr;  // CURL*
+  char error_[256] = {};  // CURL_ERROR_SIZE: libcurl's detail of the last failed transfer
   std::string token_;
   struct FileId {
     ino_t inode = 0;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "pkg/cdi/spec_files.h"
+#include "pkg/config/k8s_names.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/pool/pool_model.h"
@@ -30,6 +31,18 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
     if (claims == nullptr || !view) {
       out.set_error(Cat("cannot prepare ResourceClaim ", name,
                         ": the DRA driver has no API server connection (see its log)"));
+      continue;
+    }
+    // The names go into the URL: only what Kubernetes can name (DNS-1123 subdomains; a
+    // namespace is even narrower) is asked for, so "../" never reaches another API path
+    // with our token.
+    const std::string bad_namespace = config::DnsSubdomainProblem(c.namespace_());
+    const std::string bad_name = config::DnsSubdomainProblem(c.name());
+    if (!bad_namespace.empty() || !bad_name.empty()) {
+      out.set_error(Cat(
+          "cannot prepare ResourceClaim ", name, ": ",
+          !bad_namespace.empty() ? Cat("namespace: ", bad_namespace) : Cat("name: ", bad_name)));
+      log::Warn(out.error());
       continue;
     }
     auto r = claims->Call("GET", Cat("/apis/resource.k8s.io/v1/namespaces/", c.namespace_(),

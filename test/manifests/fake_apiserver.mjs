@@ -6,11 +6,15 @@
 // official schema (kubernetes-models), strict field validation and the server-side limits
 // the schema lacks; a write that fails is answered 422 and recorded, so a test asserts none.
 //
-// Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N]
+// Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N] [--release 1.34|1.35|1.36|1.37]
+// The release (default 1.37) sets the feature gates at that release's defaults: a write
+// loses the fields of a disabled gate as the real server's strategy drops them, and the
+// slice limits follow its validation (kube_release.mjs names the upstream code).
 // Writes <state dir>/ca.crt and <state dir>/token, then prints one line of JSON:
 // {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
 //   POST /token {token}          rotate: only the new token is accepted from now on
-//   POST /fault {method, match, code, count}   the next `count` matching requests fail
+//   POST /fault {method, match, code, count}   the next `count` matching requests fail;
+//                                with `body`, `bytes` or `endless` they get a broken answer
 //   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
 //   POST /deviceclasses <DeviceClass>  store a device class (schema-checked)
 //   POST /allocate <ResourceClaim>  allocate it as the scheduler would (dra_allocator.mjs:
@@ -20,6 +24,7 @@
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
+//   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
@@ -34,9 +39,13 @@ import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/res
 import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
 import { serverLimits } from "./dra_limits.mjs";
+import { dropDisabledFields, gateDefaults, maxDevices } from "./kube_release.mjs";
 
 const dir = process.argv[2];
-const bookmarkMs = Number(process.argv[process.argv.indexOf("--bookmark-ms") + 1] || 0);
+const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
+const bookmarkMs = Number(argOf("--bookmark-ms") || 0);
+const release = argOf("--release") ?? "1.37";
+const gates = gateDefaults(release);
 fs.mkdirSync(dir, { recursive: true });
 execFileSync("openssl", [
   "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kubernetes",
@@ -60,7 +69,7 @@ let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0,
+  held: 0, release, gates, dropped: {},
 };
 
 function status(res, code, reason, message) {
@@ -131,11 +140,18 @@ function record(type, object) {
   }
 }
 
+// The server's write path for a slice (strategy.go PrepareForCreate/PrepareForUpdate, then
+// validation): drop the disabled gates' fields, then validate. `old`: null on create.
+function admitSlice(obj, old) {
+  for (const path of dropDisabledFields(gates, obj, old)) stats.dropped[path] = (stats.dropped[path] ?? 0) + 1;
+  return validateSlice(obj);
+}
+
 function validateSlice(obj) {
   try {
     new ResourceSlice(obj).validate();
     checkStrict(obj, resourceV1("ResourceSlice"));
-    serverLimits(obj);
+    serverLimits(obj, maxDevices(release, obj.spec ?? {}));
     if (!obj.spec.nodeName) throw new Error("spec.nodeName: the plugin publishes node-local slices only");
     return null;
   } catch (e) {
@@ -159,11 +175,45 @@ function readBody(req) {
   });
 }
 
+// A broken peer's answers (a proxy, a bug): `body` (raw text, with `code`, default 200),
+// `bytes` (an answer of that many bytes of JSON-less filler), `endless` (200, then filler
+// without a newline until the client hangs up).
+function brokenAnswer(f, res) {
+  if (f.endless) {
+    res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+    const chunk = "x".repeat(64 * 1024);
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk)) {}
+      if (!res.destroyed) res.once("drain", pump);
+    };
+    res.on("close", () => res.removeAllListeners("drain"));
+    return pump();
+  }
+  if (f.bytes) {
+    res.writeHead(f.code ?? 200, { "content-type": "application/json", "content-length": f.bytes });
+    const chunk = Buffer.alloc(Math.min(f.bytes, 1 << 20), "x");
+    let left = f.bytes;
+    const pump = () => {
+      while (left > 0 && !res.destroyed) {
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return res.once("drain", pump);
+      }
+      res.end();
+    };
+    return pump();
+  }
+  res.writeHead(f.code ?? 200, { "content-type": "application/json" });
+  res.end(f.body);
+}
+
 function injected(req, res) {
   const i = faults.findIndex((f) => (!f.method || f.method === req.method) && req.url.includes(f.match ?? ""));
   if (i < 0) return false;
   const f = faults[i];
   if (--f.count <= 0) faults.splice(i, 1);
+  stats.faultsServed = (stats.faultsServed ?? 0) + 1;
+  if (f.body !== undefined || f.bytes || f.endless) return brokenAnswer(f, res), true;
   const reasons = { 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError" };
   if (f.code === 429) res.setHeader("retry-after", "1");
   status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
@@ -243,7 +293,7 @@ async function api(req, res) {
   }
   if (p === SLICES && req.method === "POST") {
     const obj = JSON.parse(await readBody(req));
-    const bad = validateSlice(obj);
+    const bad = admitSlice(obj, null);
     if (bad) {
       stats.invalid.push(bad);
       return status(res, 422, "Invalid", bad);
@@ -264,12 +314,12 @@ async function api(req, res) {
     const existing = slices.get(m[1]);
     if (req.method === "PUT") {
       const obj = JSON.parse(await readBody(req));
-      const bad = validateSlice(obj);
+      if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
+      const bad = admitSlice(obj, existing);
       if (bad) {
         stats.invalid.push(bad);
         return status(res, 422, "Invalid", bad);
       }
-      if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
       if (obj.metadata.resourceVersion !== existing.metadata.resourceVersion) {
         stats.conflicts++;
         return status(res, 409, "Conflict", `Operation cannot be fulfilled on resourceslices "${m[1]}": the object has been modified; please apply your changes to the latest version and try again`);
@@ -399,6 +449,9 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/gates":
+      Object.assign(gates, arg);
+      return ok(gates);
     case "/tick":
       rv++; // another object was written: the revision moves on, no event of ours
       return ok({ rv });

@@ -35,7 +35,7 @@ std::string ReadLine(int fd, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-FakeApiServer::FakeApiServer(int bookmark_ms) {
+FakeApiServer::FakeApiServer(int bookmark_ms, const std::string& release) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   const std::string script = std::string(RDMADP_SOURCE_DIR) + "/test/manifests/fake_apiserver.mjs";
@@ -43,6 +43,10 @@ FakeApiServer::FakeApiServer(int bookmark_ms) {
   if (bookmark_ms > 0) {
     args.push_back("--bookmark-ms");
     args.push_back(std::to_string(bookmark_ms));
+  }
+  if (!release.empty()) {
+    args.push_back("--release");
+    args.push_back(release);
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -15,8 +15,9 @@ namespace rdmadp::testing {
 
 class FakeApiServer {
  public:
-  // Starts the server with its CA and token under a new temporary directory.
-  explicit FakeApiServer(int bookmark_ms = 0);
+  // Starts the server with its CA and token under a new temporary directory, behaving as
+  // kube-apiserver `release` ("1.34".."1.37"; "" = the newest) with its default gates.
+  explicit FakeApiServer(int bookmark_ms = 0, const std::string& release = "");
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;

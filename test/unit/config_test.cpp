@@ -165,6 +165,26 @@ TEST(ParseConfig, FrontendProblemsNameTheField) {
             "Kubernetes 1.36+\n");
 }
 
+// Issue 27 item 2: "rdma_A" and "rdma-a" name one DRA pool and DeviceClass
+// ("rdma-a"); the two publishers overwrote each other. The second entry is skipped, naming
+// both; the first keeps serving. Device-plugin entries are case-sensitive and unaffected.
+TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "rdma_A", "devices": ["x"], "frontend": "dra"},
+      {"resourceName": "rdma_a", "devices": ["y"], "frontend": "dra"},
+      {"resourceName": "dp_A", "devices": ["z"]},
+      {"resourceName": "dp_a", "devices": ["w"]}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->config.resources.size(), 3u);
+  EXPECT_EQ(r->config.resources[0].resource_name, "rdma_A");
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_THAT(r->skipped[0].problems,
+              ::testing::ElementsAre(
+                  "config: configList[1].resourceName: \"rdma_a\" and \"rdma_A\" "
+                  "(configList[0]) both name DRA pool and DeviceClass \"rdma-a\" (names are "
+                  "lower-cased, '_' becomes '-', at most 63 characters): rename one of them"));
+}
+
 // validate rejects a name served by both front ends on one node: the kubelet would see it
 // as a device plugin's resource and as the DRA driver's extended resource.
 TEST(ParseConfig, ANameServedByBothFrontEndsIsRejected) {

@@ -96,11 +96,12 @@ TEST(ResourceSlices, LimitsHoldForLargePools) {
     std::snprintf(addr, sizeof(addr), "0000:%02x:%02x.%d", 0x10 + i / 64, (i / 8) % 8, i % 8);
     many.push_back(Hca(addr, i % 2));
   }
+  // 64 a slice (any device may carry a taint: validation.go allows 128 only without).
   const auto slices = RenderResourceSlices(Pool(many), Node());
-  ASSERT_EQ(slices.size(), 3u);
+  ASSERT_EQ(slices.size(), 5u);
   size_t total = 0;
   for (const auto& s : slices) {
-    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 3);
+    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 5);
     EXPECT_LE(s["spec"]["devices"].size(), kMaxDevicesPerSlice);
     for (const auto& d : s["spec"]["devices"]) {
       EXPECT_LE(d["attributes"].size() + d["capacity"].size(), kMaxAttributesAndCapacities);
@@ -114,7 +115,7 @@ TEST(ResourceSlices, LimitsHoldForLargePools) {
   size_t slot_devices = 0;
   for (const auto& s : slots) slot_devices += s["spec"]["devices"].size();
   EXPECT_EQ(slot_devices, static_cast<size_t>(kMaxSlotDevices));
-  EXPECT_EQ(slots.size(), 8u);
+  EXPECT_EQ(slots.size(), 16u);
 }
 
 TEST(ResourceSlices, AnEmptyPoolPublishesNothing) {
@@ -188,6 +189,43 @@ TEST(DraView, PrepareChecksUidAllocationAndDevices) {
   unallocated.erase("status");
   EXPECT_THAT(std::string(PrepareClaim(unallocated, "u1", view).status().message()),
               ::testing::HasSubstr("is not allocated"));
+}
+
+// Issue 31 item 1: a claim answer of the wrong shape (a proxy's HTML page, a field of the
+// wrong type) threw nlohmann::json::type_error out of the Prepare worker: the process
+// aborted. Every one is now a clear error for that claim.
+TEST(DraView, PrepareOfAMalformedClaimIsAnErrorNotACrash) {
+  SliceContext ctx = Node();
+  ctx.driver = "rdma.example.com";
+  const DraView view = BuildDraView({Pool({Hca("0000:3b:00.0", 0)}, 4)}, ctx);
+  const char* cases[] = {
+      "<html>proxy error</html>",
+      "[]",
+      "42",
+      R"({"metadata": 7})",
+      R"({"metadata": {"uid": 7, "name": ["x"]}})",
+      R"({"metadata": {"uid": "u1"}, "status": 3})",
+      R"({"metadata": {"uid": "u1"}, "status": {"allocation": {"devices": {"results": 9}}}})",
+      R"({"metadata": {"uid": "u1"}, "status": {"allocation": {"devices": {"results": [
+          7, "x", null, {"driver": 1, "pool": [], "device": {}},
+          {"driver": "rdma.example.com", "pool": 5, "device": "hca-0000-3b-00-0"}]}}}})",
+      R"({"metadata": {"uid": "u1"}, "status": {"allocation": {"devices": {"results": [
+          {"driver": "rdma.example.com", "pool": "worker-7/hca-shared-devices-a",
+           "device": "hca-0000-3b-00-0", "request": 1, "shareID": {}}]}}}})",
+  };
+  for (const char* text : cases) {
+    const json claim = json::parse(text, nullptr, false);
+    absl::StatusOr<std::vector<PreparedDevice>> r;
+    ASSERT_NO_THROW(r = PrepareClaim(claim, "u1", view)) << text;
+    if (r.ok()) {
+      // Only the last case is well-formed enough: its wrong-typed optional fields read as
+      // absent.
+      ASSERT_EQ(r->size(), 1u) << text;
+      EXPECT_EQ((*r)[0].share_id, "");
+    } else {
+      EXPECT_FALSE(r.status().message().empty()) << text;
+    }
+  }
 }
 
 }  // namespace
