@@ -119,6 +119,7 @@ void SlicePublisher::Publish(std::vector<WantedPool> wanted) {
 PublisherStats SlicePublisher::stats() const {
   std::lock_guard lock(mu_);
   PublisherStats s = stats_;
+  s.problem = last_problem_;
   for (const auto& [path, learned] : dropped_) s.dropped_fields.insert(path);
   return s;
 }
@@ -266,6 +267,7 @@ bool SlicePublisher::WatchOnce() {
           return false;
         }
         std::lock_guard lock(mu_);
+        last_problem_.clear();  // the watch works
         const std::string rv = Str(Obj(object, "metadata"), "resourceVersion");
         if (!rv.empty()) resource_version_ = rv;
         if (type == "BOOKMARK") return true;
@@ -364,6 +366,7 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
+    last_problem_.clear();
     if (w.kind == SliceWrite::Kind::kDelete) {
       published_.erase(w.name);
     } else {

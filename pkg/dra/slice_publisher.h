@@ -71,6 +71,7 @@ struct PublisherStats {
   uint64_t conflicts = 0;
   uint64_t failures = 0;  // writes or lists that failed (transport, 4xx, 5xx)
   bool synced = false;    // the first list succeeded
+  std::string problem;    // the latest problem, until a list, watch event or write works
   bool in_sync = false;   // nothing left to write for the current wish
 };
 

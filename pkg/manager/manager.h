@@ -103,6 +103,7 @@ class Manager {
   // on disk.
   pool::SnapshotPtr Served(const Resource& res) const;
   metrics::View BuildView() const;
+  metrics::DraView BuildDraView() const;  // requires an active dra_
   // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
   std::optional<metrics::View> CollectFromLoop();
   // Stops the resource's server; removes its CDI spec unless `keep_spec` (a restart that

@@ -94,6 +94,7 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
   if (!dra_) {
     dra_ = std::make_unique<DraDriver>();
     if (options_.kube_api_server.empty()) {
+      dra_->api_problem = "no API server configured (--kube-api-server)";
       ReportProblem(log::Level::kError, "dra",
                     "DRA front end: no API server (KUBERNETES_SERVICE_HOST is not set and "
                     "--kube-api-server is empty): ResourceSlices are not published and "
@@ -160,10 +161,12 @@ void Manager::StartDraApi() {
   auto publisher = claims.ok() ? dra::SlicePublisher::Start(po) : claims.status();
   if (!publisher.ok()) {
     // Retried at every rescan and reload; reported once per distinct problem.
-    const std::string p = Cat("DRA front end: ", std::string(publisher.status().message()));
+    dra_->api_problem = std::string(publisher.status().message());
+    const std::string p = Cat("DRA front end: ", dra_->api_problem);
     if (known_problems_.insert(p).second) ReportProblem(log::Level::kError, "dra", p);
     return;
   }
+  dra_->api_problem.clear();
   {
     std::lock_guard lock(dra_->shared->mu);
     dra_->shared->claims = std::move(*claims);
@@ -299,9 +302,23 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
     post(lifecycle::Event::Notify(server_token, ok, error));
   };
   o.prepare = [shared = dra_->shared](const auto& req) {
-    return Prepare(req, shared->Get(), shared->Claims().get());
+    const auto start = std::chrono::steady_clock::now();
+    auto resp = Prepare(req, shared->Get(), shared->Claims().get());
+    uint64_t failed = 0;
+    for (const auto& [uid, claim] : resp.claims()) failed += claim.error().empty() ? 0 : 1;
+    shared->prepares += static_cast<uint64_t>(req.claims_size());
+    shared->prepare_failures += failed;
+    shared->prepare_calls += 1;
+    shared->prepare_nanos +=
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+    return resp;
   };
-  o.unprepare = &Unprepare;
+  o.unprepare = [shared = dra_->shared](const auto& req) {
+    shared->unprepares += static_cast<uint64_t>(req.claims_size());
+    return Unprepare(req);
+  };
   auto started = server::DraServer::Start(std::move(o), std::make_shared<const std::string>());
   if (!started.ok()) {
     return lifecycle::Event::ServeFailed(server_token, false,

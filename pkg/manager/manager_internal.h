@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -94,6 +95,9 @@ struct Manager::DraDriver {
     // Used by the worker thread only (one request at a time): reads the claims Prepare is
     // asked for. Set once the API client could be created.
     std::shared_ptr<kube::RestClient> claims;
+    // Counted on the DRA server's thread, read by the metrics view.
+    std::atomic<uint64_t> prepares{0}, prepare_failures{0}, prepare_calls{0}, unprepares{0};
+    std::atomic<uint64_t> prepare_nanos{0};
     dra::DraViewPtr Get() {
       std::lock_guard lock(mu);
       return view;
@@ -104,6 +108,8 @@ struct Manager::DraDriver {
     }
   };
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  // Why there is no API client ("" once there is one): for /readyz and the metrics.
+  std::string api_problem;
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;
   std::unique_ptr<Timer> timer;

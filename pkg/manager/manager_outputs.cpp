@@ -67,9 +67,39 @@ metrics::View Manager::BuildView() const {
   }
   for (const auto& entry : skipped_)
     v.skipped_entries.push_back({entry.index, entry.resource_name});
+  if (dra_ && dra_->active) v.dra = BuildDraView();
   v.counters = counters_;
   v.process = metrics::ReadProcess(start_time_seconds_);
   return v;
+}
+
+metrics::DraView Manager::BuildDraView() const {
+  metrics::DraView d;
+  d.driver = options_.dra_driver;
+  d.registered = dra_->fsm && dra_->fsm->registered();
+  d.registrations = dra_->fsm ? dra_->fsm->registrations() : 0;
+  d.api_problem = dra_->api_problem;
+  if (dra_->publisher) {
+    const dra::PublisherStats s = dra_->publisher->stats();
+    if (d.api_problem.empty()) d.api_problem = s.problem;
+    d.slices_synced = s.synced;
+    d.slices_in_sync = s.in_sync;
+    d.slice_writes = s.writes_by_verb_code;
+    d.write_budget_waits = s.budget_waits;
+    d.api_failures = s.failures;
+    for (const auto& field : s.dropped_fields) {
+      d.dropped_fields.emplace_back(field, dra::GateDropping(field));
+    }
+  } else if (d.api_problem.empty()) {
+    d.api_problem = "no API client yet (see the log)";
+  }
+  const auto& sh = *dra_->shared;
+  d.prepares = sh.prepares;
+  d.prepare_failures = sh.prepare_failures;
+  d.prepare_calls = sh.prepare_calls;
+  d.prepare_seconds_sum = static_cast<double>(sh.prepare_nanos.load()) / 1e9;
+  d.unprepares = sh.unprepares;
+  return d;
 }
 
 std::optional<metrics::View> Manager::CollectFromLoop() {

@@ -44,6 +44,60 @@ void PerResource(std::string& out, const View& v, std::string_view name, std::st
   }
 }
 
+// The DRA front end's series (present while some entry uses it). Names follow the
+// driver-neutral pattern of other DRA drivers (dranet's "..._dra_..." families): a count of
+// Prepare calls and failures, their latency, slice writes by verb and HTTP code.
+void FormatDra(std::string& out, const DraView& d) {
+  const std::string driver = Cat("driver=\"", Label(d.driver), "\"");
+  Family(out, "rdma_shared_dp_dra_registered", "gauge",
+         "1 when the kubelet's plugin watcher has accepted the DRA driver.");
+  Append(out, "rdma_shared_dp_dra_registered{", driver, "} ", d.registered ? 1 : 0, "\n");
+  Family(out, "rdma_shared_dp_dra_registrations_total", "counter",
+         "Registrations of the DRA driver with the kubelet.");
+  Append(out, "rdma_shared_dp_dra_registrations_total{", driver, "} ", d.registrations, "\n");
+  Family(out, "rdma_shared_dp_dra_api_reachable", "gauge",
+         "1 when the API client exists and its last list or watch worked.");
+  Append(out, "rdma_shared_dp_dra_api_reachable{", driver, "} ", d.api_problem.empty() ? 1 : 0,
+         "\n");
+  Family(out, "rdma_shared_dp_dra_slices_in_sync", "gauge",
+         "1 when this node's ResourceSlices say what the plugin wants published.");
+  Append(out, "rdma_shared_dp_dra_slices_in_sync{", driver, "} ",
+         d.slices_synced && d.slices_in_sync ? 1 : 0, "\n");
+  Family(out, "rdma_shared_dp_dra_slice_writes_total", "counter",
+         "ResourceSlice writes by verb and HTTP code (0: no answer).");
+  for (const auto& [key, n] : d.slice_writes) {
+    Append(out, "rdma_shared_dp_dra_slice_writes_total{", driver, ",verb=\"", Label(key.first),
+           "\",code=\"", key.second, "\"} ", n, "\n");
+  }
+  Family(out, "rdma_shared_dp_dra_slice_write_budget_waits_total", "counter",
+         "Writes that waited for the write budget (32 at once, then one a second).");
+  Append(out, "rdma_shared_dp_dra_slice_write_budget_waits_total{", driver, "} ",
+         d.write_budget_waits, "\n");
+  Family(out, "rdma_shared_dp_dra_api_failures_total", "counter",
+         "Lists, watches and writes to the API server that failed.");
+  Append(out, "rdma_shared_dp_dra_api_failures_total{", driver, "} ", d.api_failures, "\n");
+  Family(out, "rdma_shared_dp_dra_dropped_field", "gauge",
+         "1 for each ResourceSlice field this cluster's API server does not keep.");
+  for (const auto& [field, gate] : d.dropped_fields) {
+    Append(out, "rdma_shared_dp_dra_dropped_field{", driver, ",field=\"", Label(field),
+           "\",feature_gate=\"", Label(gate), "\"} 1\n");
+  }
+  Family(out, "rdma_shared_dp_dra_prepared_claims_total", "counter",
+         "Claims in NodePrepareResources calls, by result.");
+  Append(out, "rdma_shared_dp_dra_prepared_claims_total{", driver, ",result=\"ok\"} ",
+         d.prepares - d.prepare_failures, "\n");
+  Append(out, "rdma_shared_dp_dra_prepared_claims_total{", driver, ",result=\"error\"} ",
+         d.prepare_failures, "\n");
+  Family(out, "rdma_shared_dp_dra_prepare_duration_seconds", "summary",
+         "Time to answer NodePrepareResources.");
+  Append(out, "rdma_shared_dp_dra_prepare_duration_seconds_sum{", driver, "} ",
+         Number(d.prepare_seconds_sum), "\n", "rdma_shared_dp_dra_prepare_duration_seconds_count{",
+         driver, "} ", d.prepare_calls, "\n");
+  Family(out, "rdma_shared_dp_dra_unprepared_claims_total", "counter",
+         "Claims in NodeUnprepareResources calls.");
+  Append(out, "rdma_shared_dp_dra_unprepared_claims_total{", driver, "} ", d.unprepares, "\n");
+}
+
 }  // namespace
 
 std::string FormatPrometheus(const View& v) {
@@ -118,6 +172,7 @@ std::string FormatPrometheus(const View& v) {
              "]\",resource_name=\"", Label(e.resource_name), "\"} 1\n");
     }
   }
+  if (v.dra) FormatDra(out, *v.dra);
   const ProcessView& p = v.process;
   Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
   Append(out, "process_resident_memory_bytes ", Number(p.resident_memory_bytes), "\n");
@@ -147,6 +202,16 @@ std::string NotReadyReason(const View& v) {
     if (!r.problem.empty()) return Cat(r.resource, ": ", r.problem);
     if (!r.registered) return Cat(r.resource, " is not registered with the kubelet");
     if (r.open_streams == 0) return Cat(r.resource, " has no ListAndWatch stream open");
+  }
+  if (v.dra) {
+    const DraView& d = *v.dra;
+    if (!d.registered) return Cat("DRA driver ", d.driver, " is not registered with the kubelet");
+    if (!d.api_problem.empty()) {
+      return Cat("DRA driver ", d.driver, " cannot reach the API server: ", d.api_problem);
+    }
+    if (!d.slices_synced || !d.slices_in_sync) {
+      return Cat("DRA driver ", d.driver, " has not published its ResourceSlices yet");
+    }
   }
   return "";
 }

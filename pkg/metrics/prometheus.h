@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,27 @@ struct SkippedView {
   std::string resource_name;
 };
 
+// The DRA front end, when some entry uses it.
+struct DraView {
+  std::string driver;
+  bool registered = false;  // the kubelet's plugin watcher accepted the driver
+  uint64_t registrations = 0;
+  std::string api_problem;      // why the API server is not reachable ("" when it is)
+  bool slices_synced = false;   // listed this node's slices at least once
+  bool slices_in_sync = false;  // nothing left to write for the current pools
+  std::map<std::pair<std::string, long>, uint64_t> slice_writes;  // (verb, HTTP code; 0 = none)
+  uint64_t write_budget_waits = 0;
+  uint64_t api_failures = 0;  // lists, watches and writes that failed
+  std::vector<std::pair<std::string, std::string>> dropped_fields;  // (field, gate or "")
+  uint64_t prepares = 0;           // claims asked for in NodePrepareResources
+  uint64_t prepare_failures = 0;   // claims answered with an error
+  double prepare_seconds_sum = 0;  // over NodePrepareResources calls
+  uint64_t prepare_calls = 0;
+  uint64_t unprepares = 0;
+};
+
 struct View {
+  std::optional<DraView> dra;
   std::string version;
   std::string registration_mode;
   std::vector<ResourceView> resources;

@@ -89,6 +89,34 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   EXPECT_THAT(h.PluginLog(), HasSubstr("(share 00000000-0000-0000-0000-000000000001)"));
 }
 
+// Issue 27 item 10: /readyz answered 200 while the DRA driver was unregistered or could
+// not reach the API server, and no metric counted Prepare calls or slice writes.
+TEST_F(Dra, ReadyzAndMetricsCoverTheDriver) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  ASSERT_TRUE(h.kubelet().WaitRegistered({"rdma/hca_roce"}, 1, 20s));
+  auto ready = AwaitHttp("/readyz", 200, 10s);
+  EXPECT_EQ(ready.first, 200) << ready.second;
+  const std::string d = Cat("{driver=\"", kDriver, "\"");
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_registered", d, "}")), 1);
+  EXPECT_EQ(
+      Sample(Cat("rdma_shared_dp_dra_slice_writes_total", d, ",verb=\"create\",code=\"201\"}")), 1);
+  const auto claim = api.Admin("/claims", Claim("one", {"hca-0000-10-00-0"}));
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_prepared_claims_total", d, ",result=\"ok\"}")), 1);
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_prepare_duration_seconds_count", d, "}")), 1);
+  // The API server goes away: not ready, saying why; back: ready again.
+  api.Admin("/down");
+  auto down = AwaitHttp("/readyz", 503, 20s);
+  EXPECT_EQ(down.first, 503);
+  EXPECT_THAT(down.second, HasSubstr("cannot reach the API server"));
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_api_reachable", d, "}")), 0);
+  api.Admin("/up");
+  ready = AwaitHttp("/readyz", 200, 40s);
+  EXPECT_EQ(ready.first, 200) << ready.second;
+}
+
 TEST_F(Dra, AKubeletRestartWipesAndTheSlicesComeBack) {
   ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));

@@ -9,12 +9,19 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
+
+#define CPPHTTPLIB_NO_EXCEPTIONS
+#include <httplib.h>
 
 #include "pkg/text/cat.h"
 #include "test/support/dra_kubelet.h"
 #include "test/support/fake_apiserver.h"
+#include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
 
 namespace rdmadp::testing {
@@ -76,10 +83,49 @@ class Dra : public ::testing::Test {
     ASSERT_TRUE(h.kubelet().Start().ok());
     std::vector<std::string> flags = api.PluginFlags();
     for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
-                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug")}) {
+                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug"),
+                          std::string("--metrics-address=127.0.0.1:0")}) {
       flags.push_back(f);
     }
     h.StartPlugin(flags);
+  }
+  // The metrics endpoint's port, from the plugin's log line.
+  int MetricsPort() {
+    std::smatch m;
+    const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
+    std::string log;
+    WaitForFiles(
+        h.root(),
+        [&] {
+          log = h.PluginLog();
+          return std::regex_search(log, m, re);
+        },
+        std::chrono::milliseconds(5000));
+    return m.empty() ? 0 : std::stoi(m[1]);
+  }
+  // GET `path` on the metrics endpoint: {status, body} ({0, ""} when it does not answer).
+  std::pair<int, std::string> Http(const std::string& path) {
+    httplib::Client client("127.0.0.1", MetricsPort());
+    client.set_read_timeout(5, 0);
+    auto r = client.Get(path.c_str());
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+  }
+  // Polls `path` until it answers `status` (50 ms apart); the last answer either way.
+  std::pair<int, std::string> AwaitHttp(const std::string& path, int status,
+                                        std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto r = Http(path);
+    while (r.first != status && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      r = Http(path);
+    }
+    return r;
+  }
+  // One sample of /metrics by its full series text, or -1.
+  double Sample(const std::string& series) {
+    const std::string body = Http("/metrics").second;
+    const auto pos = body.find("\n" + series + " ");
+    return pos == std::string::npos ? -1 : std::stod(body.substr(pos + series.size() + 2));
   }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
