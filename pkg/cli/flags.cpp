@@ -307,17 +307,18 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
 std::string Usage(std::string_view program) {
   std::string out =
       Cat("Usage: ", program, " [flags]\n\n",
-          "Kubernetes device plugin that shares the node's RDMA HCAs among pods: one resource\n"
-          "per config entry, each advertising rdmaHcaMax share slots. Flags take one or two\n"
-          "dashes and -flag=value or -flag value.\n\n"
+          "Kubernetes node agent that shares the node's RDMA HCAs among pods: one resource\n"
+          "per config entry, served as a device plugin (rdmaHcaMax share slots) or, with\n"
+          "\"frontend\": \"dra\", through DRA (ResourceSlices published for --node-name, the\n"
+          "kubelet's DRA plugin API). Flags take one or two dashes and -flag=value or\n"
+          "-flag value.\n\n"
           "Commands:\n"
-          "  (none)     run the device plugin\n"
+          "  (none)     run the device plugin and, for DRA entries, the DRA driver\n"
           "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
           "             nodes, port states and the pools they land in (--output table|json)\n"
           "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
           "  render     print the DRA DeviceClasses and ResourceClaimTemplates for the resources\n"
-          "             of --config-file, as YAML for kubectl apply (the DRA front end is in\n"
-          "             progress: the plugin does not publish ResourceSlices yet)\n"
+          "             of --config-file, as YAML for kubectl apply\n"
           "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {

@@ -67,6 +67,7 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       dev->set_pool_name(d.pool);
       dev->set_device_name(d.device);
       for (const auto& id : d.cdi_ids) dev->add_cdi_device_ids(id);
+      if (!d.share_id.empty()) dev->set_share_id(d.share_id);  // v1: echoed, as the kubelet expects
       described.push_back(
           Cat(d.pool, "/", d.device, d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
     }

@@ -13,11 +13,13 @@
 namespace rdmadp::server {
 namespace {
 
-// v1beta1 and v1 of the DRA plugin API are the same messages on the wire.
+// v1beta1 and v1 of the DRA plugin API are the same messages on the wire, but for v1's
+// Device.share_id (field 5), which v1beta1 never had: it is not sent to a v1beta1 kubelet.
 template <class To, class From>
 To Convert(const From& from) {
   To to;
   to.ParseFromString(from.SerializeAsString());
+  to.DiscardUnknownFields();  // recursively: Device is nested in the map values
   return to;
 }
 
@@ -55,7 +57,6 @@ absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions opt
   builder.RegisterService(&s->v1_);
   builder.RegisterService(&s->v1beta1_);
   builder.RegisterService(&s->health_v1alpha1_);
-  builder.RegisterService(&s->health_v1beta1_);
   builder.RegisterService(&s->health_v1_);
   builder.RegisterService(&s->registration_);
   s->cq_ = builder.AddCompletionQueue();
@@ -148,8 +149,6 @@ void DraServer::ServeCalls() {
       cq);
   HealthStream<v1alpha1::DRAResourceHealth::AsyncService, v1alpha1::NodeWatchResourcesRequest,
                v1alpha1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1alpha1_, cq);
-  HealthStream<v1beta1::DRAResourceHealth::AsyncService, v1beta1::NodeWatchResourcesRequest,
-               v1beta1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1beta1_, cq);
   HealthStream<v1::DRAResourceHealth::AsyncService, v1::NodeWatchResourcesRequest,
                v1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1_, cq);
   auto* reg = &registration_;

@@ -22,7 +22,6 @@
 #include "absl/status/statusor.h"
 #include "pkg/api/dra_health_v1.grpc.pb.h"
 #include "pkg/api/dra_health_v1alpha1.grpc.pb.h"
-#include "pkg/api/dra_health_v1beta1.grpc.pb.h"
 #include "pkg/api/dra_v1.grpc.pb.h"
 #include "pkg/api/dra_v1beta1.grpc.pb.h"
 #include "pkg/api/pluginregistration.grpc.pb.h"
@@ -36,10 +35,11 @@ namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
 // The services a DRA driver registration advertises, newest first (the kubelet takes the
-// first it knows).
+// first it knows). Only services some k8s.io/kubelet release defines: DRAPlugin v1beta1 and
+// v1 (pkg/apis/dra), DRAResourceHealth v1alpha1 (1.34+) and v1 (1.37,
+// pkg/apis/dra-health); there is no v1beta1.DRAResourceHealth.
 inline const std::vector<std::string> kDraServices = {
-    "v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth", "v1beta1.DRAResourceHealth",
-    "v1alpha1.DRAResourceHealth"};
+    "v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth"};
 
 struct DraServerOptions {
   std::string driver;
@@ -82,7 +82,6 @@ class DraServer {
   drav1::DRAPlugin::AsyncService v1_;
   drav1beta1::DRAPlugin::AsyncService v1beta1_;
   v1alpha1::DRAResourceHealth::AsyncService health_v1alpha1_;
-  v1beta1::DRAResourceHealth::AsyncService health_v1beta1_;
   v1::DRAResourceHealth::AsyncService health_v1_;
   pluginregistration::Registration::AsyncService registration_;
   std::unique_ptr<grpc::Server> server_;

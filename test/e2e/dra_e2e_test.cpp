@@ -68,6 +68,9 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   EXPECT_EQ(b.devices(0).pool_name(), "n1/hca-ib");
   EXPECT_THAT(b.devices(0).request_names(), ElementsAre("rdma"));
   EXPECT_THAT(b.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-10-00-0"));
+  // v1 echoes the allocation's shareID (k8s.io/kubelet v0.35+: Device.share_id).
+  EXPECT_EQ(b.devices(0).share_id(), "00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(b.devices(1).share_id(), "00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(resp->claims().at(other["metadata"]["uid"].get<std::string>()).devices_size(), 0);
   EXPECT_THAT(resp->claims().at("not-the-uid").error(), HasSubstr("deleted and re-created"));
   // The CDI spec of every published HCA is on disk.
