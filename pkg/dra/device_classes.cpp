@@ -9,12 +9,13 @@ namespace {
 
 using nlohmann::json;
 
+// One device of the class. No capacity request: on a shared device (perHca, perPool) the
+// device's requestPolicy default takes one share; a request naming capacity "shares" would
+// make kube-scheduler skip every device without it (requestsContainNonExistCapacity in
+// staging/src/k8s.io/dynamic-resource-allocation/structured), so the same template would
+// never allocate from slots devices. One template works for every model.
 json HcaRequest(const std::string& name, const std::string& device_class) {
-  return {{"name", name},
-          {"exactly",
-           {{"deviceClassName", device_class},
-            {"count", 1},
-            {"capacity", {{"requests", {{"shares", "1"}}}}}}}};
+  return {{"name", name}, {"exactly", {{"deviceClassName", device_class}, {"count", 1}}}};
 }
 
 json ClaimTemplate(const std::string& name, json devices) {

@@ -148,6 +148,10 @@ export function allocate(claim, { slices, classes, claims, claimKey }) {
     const out = [];
     for (const c of devices) {
       if (!selects(selectors, c.device, c.driver)) continue;
+      // A request naming a capacity the device does not declare never lands on it
+      // (requestsContainNonExistCapacity, staging/src/k8s.io/dynamic-resource-allocation/
+      // structured/internal/experimental, with DRAConsumableCapacity on: 1.36+ defaults).
+      if (Object.keys(alt.capacity?.requests ?? {}).some((n) => !(n in (c.device.capacity ?? {})))) continue;
       if (!(c.device.taints ?? []).every((t) => tolerated(t, alt.tolerations))) continue;
       out.push(c);
     }

@@ -115,14 +115,14 @@ for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
   });
   check("allocator, perHca: claims of 300 shares consume 300 each; a fourth does not fit in the 100 left", () => {
     const spec = structuredClone(template("hca-shared-devices-a-share").spec);
-    spec.devices.requests[0].exactly.capacity.requests.shares = "300";
+    spec.devices.requests[0].exactly.capacity = { requests: { shares: "300" } };
     const r = run(sliceSets.hca, spec, 4);
     assert.equal(r.allocated, 3);
     assert.deepEqual(results(r.claims).map((x) => x.consumedCapacity.shares), ["300", "300", "300"]);
   });
   check("allocator, perHca: tolerating the port-down taint reaches the second HCA", () => {
     const spec = structuredClone(template("hca-shared-devices-a-share").spec);
-    spec.devices.requests[0].exactly.capacity.requests.shares = "1000";
+    spec.devices.requests[0].exactly.capacity = { requests: { shares: "1000" } };
     spec.devices.requests[0].exactly.tolerations = [{ key: "rdma.k8s-rdma-shared-dp.io/port-down", operator: "Exists" }];
     const r = run(sliceSets.hca, spec, 3);
     assert.equal(r.allocated, 2);
@@ -142,13 +142,18 @@ for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
     assert.equal(r.allocated, 1000);
     assert.deepEqual([...new Set(results(r.claims).map((x) => x.device))], ["pool"]);
   });
-  check("allocator, slots: exclusive devices, no shareID, one claim each", () => {
-    const spec = structuredClone(template("hca-shared-devices-a-share").spec);
-    delete spec.devices.requests[0].exactly.capacity;
-    const r = run(sliceSets.slot, spec, 3);
+  check("allocator, slots: the rendered template allocates exclusive devices, no shareID, one claim each", () => {
+    const r = run(sliceSets.slot, template("hca-shared-devices-a-share").spec, 3);
+    assert.equal(r.allocated, 3, r.error);
     const res = results(r.claims);
     assert.equal(new Set(res.map((x) => x.device)).size, 3);
     assert.ok(res.every((x) => x.shareID === undefined && x.consumedCapacity === undefined));
+  });
+  check("allocator, slots: a request naming shares never lands on a device without them (1.36 scheduler)", () => {
+    const spec = structuredClone(template("hca-shared-devices-a-share").spec);
+    spec.devices.requests[0].exactly.capacity = { requests: { shares: "1" } };
+    const r = run(sliceSets.slot, spec, 1);
+    assert.equal(r.allocated, 0);
   });
   check("allocator: an older generation or an incomplete pool is not allocated from", () => {
     const stale = structuredClone(sliceSets.hca.filter((x) => x.spec.pool.name.endsWith("devices-a")));
