@@ -44,11 +44,14 @@ struct Selectors {
 // Which front end serves a resource (`frontend`): the kubelet's device-plugin API (the
 // default: the Go plugin's drop-in) or DRA (ResourceSlices and the kubelet's DRA plugin API).
 enum class Frontend { kDevicePlugin, kDra };
-// How a DRA resource is published (`deviceModel`; see dra/resource_slices.h).
-enum class DeviceModel { kPerHca, kPerPool, kSlots };
+// How a DRA resource is published (`deviceModel`; see dra/resource_slices.h). kAuto, the
+// default: perHca where the API server keeps consumable capacity (1.36+ defaults), slots
+// where it does not (1.34, 1.35), decided from the server's own answers and re-decided
+// when that changes.
+enum class DeviceModel { kAuto, kPerHca, kPerPool, kSlots };
 
 std::string_view FrontendName(Frontend f);        // "devicePlugin", "dra"
-std::string_view DeviceModelName(DeviceModel m);  // "perHca", "perPool", "slots"
+std::string_view DeviceModelName(DeviceModel m);  // "auto", "perHca", "perPool", "slots"
 
 struct ResourceConfig {
   std::string resource_name;
@@ -56,7 +59,7 @@ struct ResourceConfig {
   int64_t rdma_hca_max = 0;
   Selectors selectors;
   Frontend frontend = Frontend::kDevicePlugin;
-  DeviceModel device_model = DeviceModel::kPerHca;  // DRA only
+  DeviceModel device_model = DeviceModel::kAuto;  // DRA only
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

@@ -25,6 +25,7 @@ namespace {
 struct Reader {
   bool json;  // JSON input: string fields must be quoted, like Go's encoding/json demands
   Findings& findings;
+  size_t value_bytes = 0;  // string values read so far (kMaxValueBytes)
 };
 
 std::string Describe(const YAML::Node& node) {
@@ -36,8 +37,8 @@ std::string Describe(const YAML::Node& node) {
     case YAML::NodeType::Map:
       return "an object";
     case YAML::NodeType::Scalar:
-      if (node.Tag() == "!") return Cat("the string \"", node.Scalar(), "\"");
-      return Cat("the value ", node.Scalar());
+      if (node.Tag() == "!") return Cat("the string \"", Echo(node.Scalar()), "\"");
+      return Cat("the value ", Echo(node.Scalar()));
     default:
       return "nothing";
   }
@@ -66,7 +67,7 @@ void ForEachKnownKey(const YAML::Node& map, const std::string& path,
   for (const auto& entry : map) {
     if (r.findings.Full()) return;
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
-    const std::string key_path = path.empty() ? key : Cat(path, ".", key);
+    const std::string key_path = path.empty() ? Echo(key) : Cat(path, ".", Echo(key));
     auto exact = std::find(known.begin(), known.end(), key);
     std::string_view canonical;
     if (exact != known.end()) {
@@ -116,7 +117,17 @@ std::optional<int64_t> ReadInt(const YAML::Node& node, const std::string& path, 
 }
 
 std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path, Reader& r) {
-  if (node.IsScalar() && (node.Tag() == "!" || !r.json)) return node.Scalar();
+  if (r.findings.Full()) return std::nullopt;
+  if (node.IsScalar() && (node.Tag() == "!" || !r.json)) {
+    r.value_bytes += node.Scalar().size();
+    if (r.value_bytes > kMaxValueBytes) {
+      r.findings.Stop(path, Cat("the config's values add up to more than ", kMaxValueBytes,
+                                " bytes (YAML aliases repeat a value at every use); nothing "
+                                "after this was read"));
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
   r.findings.Error(path, Cat("must be a string, got ", Describe(node)));
   return std::nullopt;
 }

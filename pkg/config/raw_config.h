@@ -16,15 +16,31 @@ namespace rdmadp::config {
 inline constexpr size_t kMaxErrors = 100;
 inline constexpr size_t kMaxEntries = 256;      // configList
 inline constexpr size_t kMaxListLength = 1024;  // any selector list
-inline constexpr size_t kMaxObjectKeys = 64;    // any object
-inline constexpr int kMaxNesting = 32;          // flow collections ([ {) inside each other
+// All string values read, added up. YAML aliases repeat a value at every use: a 16 KB file
+// of aliases to one long string expanded to 1.2 GiB before this bound (issue 31 item 3).
+inline constexpr size_t kMaxValueBytes = 1 << 20;
+// How much of a value an error message repeats.
+inline constexpr size_t kMaxEchoBytes = 64;
+inline constexpr size_t kMaxObjectKeys = 64;  // any object
+inline constexpr int kMaxNesting = 32;        // flow collections ([ {) inside each other
+
+// A value as an error message repeats it: at most kMaxEchoBytes of it.
+inline std::string Echo(const std::string& value) {
+  if (value.size() <= kMaxEchoBytes) return value;
+  return value.substr(0, kMaxEchoBytes) + "... (" + std::to_string(value.size()) + " bytes)";
+}
 
 struct Findings {
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
   bool truncated = false;
+  bool stopped = false;  // Stop(): nothing more is read
   // Readers stop walking once this holds.
-  bool Full() const { return errors.size() >= kMaxErrors; }
+  bool Full() const { return stopped || errors.size() >= kMaxErrors; }
+  void Stop(const std::string& path, const std::string& problem) {
+    Error(path, problem);
+    stopped = true;
+  }
   void Error(const std::string& path, const std::string& problem) {
     if (Full()) {
       truncated = true;
@@ -33,6 +49,7 @@ struct Findings {
     errors.push_back("config: " + path + ": " + problem);
   }
   void Warn(const std::string& path, const std::string& problem) {
+    if (warnings.size() >= kMaxErrors) return;
     warnings.push_back("config: " + path + ": " + problem);
   }
 };

@@ -119,7 +119,8 @@ constexpr std::array<std::pair<std::string_view, Frontend>, 2> kFrontends{{
     {"devicePlugin", Frontend::kDevicePlugin},
     {"dra", Frontend::kDra},
 }};
-constexpr std::array<std::pair<std::string_view, DeviceModel>, 3> kDeviceModels{{
+constexpr std::array<std::pair<std::string_view, DeviceModel>, 4> kDeviceModels{{
+    {"auto", DeviceModel::kAuto},
     {"perHca", DeviceModel::kPerHca},
     {"perPool", DeviceModel::kPerPool},
     {"slots", DeviceModel::kSlots},
@@ -187,7 +188,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
     if (!GoNameOk(name)) {
       f.Error(r.path + ".resourceName",
               name.empty() ? std::string("is missing or empty")
-                           : Cat("\"", name,
+                           : Cat("\"", Echo(name),
                                  "\" contains invalid characters (allowed: letters, "
                                  "digits and '_')"));
     }
@@ -248,6 +249,15 @@ Config Validate(const RawConfig& raw, Findings& f) {
                   " with deviceModel \"slots\" (one device "
                   "per slot in the ResourceSlices), got ",
                   rc.rdma_hca_max, "; use deviceModel \"perHca\" on Kubernetes 1.36+"));
+    }
+    if (rc.frontend == Frontend::kDra && rc.device_model == DeviceModel::kAuto &&
+        rc.rdma_hca_max > kMaxDraSlotDevices) {
+      f.Warn(r.path + ".rdmaHcaMax",
+             Cat(rc.rdma_hca_max,
+                 " shares: where the API server lacks consumable capacity "
+                 "(1.34, 1.35 defaults), deviceModel \"auto\" publishes slots, "
+                 "at most ",
+                 kMaxDraSlotDevices));
     }
     if (r.selectors.Empty() && r.devices.empty()) {
       f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");

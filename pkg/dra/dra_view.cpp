@@ -34,6 +34,11 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
   const std::string kind = HcaCdiKind(ctx.driver);
   std::map<std::string, std::string> owner;  // PCI address -> resource that publishes it
   for (pool::PoolModel pool : pools) {
+    DeviceModel model = pool.resource.device_model;
+    // "auto" before the API server has answered: the pool is published once it has; its
+    // HCAs' CDI specs (the same in every model) are written already.
+    const bool known = model != DeviceModel::kAuto || ctx.auto_model.has_value();
+    if (model == DeviceModel::kAuto) model = ctx.auto_model.value_or(DeviceModel::kPerHca);
     std::vector<pool::PoolHca> kept;
     for (auto& hca : pool.hcas) {
       auto [it, inserted] = owner.emplace(hca.function.address, pool.resource.FullName());
@@ -48,9 +53,8 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
     }
     pool.hcas = std::move(kept);
     SliceContext c = ctx;
-    c.model = pool.resource.device_model;
+    c.model = model;
     const std::string pool_name = PoolName(c, pool.resource);
-    view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
     std::vector<std::string> all_ids;
     for (const auto& hca : pool.hcas) {
       all_ids.push_back(Cat(kind, "=", HcaDeviceName(hca.function.address)));
@@ -58,6 +62,8 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
           {Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"),
            HcaSpecJson(kind, hca.function)});
     }
+    if (!known) continue;
+    view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
     std::vector<std::string> reasons;
     for (const auto& hca : pool.hcas) {
       if (!hca.healthy) reasons.push_back(hca.health_reason);
@@ -68,6 +74,7 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
                                          std::move(message)};
     };
     switch (c.model) {
+      case DeviceModel::kAuto:  // resolved above
       case DeviceModel::kPerHca:
         for (size_t i = 0; i < pool.hcas.size(); ++i) {
           add(HcaDeviceName(pool.hcas[i].function.address), {all_ids[i]}, pool.hcas[i].healthy,

@@ -45,6 +45,7 @@ json PortDownTaint(const SliceContext& ctx) {
 std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) {
   std::vector<json> devices;
   switch (ctx.model) {
+    case DeviceModel::kAuto:  // resolved by the caller (BuildDraView); perHca if not
     case DeviceModel::kPerHca:
       for (const auto& hca : pool.hcas) {
         json d = {{"name", HcaDeviceName(hca.function.address)},

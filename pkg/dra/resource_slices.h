@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,8 +44,11 @@ using config::DeviceModel;
 struct SliceContext {
   std::string driver{kDefaultDriverName};
   std::string node_name;
-  int64_t generation = 1;  // the pool's; bumped by the publisher on every change
-  DeviceModel model = DeviceModel::kPerHca;
+  int64_t generation = 1;                    // the pool's; bumped by the publisher on every change
+  DeviceModel model = DeviceModel::kPerHca;  // RenderResourceSlices: never kAuto
+  // What deviceModel "auto" means on this cluster (BuildDraView); nullopt while that is not
+  // known yet: auto pools are then left out, published once the API server has answered.
+  std::optional<DeviceModel> auto_model = DeviceModel::kPerHca;
 };
 
 using config::DnsLabel;  // pool and device names (pkg/config/k8s_names.h)

@@ -153,6 +153,7 @@ void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann:
       if (dropped_reported_.insert(path).second) news.push_back(path);
     }
   }
+  if (!news.empty()) ReportCapabilities();
   for (const std::string& path : news) {
     const std::string gate = GateDropping(path);
     if (options_.on_info) {
@@ -417,16 +418,125 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   return false;
 }
 
+bool SlicePublisher::Probe() {
+  // One device with every gated field we may set: the answer shows which the server keeps.
+  const nlohmann::json probe = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata", {{"generateName", "rdma-capability-probe-"}}},
+      {"spec",
+       {{"driver", options_.driver},
+        {"nodeName", options_.node_name},
+        {"pool", {{"name", "capability-probe"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+        {"devices",
+         {{{"name", "probe"},
+           {"allowMultipleAllocations", true},
+           {"capacity",
+            {{"shares",
+              {{"value", "1"},
+               {"requestPolicy",
+                {{"default", "1"}, {"validRange", {{"min", "1"}, {"step", "1"}}}}}}}}},
+           {"taints", {{{"key", options_.driver + "/probe"}, {"effect", "NoSchedule"}}}}}}}}}};
+  if (!TakeWriteToken()) return false;
+  auto r = write_client_->Call("POST", Cat(kSlices, "?dryRun=All"), probe.dump());
+  auto answer =
+      r.ok() && r->code == 201 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.writes_by_verb_code[{"probe", r.ok() ? r->code : 0}];
+  }
+  if (!answer.is_object()) {
+    Problem(!r.ok() ? std::string(r.status().message())
+                    : Cat("probing what the API server keeps of a ResourceSlice (a dry-run "
+                          "create): HTTP ",
+                          r->code, ": ", StatusMessage(r->body)));
+    return false;
+  }
+  const FieldPaths dropped = DroppedFields(Obj(probe, "spec"), Obj(answer, "spec"));
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    // The probe's answer is the current truth for its fields: an upgrade that enabled a
+    // gate takes the field out of dropped_, a downgrade puts it in.
+    for (const std::string path : {"devices[].allowMultipleAllocations",
+                                   "devices[].capacity.shares.requestPolicy", "devices[].taints"}) {
+      if (dropped.count(path) != 0) {
+        dropped_[path] = now;
+      } else {
+        dropped_.erase(path);
+      }
+    }
+    static thread_local std::minstd_rand rng(std::random_device{}());
+    next_probe_ = now + kRecheckDropped - std::chrono::minutes(rng() % 10);
+    dirty_ = true;
+  }
+  for (const std::string& path : dropped) {
+    std::lock_guard lock(mu_);
+    if (!dropped_reported_.insert(path).second) continue;
+    const std::string gate = GateDropping(path);
+    if (options_.on_info) {
+      options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
+                           gate.empty() ? "" : Cat(" (feature gate ", gate, " is off)"),
+                           "; publishing without it"));
+    }
+  }
+  ReportCapabilities();
+  return true;
+}
+
+void SlicePublisher::ReportCapabilities() {
+  ServerCapabilities caps;
+  {
+    std::lock_guard lock(mu_);
+    caps.consumable_capacity = dropped_.count("devices[].allowMultipleAllocations") == 0;
+    caps.device_taints = dropped_.count("devices[].taints") == 0;
+    if (told_ && *told_ == caps) return;
+    // The first answer: a wish made before it may lack the pools whose model depends on
+    // it ("auto"), and writing it would delete their slices. Wait for the caller's next.
+    if (!told_ && options_.on_capabilities) have_wish_ = false;
+    told_ = caps;
+  }
+  if (options_.on_capabilities) options_.on_capabilities(caps);
+}
+
 void SlicePublisher::WriteLoop() {
   milliseconds backoff = kFirstBackoff;
   while (true) {
     std::vector<SliceWrite> writes;
+    bool probe = false;
     {
       std::unique_lock lock(mu_);
-      changed_.wait(lock, [this] {
-        return stopping_ || (dirty_ && have_wish_ && stats_.synced && !relist_);
-      });
+      // Probe when one is due, write when there is a wish and something to do; both only
+      // once the list is in.
+      while (!stopping_) {
+        const bool listed = stats_.synced && !relist_;
+        if (listed && std::chrono::steady_clock::now() >= next_probe_) {
+          probe = true;
+          break;
+        }
+        if (listed && dirty_ && have_wish_ && told_) break;
+        if (listed) {
+          changed_.wait_until(lock, next_probe_);
+        } else {
+          changed_.wait(lock);
+        }
+      }
       if (stopping_) return;
+    }
+    if (probe) {
+      if (!Probe()) {
+        // Publishing does not wait for the probe: what the server keeps is then learnt from
+        // the answers to real writes (LearnDropped), and the probe is tried again later.
+        {
+          std::lock_guard lock(mu_);
+          next_probe_ = std::chrono::steady_clock::now() + Jittered(kProbeRetry);
+        }
+        ReportCapabilities();
+      }
+      continue;
+    }
+    {
+      std::unique_lock lock(mu_);
       dirty_ = false;
       writes = Reconcile(published_, wanted_, ActiveDropped(std::chrono::steady_clock::now()));
       stats_.in_sync = writes.empty();

@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -47,10 +48,22 @@
 
 namespace rdmadp::dra {
 
+// What this cluster's API server keeps of a ResourceSlice, found by a dry-run create of a
+// probe slice (kube-apiserver runs its strategy, dropDisabledFields included, and stores
+// nothing) at start and about hourly, and corrected by what real writes' answers show.
+struct ServerCapabilities {
+  bool consumable_capacity = true;  // allowMultipleAllocations and requestPolicy kept
+  bool device_taints = true;        // devices[].taints kept
+  bool operator==(const ServerCapabilities&) const = default;
+};
+
 struct PublisherOptions {
   kube::ApiConfig api;
   std::string driver;
   std::string node_name;
+  // Publisher threads: the capabilities, first when known, then at every change. Until the
+  // first call (the first probe answered or failed), nothing is written.
+  std::function<void(ServerCapabilities)> on_capabilities;
   std::function<void(std::string problem)> on_problem;  // publisher threads
   std::function<void(std::string info)> on_info;        // publisher threads
 };
@@ -59,6 +72,7 @@ inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool:
 inline constexpr std::chrono::milliseconds kWriteInterval{1000};
 inline constexpr std::chrono::milliseconds kShortWatch{1000};
 inline constexpr std::chrono::minutes kRecheckDropped{60};
+inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
 
 struct PublisherStats {
   uint64_t writes = 0;  // creates + updates + deletes answered 2xx
@@ -106,6 +120,10 @@ class SlicePublisher {
   FieldPaths ActiveDropped(std::chrono::steady_clock::time_point now);  // requires mu_
   // Ours: this node's and this driver's.
   bool Ours(const nlohmann::json& object) const;
+  // The dry-run create of the probe slice; false when it must be tried again.
+  bool Probe();
+  // Tells on_capabilities when what dropped_ implies changed (or was never told).
+  void ReportCapabilities();
   void Problem(const std::string& line);
   std::string Selector() const;
 
@@ -133,6 +151,8 @@ class SlicePublisher {
   std::map<std::string, std::chrono::steady_clock::time_point> dropped_;
   std::set<std::string> dropped_reported_;
   uint64_t wake_ = 0;  // bumped by a wish or a watch event (ends a Pause that waits for it)
+  std::chrono::steady_clock::time_point next_probe_{};  // the first at once
+  std::optional<ServerCapabilities> told_;              // what on_capabilities last heard
   // The write budget (generic cell rate algorithm: the theoretical arrival time).
   std::chrono::steady_clock::time_point budget_next_{};
 

@@ -19,7 +19,6 @@ namespace rdmadp::kube {
 namespace {
 static_assert(CURL_ERROR_SIZE == 256, "RestClient::error_ holds CURL_ERROR_SIZE bytes");
 inline constexpr long kConnectTimeoutMs = 5000;
-inline constexpr long kCallTimeoutMs = 20000;
 // kube-apiserver sends a watch a bookmark about once a minute (the cacher's bookmark
 // timer); a watch that carries nothing for longer is half-open (a peer that vanished
 // without a FIN or RST) and is ended, so the publisher lists again.
@@ -251,7 +250,8 @@ void RestClient::Prepare(std::string_view method, const std::string& path, const
 }
 
 absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const std::string& path,
-                                                  const std::string& body, bool force_token) {
+                                                  const std::string& body, bool force_token,
+                                                  std::chrono::milliseconds timeout) {
   const CurlLib& c = **CurlLib::Get();
   auto token = Token(force_token);
   if (!token.ok()) return token.status();
@@ -268,7 +268,8 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
   c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
   c.easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &CurlCallbacks::Header);
   c.easy_setopt(curl_, CURLOPT_HEADERDATA, &response.retry_after_seconds);
-  c.easy_setopt(curl_, CURLOPT_TIMEOUT_MS, kCallTimeoutMs);
+  c.easy_setopt(curl_, CURLOPT_TIMEOUT_MS,
+                static_cast<long>(std::max<int64_t>(1, timeout.count())));
   const CURLcode rc = c.easy_perform(curl_);
   c.slist_free_all(headers);
   if (sink.too_large) {
@@ -285,12 +286,13 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
 }
 
 absl::StatusOr<HttpResponse> RestClient::Call(std::string_view method, const std::string& path,
-                                              const std::string& body) {
-  auto response = CallOnce(method, path, body, false);
+                                              const std::string& body,
+                                              std::chrono::milliseconds timeout) {
+  auto response = CallOnce(method, path, body, false, timeout);
   if (response.ok() && response->code == 401) {
     // A rotated token: the file may have been replaced in place (same stat) or the server
     // stopped accepting the old one first. Read it again and retry once.
-    response = CallOnce(method, path, body, true);
+    response = CallOnce(method, path, body, true, timeout);
   }
   return response;
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@ namespace rdmadp::kube {
 
 // What a peer can make us hold: an answer (a list of this node's slices is a few MiB at
 // most), one watch line (etcd stores objects of at most 1.5 MiB), an error answer, a token.
+inline constexpr std::chrono::milliseconds kCallTimeout{20000};
 inline constexpr size_t kMaxBodyBytes = 32u << 20;
 inline constexpr size_t kMaxLineBytes = 4u << 20;
 inline constexpr size_t kMaxErrorBytes = 64u << 10;
@@ -60,9 +62,11 @@ class RestClient {
   RestClient(const RestClient&) = delete;
   RestClient& operator=(const RestClient&) = delete;
 
-  // One request to `path` ("/apis/...?..."), `body` sent as JSON when not empty.
+  // One request to `path` ("/apis/...?..."), `body` sent as JSON when not empty, ended
+  // after `timeout` (20 s by default).
   absl::StatusOr<HttpResponse> Call(std::string_view method, const std::string& path,
-                                    const std::string& body = "");
+                                    const std::string& body = "",
+                                    std::chrono::milliseconds timeout = kCallTimeout);
   // A streaming GET (a watch): `on_line` gets each complete line as it arrives and returns
   // false to end the stream. Returns the HTTP code once the stream ends (the server closed
   // it, `on_line` said stop, or Cancel()); a non-200 answer's body goes to `on_line` whole.
@@ -82,7 +86,8 @@ class RestClient {
   void Prepare(std::string_view method, const std::string& path, const std::string& body,
                const std::string& token, void* headers);
   absl::StatusOr<HttpResponse> CallOnce(std::string_view method, const std::string& path,
-                                        const std::string& body, bool force_token);
+                                        const std::string& body, bool force_token,
+                                        std::chrono::milliseconds timeout);
   // One line for a failed transfer: libcurl's detail, and the CA file for TLS failures.
   std::string Describe(int curl_code) const;
 

@@ -76,6 +76,8 @@ class Manager {
   // The DRA front end (manager_dra.cpp): one driver instance for every DRA entry. SyncDra
   // starts, updates or stops it to match config_ and `inventory`.
   void SyncDra(const sysfs::NodeInventory& inventory);
+  // Publishes dra_->pools: CDI specs, the Prepare view, slices, health, registration.
+  void PublishDra();
   void StopDra();
   void DriveDra(const lifecycle::Event& event);
   lifecycle::Event ServeDra(uint64_t server_token);

@@ -22,15 +22,34 @@ constexpr size_t kMaxHealthMessage = 1024;
 
 namespace drav1 = server::drav1;
 
+// Prepare's claim GETs end this long before the kubelet's deadline, so that the answer
+// still reaches it.
+constexpr milliseconds kDeadlineMargin{500};
+
+// `cancelled`: the server is being torn down (set before the clients are cancelled, so a
+// GET that starts after the cancel sees it here).
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
-                                            const dra::DraViewPtr& view, kube::RestClient* claims) {
+                                            const dra::DraViewPtr& view, kube::RestClient* claims,
+                                            std::chrono::system_clock::time_point deadline,
+                                            const std::atomic<bool>& cancelled) {
   drav1::NodePrepareResourcesResponse resp;
+  if (claims != nullptr) claims->ResetCancel();
   for (const auto& c : req.claims()) {
     auto& out = (*resp.mutable_claims())[c.uid()];
     const std::string name = Cat(c.namespace_(), "/", c.name());
     if (claims == nullptr || !view) {
       out.set_error(Cat("cannot prepare ResourceClaim ", name,
                         ": the DRA driver has no API server connection (see its log)"));
+      continue;
+    }
+    const auto left = std::chrono::duration_cast<milliseconds>(
+        deadline - std::chrono::system_clock::now() - kDeadlineMargin);
+    if (cancelled || left.count() <= 0) {
+      // Nobody waits for this answer any more: the claim is not fetched (the kubelet
+      // retries the whole batch).
+      out.set_error(Cat("cannot prepare ResourceClaim ", name, ": ",
+                        cancelled ? "the DRA driver is stopping"
+                                  : "the kubelet's deadline passed before it was read"));
       continue;
     }
     // The names go into the URL: only what Kubernetes can name (DNS-1123 subdomains; a
@@ -45,8 +64,10 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       log::Warn(out.error());
       continue;
     }
-    auto r = claims->Call("GET", Cat("/apis/resource.k8s.io/v1/namespaces/", c.namespace_(),
-                                     "/resourceclaims/", c.name()));
+    auto r = claims->Call(
+        "GET",
+        Cat("/apis/resource.k8s.io/v1/namespaces/", c.namespace_(), "/resourceclaims/", c.name()),
+        "", std::min(left, kube::kCallTimeout));
     if (!r.ok() || r->code != 200) {
       out.set_error(Cat("reading ResourceClaim ", name, ": ",
                         r.ok() ? Cat("HTTP ", r->code) : std::string(r.status().message())));
@@ -103,9 +124,16 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
     }
   }
   if (!dra_->publisher && !options_.kube_api_server.empty()) StartDraApi();
+  dra_->pools = std::move(pools);
+  PublishDra();
+}
+
+void Manager::PublishDra() {
+  const std::vector<pool::PoolModel>& pools = dra_->pools;
   dra::SliceContext ctx;
   ctx.driver = options_.dra_driver;
   ctx.node_name = options_.node_name;
+  ctx.auto_model = dra_->auto_model;
   auto view = std::make_shared<const dra::DraView>(dra::BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
     if (known_problems_.insert(p).second) ReportProblem(log::Level::kWarn, "config", p);
@@ -149,17 +177,42 @@ void Manager::SyncDra(const sysfs::NodeInventory& inventory) {
 void Manager::StartDraApi() {
   const kube::ApiConfig api{options_.kube_api_server, options_.kube_ca_file,
                             options_.kube_token_file, "k8s-rdma-shared-dp/" + options_.version};
-  auto claims = kube::RestClient::Create(api);
+  std::vector<std::shared_ptr<kube::RestClient>> clients;
+  absl::Status claims = absl::OkStatus();
+  for (int i = 0; i < server::kDraWorkers && claims.ok(); ++i) {
+    auto client = kube::RestClient::Create(api);
+    if (client.ok()) {
+      clients.push_back(std::move(*client));
+    } else {
+      claims = client.status();
+    }
+  }
   dra::PublisherOptions po;
   po.api = api;
   po.driver = options_.dra_driver;
   po.node_name = options_.node_name;
+  po.on_capabilities = [this](dra::ServerCapabilities caps) {
+    loop_->Post([this, caps] {
+      if (stopping_ || !dra_) return;
+      const auto model =
+          caps.consumable_capacity ? config::DeviceModel::kPerHca : config::DeviceModel::kSlots;
+      if (dra_->auto_model == model) return;
+      log::Info(Cat(
+          "DRA: the API server ",
+          caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
+          " consumable capacity; deviceModel \"auto\" publishes ", config::DeviceModelName(model)));
+      dra_->auto_model = model;
+      PublishDra();
+    });
+  };
+  po.on_info = [](std::string line) { log::Info("DRA front end: " + line); };
   po.on_problem = [this](std::string p) {
     loop_->Post([this, p = std::move(p)] {
       if (!stopping_) ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
     });
   };
-  auto publisher = claims.ok() ? dra::SlicePublisher::Start(po) : claims.status();
+  auto publisher = claims.ok() ? dra::SlicePublisher::Start(po)
+                               : absl::StatusOr<std::unique_ptr<dra::SlicePublisher>>(claims);
   if (!publisher.ok()) {
     // Retried at every rescan and reload; reported once per distinct problem.
     dra_->api_problem = std::string(publisher.status().message());
@@ -170,7 +223,7 @@ void Manager::StartDraApi() {
   dra_->api_problem.clear();
   {
     std::lock_guard lock(dra_->shared->mu);
-    dra_->shared->claims = std::move(*claims);
+    dra_->shared->claims = std::move(clients);
   }
   dra_->publisher = std::move(*publisher);
 }
@@ -302,9 +355,17 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
   o.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
     post(lifecycle::Event::Notify(server_token, ok, error));
   };
-  o.prepare = [shared = dra_->shared](const auto& req) {
+  // This server's teardown: no claim GET may start after it, and running ones end.
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  o.cancel = [shared = dra_->shared, cancelled] {
+    *cancelled = true;
+    for (int i = 0; i < server::kDraWorkers; ++i) {
+      if (auto client = shared->Claims(i)) client->Cancel();
+    }
+  };
+  o.prepare = [shared = dra_->shared, cancelled](const auto& req, int worker, auto deadline) {
     const auto start = std::chrono::steady_clock::now();
-    auto resp = Prepare(req, shared->Get(), shared->Claims().get());
+    auto resp = Prepare(req, shared->Get(), shared->Claims(worker).get(), deadline, *cancelled);
     uint64_t failed = 0;
     for (const auto& [uid, claim] : resp.claims()) failed += claim.error().empty() ? 0 : 1;
     shared->prepares += static_cast<uint64_t>(req.claims_size());

@@ -92,9 +92,9 @@ struct Manager::DraDriver {
   struct Shared {
     std::mutex mu;
     dra::DraViewPtr view;  // immutable; swapped whole
-    // Used by the worker thread only (one request at a time): reads the claims Prepare is
-    // asked for. Set once the API client could be created.
-    std::shared_ptr<kube::RestClient> claims;
+    // One per DRA worker thread (server::kDraWorkers; a client serves one thread at a
+    // time): read the claims Prepare is asked for. Set once the API client could be created.
+    std::vector<std::shared_ptr<kube::RestClient>> claims;
     // Counted on the DRA server's thread, read by the metrics view.
     std::atomic<uint64_t> prepares{0}, prepare_failures{0}, prepare_calls{0}, unprepares{0};
     std::atomic<uint64_t> prepare_nanos{0};
@@ -102,14 +102,18 @@ struct Manager::DraDriver {
       std::lock_guard lock(mu);
       return view;
     }
-    std::shared_ptr<kube::RestClient> Claims() {
+    std::shared_ptr<kube::RestClient> Claims(int worker) {
       std::lock_guard lock(mu);
-      return claims;
+      return worker >= 0 && static_cast<size_t>(worker) < claims.size() ? claims[worker] : nullptr;
     }
   };
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   // Why there is no API client ("" once there is one): for /readyz and the metrics.
   std::string api_problem;
+  // The DRA entries' pools at the latest rescan, and what deviceModel "auto" means here
+  // (nullopt until the publisher's first capability probe answers).
+  std::vector<pool::PoolModel> pools;
+  std::optional<config::DeviceModel> auto_model;
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;
   std::unique_ptr<Timer> timer;

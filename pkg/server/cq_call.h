@@ -14,6 +14,7 @@
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/async_unary_call.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -94,7 +95,9 @@ class DeferredUnaryCall {
       std::function<void(grpc::ServerContext*, Request*, grpc::ServerAsyncResponseWriter<Response>*,
                          grpc::ServerCompletionQueue*, void* tag)>;
   using DoneFn = std::function<void(grpc::Status, Response)>;
-  using HandleFn = std::function<void(const Request&, DoneFn done)>;
+  // `deadline`: the caller's (gRPC's ServerContext::deadline(); far future when none).
+  using HandleFn = std::function<void(const Request&, DoneFn done,
+                                      std::chrono::system_clock::time_point deadline)>;
 
   static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
     Spawn(std::make_shared<Method>(Method{std::move(request), std::move(handle), cq}));
@@ -128,22 +131,25 @@ class DeferredUnaryCall {
     }
     Spawn(method_);
     answered_ = true;
-    method_->handle(request_, [this](grpc::Status status, Response response) {
-      bool started = false;
-      {
-        std::lock_guard lock(answer_mu_);
-        response_ = std::move(response);
-        started = QueueGate::StartOp(method_->cq, [&] {
-          if (status.ok()) {
-            responder_.Finish(response_, status, &tag_);
-          } else {
-            responder_.FinishWithError(status, &tag_);
+    method_->handle(
+        request_,
+        [this](grpc::Status status, Response response) {
+          bool started = false;
+          {
+            std::lock_guard lock(answer_mu_);
+            response_ = std::move(response);
+            started = QueueGate::StartOp(method_->cq, [&] {
+              if (status.ok()) {
+                responder_.Finish(response_, status, &tag_);
+              } else {
+                responder_.FinishWithError(status, &tag_);
+              }
+            });
           }
-        });
-      }
-      // The server is shutting down: the call was cancelled and no tag will come for it.
-      if (!started) delete this;
-    });
+          // The server is shutting down: the call was cancelled and no tag will come for it.
+          if (!started) delete this;
+        },
+        ctx_.deadline());
   }
 
   const std::shared_ptr<const Method> method_;
@@ -166,7 +172,7 @@ struct UnaryCall {
   static void Serve(RequestFn request, HandleFn handle, grpc::ServerCompletionQueue* cq) {
     DeferredUnaryCall<Request, Response>::Serve(
         std::move(request),
-        [handle = std::move(handle)](const Request& req, auto done) {
+        [handle = std::move(handle)](const Request& req, auto done, auto /*deadline*/) {
           Response response;
           const grpc::Status status = handle(req, &response);
           done(status, std::move(response));

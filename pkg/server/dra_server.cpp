@@ -26,9 +26,10 @@ To Convert(const From& from) {
 // A v1beta1 handler made of the v1 one.
 template <class BetaRequest, class BetaResponse, class V1Request, class V1Response, class V1Fn>
 auto ViaV1(V1Fn v1) {
-  return [v1](const BetaRequest& req, auto done) {
-    v1(Convert<V1Request>(req),
-       [done](grpc::Status st, V1Response r) { done(st, Convert<BetaResponse>(r)); });
+  return [v1](const BetaRequest& req, auto done, auto deadline) {
+    v1(
+        Convert<V1Request>(req),
+        [done](grpc::Status st, V1Response r) { done(st, Convert<BetaResponse>(r)); }, deadline);
   };
 }
 
@@ -66,7 +67,9 @@ absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions opt
                                       s->options_.registration_path,
                                       ": check that both directories are writable"));
   }
-  s->worker_ = std::thread([raw = s.get()] { raw->Work(); });
+  for (int i = 0; i < kDraWorkers; ++i) {
+    s->workers_.emplace_back([raw = s.get(), i] { raw->Work(i); });
+  }
   s->ServeCalls();
   s->cq_thread_ = std::make_unique<CqThread>(s->cq_.get());
   // The endpoint first: the kubelet dials it as soon as it reads the registration.
@@ -79,7 +82,7 @@ absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions opt
   return s;
 }
 
-void DraServer::Enqueue(std::function<void(bool run)> job) {
+void DraServer::Enqueue(std::function<void(bool run, int worker)> job) {
   {
     std::lock_guard lock(mu_);
     if (!stopping_) {
@@ -88,10 +91,10 @@ void DraServer::Enqueue(std::function<void(bool run)> job) {
       return;
     }
   }
-  job(false);
+  job(false, -1);
 }
 
-void DraServer::Work() {
+void DraServer::Work(int worker) {
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
@@ -100,7 +103,7 @@ void DraServer::Work() {
     jobs_.pop_front();
     const bool run = !stopping_;
     lock.unlock();
-    job(run);
+    job(run, worker);
     lock.lock();
   }
 }
@@ -108,14 +111,16 @@ void DraServer::Work() {
 void DraServer::ServeCalls() {
   grpc::ServerCompletionQueue* cq = cq_.get();
   const grpc::Status stopping(grpc::StatusCode::UNAVAILABLE, "the DRA driver is stopping");
-  auto prepare = [this, stopping](const drav1::NodePrepareResourcesRequest& req, auto done) {
-    Enqueue([this, req, done, stopping](bool run) {
+  auto prepare = [this, stopping](const drav1::NodePrepareResourcesRequest& req, auto done,
+                                  auto deadline) {
+    Enqueue([this, req, done, stopping, deadline](bool run, int worker) {
       if (!run) return done(stopping, {});
-      done(grpc::Status::OK, options_.prepare(req));
+      done(grpc::Status::OK, options_.prepare(req, worker, deadline));
     });
   };
-  auto unprepare = [this, stopping](const drav1::NodeUnprepareResourcesRequest& req, auto done) {
-    Enqueue([this, req, done, stopping](bool run) {
+  auto unprepare = [this, stopping](const drav1::NodeUnprepareResourcesRequest& req, auto done,
+                                    auto /*deadline*/) {
+    Enqueue([this, req, done, stopping](bool run, int /*worker*/) {
       if (!run) return done(stopping, {});
       done(grpc::Status::OK, options_.unprepare(req));
     });
@@ -176,7 +181,10 @@ DraServer::~DraServer() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (worker_.joinable()) worker_.join();  // every accepted call is answered now
+  if (options_.cancel) options_.cancel();  // a running claim GET ends now, not in 20 s
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();  // every accepted call is answered now
+  }
   if (server_) {
     health_.EndAll();
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));

@@ -9,9 +9,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "pkg/config/config.h"
 #include "pkg/dra/device_classes.h"
@@ -118,6 +121,77 @@ TEST_F(Dra, ReadyzAndMetricsCoverTheDriver) {
   api.Admin("/up");
   ready = AwaitHttp("/readyz", 200, 40s);
   EXPECT_EQ(ready.first, 200) << ready.second;
+}
+
+// Issue 31 item 12: Prepare read claims one at a time on one worker, past the kubelet's
+// deadline: 50 concurrent Prepares with 1 s GETs took 26 s. Now kDraWorkers (4) read at
+// once, and a claim the kubelet no longer waits for is not fetched.
+TEST_F(Dra, SlowClaimReadsRunSideBySideAndStopAtTheKubeletsDeadline) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  std::vector<drav1::Claim> claims;
+  for (int i = 0; i < 8; ++i) {
+    claims.push_back(KubeletClaim(api.Admin("/claims", Claim(Cat("c", i), {"hca-0000-10-00-0"}))));
+  }
+  api.Admin("/claim-delay", {{"ms", 1000}});
+  std::vector<std::thread> kubelet;
+  std::atomic<int> ok{0};
+  for (const auto& c : claims) {
+    kubelet.emplace_back([&, c] {
+      auto r = dra.Prepare(kDriver, {c});
+      if (r.ok() && r->claims().at(c.uid()).error().empty()) ++ok;
+    });
+  }
+  for (auto& t : kubelet) t.join();
+  EXPECT_EQ(ok, 8);
+  auto stats = api.Stats();
+  EXPECT_EQ(stats["maxClaimGetsInFlight"], 4) << stats.dump();
+  EXPECT_EQ(stats["claimGets"], 8);
+  // The kubelet gives up after 2 s; each GET takes 3 s: the first is cut off at the deadline
+  // (less a margin for the answer), and the other two claims are not fetched at all.
+  api.Admin("/claim-delay", {{"ms", 3000}});
+  dra.SetCallTimeout(2000ms);
+  auto r = dra.Prepare(kDriver, {claims[0], claims[1], claims[2]});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int i = 0; i < 3; ++i) EXPECT_NE(r->claims().at(claims[i].uid()).error(), "") << i;
+  EXPECT_THAT(r->claims().at(claims[2].uid()).error(),
+              HasSubstr("the kubelet's deadline passed before it was read"));
+  EXPECT_EQ(api.Stats()["claimGets"], 9);
+}
+
+// Issue 31 item 5: tearing the DRA server down (a kubelet rejection, SIGTERM) waited for the
+// running Prepare's claim GET (20 s each): /healthz failed for 58 s and SIGTERM took 75 s.
+// The GET is cancelled; the process exits as soon as the kubelet's call is answered.
+TEST_F(Dra, SigtermDuringASlowPrepareExitsPromptly) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto claim = KubeletClaim(api.Admin("/claims", Claim("slow", {"hca-0000-10-00-0"})));
+  api.Admin("/claim-delay", {{"ms", 60000}});
+  std::thread kubelet([&] { (void)dra.Prepare(kDriver, {claim}); });
+  const bool reading = api.Await("stats.claimGetsInFlight === 1")["ok"].get<bool>();
+  EXPECT_TRUE(reading);
+  h.plugin().Signal(SIGTERM);
+  // Within the kubelet's 30 s grace, with a wide margin: before the fix, 60 s here.
+  EXPECT_EQ(h.plugin().WaitExit(std::chrono::milliseconds(10000)), 0) << h.PluginLog();
+  kubelet.join();
+}
+
+// Issue 31 item 16: claim names went into the URL unescaped: "../" reached other API paths
+// with our token. A claim Kubernetes could not have named is refused before any GET.
+TEST_F(Dra, ClaimNamesThatAreNotDnsNamesAreNeverFetched) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const int before = api.Stats()["claimGets"].get<int>();
+  drav1::Claim evil;
+  evil.set_namespace_("team-a");
+  evil.set_name("../../../api/v1/secrets");
+  evil.set_uid("u-evil");
+  drav1::Claim evil_ns;
+  evil_ns.set_namespace_("a/b");
+  evil_ns.set_name("c");
+  evil_ns.set_uid("u-ns");
+  auto r = dra.Prepare(kDriver, {evil, evil_ns});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->claims().at("u-evil").error(), HasSubstr("name:"));
+  EXPECT_THAT(r->claims().at("u-ns").error(), HasSubstr("namespace:"));
+  EXPECT_EQ(api.Stats()["claimGets"].get<int>(), before);
 }
 
 TEST_F(Dra, AKubeletRestartWipesAndTheSlicesComeBack) {
@@ -406,6 +480,79 @@ TEST_F(Dra, OnlyWhatTheNodeUsesIsLoaded) {
     EXPECT_THAT(Maps(h.plugin().pid()), ::testing::Not(HasSubstr("libibverbs")));
   }
 }
+
+// Issue 27 on every release at its default gates: deviceModel "auto" (the default) is
+// perHca where kube-apiserver keeps consumable capacity (1.36+) and slots where it drops it
+// (1.34, 1.35: the devices would otherwise publish as exclusive and 3 claims fit where 12
+// should). Decided by a dry-run probe, so the pool is written exactly once; the rendered
+// template allocates rdmaHcaMax claims per pool (slots) or per HCA (perHca), then no more.
+class DraOnRelease : public Dra, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    api.Admin("/kube-release", {{"release", GetParam()}});
+    Dra::SetUp();
+  }
+  bool ConsumableCapacity() const { return std::string(GetParam()) >= "1.36"; }
+};
+
+TEST_P(DraOnRelease, AutoPicksTheModelTheServerKeepsAndWritesOnce) {
+  auto r = api.Await("slices.length === 1 && stats.creates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const auto& devices = r["slices"][0]["spec"]["devices"];
+  if (ConsumableCapacity()) {
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices[0]["name"], "hca-0000-10-00-0");
+    EXPECT_EQ(devices[0]["allowMultipleAllocations"], true);
+  } else {
+    ASSERT_EQ(devices.size(), 4u);  // rdmaHcaMax slots
+    EXPECT_EQ(devices[0]["name"], "slot-0");
+    EXPECT_FALSE(devices[0].contains("allowMultipleAllocations"));
+  }
+  EXPECT_GE(r["stats"]["dryRuns"].get<int>(), 1);
+  auto quiet = api.Await("stats.writes > 1", 1500ms);
+  EXPECT_FALSE(quiet["ok"].get<bool>()) << quiet["stats"].dump();
+  EXPECT_EQ(quiet["stats"]["writes"], 1);
+  EXPECT_EQ(quiet["stats"]["dryRuns"], 1);
+  EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto loaded = config::ParseConfig(Config());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  nlohmann::json claim_spec;
+  dra::ClassOptions options;
+  options.driver = kDriver;
+  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
+    if (o["kind"] == "DeviceClass") api.Admin("/deviceclasses", o);
+    if (o["metadata"]["name"] == "hca-ib-share") claim_spec = o["spec"]["spec"];
+  }
+  const int fit = ConsumableCapacity() ? 8 : 4;
+  std::vector<drav1::Claim> batch;
+  for (int i = 0; i <= fit; ++i) {
+    const auto c =
+        api.Admin("/allocate", {{"apiVersion", "resource.k8s.io/v1"},
+                                {"kind", "ResourceClaim"},
+                                {"metadata", {{"name", Cat("pod-", i)}, {"namespace", "ml"}}},
+                                {"spec", claim_spec}});
+    if (i < fit) {
+      ASSERT_EQ(c["kind"], "ResourceClaim") << i << ": " << c.dump();
+      batch.push_back(KubeletClaim(c));
+    } else {
+      EXPECT_EQ(c["reason"], "Unschedulable") << c.dump();
+    }
+  }
+  auto resp = dra.Prepare(kDriver, batch);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  for (const auto& [uid, claim] : resp->claims()) {
+    EXPECT_EQ(claim.error(), "") << uid;
+    EXPECT_EQ(claim.devices_size(), 1) << uid;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DraOnRelease, ::testing::Values("1.34", "1.35", "1.36", "1.37"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           std::string name = Cat("v", p.param);
+                           name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace rdmadp::testing

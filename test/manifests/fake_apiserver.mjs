@@ -24,7 +24,9 @@
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
+//   POST /claim-delay {ms}       every claim GET answers `ms` late (stats count them in flight)
 //   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
+//   POST /kube-release {release} become another release, its gates at their defaults
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
@@ -44,7 +46,7 @@ import { dropDisabledFields, gateDefaults, maxDevices } from "./kube_release.mjs
 const dir = process.argv[2];
 const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
 const bookmarkMs = Number(argOf("--bookmark-ms") || 0);
-const release = argOf("--release") ?? "1.37";
+let release = argOf("--release") ?? "1.37";
 const gates = gateDefaults(release);
 fs.mkdirSync(dir, { recursive: true });
 execFileSync("openssl", [
@@ -69,7 +71,7 @@ let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0, release, gates, dropped: {},
+  held: 0, release, gates, dropped: {}, dryRuns: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
 };
 
 function status(res, code, reason, message) {
@@ -120,6 +122,7 @@ function settle() {
 // after the write is stored and its watch event sent: the client hears of its own write
 // only after whatever a test does next (a wipe, say), as a slow network can order them.
 let holdWrites = false;
+let claimDelayMs = 0; // /claim-delay: every claim GET answers this late
 const heldWrites = [];
 function answerWrite(res, code, obj) {
   const send = () => {
@@ -215,7 +218,7 @@ function injected(req, res) {
   stats.faultsServed = (stats.faultsServed ?? 0) + 1;
   if (f.body !== undefined || f.bytes || f.endless) return brokenAnswer(f, res), true;
   const reasons = { 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError" };
-  if (f.code === 429) res.setHeader("retry-after", "1");
+  if (f.code === 429) res.setHeader("retry-after", String(f.retryAfter ?? 1));
   status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
   return true;
 }
@@ -277,6 +280,14 @@ async function api(req, res) {
   }
   if (req.method === "GET" && (m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)$/))) {
     stats.claimGets++;
+    if (claimDelayMs) {
+      // A slow API server: the answer comes after the delay; in-flight reads are counted.
+      stats.claimGetsInFlight++;
+      stats.maxClaimGetsInFlight = Math.max(stats.maxClaimGetsInFlight, stats.claimGetsInFlight);
+      setImmediate(settle);
+      await new Promise((r) => setTimeout(r, claimDelayMs));
+      stats.claimGetsInFlight--;
+    }
     const c = claims.get(`${m[1]}/${m[2]}`);
     if (!c) return status(res, 404, "NotFound", `resourceclaims.resource.k8s.io "${m[2]}" not found`);
     res.writeHead(200, { "content-type": "application/json" });
@@ -303,6 +314,15 @@ async function api(req, res) {
       obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString("hex").slice(0, 5);
     }
     if (slices.has(obj.metadata.name)) return status(res, 409, "AlreadyExists", `"${obj.metadata.name}" already exists`);
+    if (q.get("dryRun") === "All") {
+      // Admission, strategy and validation ran; nothing is stored and no event is sent
+      // (apiserver's dry-run: staging/src/k8s.io/apiserver/pkg/registry/generic/registry).
+      stats.dryRuns = (stats.dryRuns ?? 0) + 1;
+      obj.metadata.uid = crypto.randomUUID();
+      obj.metadata.creationTimestamp = new Date().toISOString();
+      res.writeHead(201, { "content-type": "application/json" });
+      return res.end(JSON.stringify(obj));
+    }
     stamp(obj);
     slices.set(obj.metadata.name, obj);
     stats.writes++;
@@ -449,9 +469,17 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/claim-delay":
+      claimDelayMs = arg.ms ?? 0;
+      return ok();
     case "/gates":
       Object.assign(gates, arg);
       return ok(gates);
+    case "/kube-release":  // behave as another release from now on, gates at its defaults
+      release = arg.release;
+      Object.assign(gates, gateDefaults(release));
+      stats.release = release;
+      return ok({ release, gates });
     case "/tick":
       rv++; // another object was written: the revision moves on, no event of ours
       return ok({ rv });

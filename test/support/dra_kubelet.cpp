@@ -204,9 +204,10 @@ template <class Response, class BetaResponse, class BetaRequest, class Request, 
           class BetaCall>
 absl::StatusOr<Response> CallChosen(const std::string& service,
                                     const std::shared_ptr<grpc::Channel>& channel,
-                                    const Request& req, V1Call v1, BetaCall beta) {
+                                    const Request& req, V1Call v1, BetaCall beta,
+                                    std::chrono::milliseconds timeout) {
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(45));
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   Response resp;
   grpc::Status s;
   if (service == "v1beta1.DRAPlugin") {
@@ -236,7 +237,8 @@ absl::StatusOr<drav1::NodePrepareResourcesResponse> DraKubelet::Prepare(
       },
       [](auto& stub, auto* ctx, const auto& r, auto* out) {
         return stub.NodePrepareResources(ctx, r, out);
-      });
+      },
+      CallTimeout());
 }
 
 absl::StatusOr<drav1::NodeUnprepareResourcesResponse> DraKubelet::Unprepare(
@@ -254,7 +256,8 @@ absl::StatusOr<drav1::NodeUnprepareResourcesResponse> DraKubelet::Unprepare(
       },
       [](auto& stub, auto* ctx, const auto& r, auto* out) {
         return stub.NodeUnprepareResources(ctx, r, out);
-      });
+      },
+      CallTimeout());
 }
 
 DraKubeletState DraKubelet::State() const {

@@ -75,6 +75,18 @@ class DraKubelet : public PluginTypeHandler {
   absl::StatusOr<drav1::NodeUnprepareResourcesResponse> Unprepare(
       const std::string& driver, const std::vector<drav1::Claim>& claims);
 
+  // The deadline of Prepare and Unprepare calls: the kubelet's 45 s
+  // (pkg/kubelet/cm/dra/plugin: PluginClientTimeout); shorter in tests of the driver's use
+  // of it.
+  void SetCallTimeout(std::chrono::milliseconds timeout) {
+    std::lock_guard lock(mu_);
+    call_timeout_ = timeout;
+  }
+  std::chrono::milliseconds CallTimeout() const {
+    std::lock_guard lock(mu_);
+    return call_timeout_;
+  }
+
   // The services this kubelet knows, newest first (before any registration).
   void SetSupported(std::vector<std::string> services) { supported_ = std::move(services); }
   // The delay after a driver's last plugin goes before its slices are wiped (30 s in the
@@ -105,6 +117,7 @@ class DraKubelet : public PluginTypeHandler {
 
   const WipeFn wipe_;
   std::chrono::milliseconds wipe_delay_;
+  std::chrono::milliseconds call_timeout_{45000};
   std::vector<std::string> supported_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

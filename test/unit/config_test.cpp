@@ -138,7 +138,7 @@ TEST(ParseConfig, FrontendAndDeviceModel) {
   ASSERT_EQ(r->config.resources.size(), 3u);
   EXPECT_EQ(r->config.resources[0].frontend, Frontend::kDevicePlugin);
   EXPECT_EQ(r->config.resources[1].frontend, Frontend::kDra);
-  EXPECT_EQ(r->config.resources[1].device_model, DeviceModel::kPerHca);
+  EXPECT_EQ(r->config.resources[1].device_model, DeviceModel::kAuto);  // the default
   EXPECT_EQ(r->config.resources[2].device_model, DeviceModel::kSlots);
   EXPECT_EQ(FrontendName(Frontend::kDra), "dra");
   EXPECT_EQ(DeviceModelName(DeviceModel::kPerPool), "perPool");
@@ -155,8 +155,8 @@ TEST(ParseConfig, FrontendProblemsNameTheField) {
             "\"frontend\": \"dra\" or remove it\n");
   EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
       {"resourceName": "b", "devices": ["y"], "frontend": "dra", "deviceModel": "perGpu"}]})"),
-            "config: configList[1].deviceModel: \"perGpu\" is not one of \"perHca\", "
-            "\"perPool\", \"slots\"\n");
+            "config: configList[1].deviceModel: \"perGpu\" is not one of \"auto\", "
+            "\"perHca\", \"perPool\", \"slots\"\n");
   EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
       {"resourceName": "b", "devices": ["y"], "rdmaHcaMax": 1025, "frontend": "dra",
        "deviceModel": "slots"}]})"),
@@ -183,6 +183,23 @@ TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
                   "config: configList[1].resourceName: \"rdma_a\" and \"rdma_A\" "
                   "(configList[0]) both name DRA pool and DeviceClass \"rdma-a\" (names are "
                   "lower-cased, '_' becomes '-', at most 63 characters): rename one of them"));
+}
+
+// Issue 31 item 3: YAML aliases repeat a value at every use. A 16 KB config of aliases to
+// one long string expanded to 1.2 GiB on reload (37 KB: bad_alloc, the daemon died). The
+// values read are bounded in all, and error messages repeat at most 64 bytes of a value.
+TEST(ParseConfig, AliasesCannotAmplifyAConfig) {
+  std::string yaml = "configList:\n- resourceName: a\n  resourcePrefix: &s \"" +
+                     std::string(16000, 'x') + "\"\n  selectors:\n    ifNames: [";
+  for (int i = 0; i < 1000; ++i) yaml += i == 0 ? "*s" : ", *s";
+  yaml += "]\n";
+  ASSERT_LT(yaml.size(), 25000u);
+  auto r = ParseConfig(yaml);
+  const std::string all =
+      r.ok() ? Join(r->skipped.empty() ? std::vector<std::string>{} : r->skipped[0].problems, "\n")
+             : std::string(r.status().message());
+  EXPECT_THAT(all, ::testing::HasSubstr("values add up to more than 1048576 bytes"));
+  EXPECT_LT(all.size(), 4096u) << "messages repeat a value only in part";
 }
 
 // validate rejects a name served by both front ends on one node: the kubelet would see it

@@ -512,7 +512,8 @@ TEST(CqCall, AnAnswerAfterTheQueueShutDownIsDroppedNotStarted) {
           grpc::ServerAsyncResponseWriter<v1beta1::DevicePluginOptions>* writer,
           grpc::ServerCompletionQueue* q,
           void* tag) { service.RequestGetDevicePluginOptions(ctx, req, writer, q, q, tag); },
-      [&](const v1beta1::Empty&, auto done) { held.set_value(std::move(done)); }, cq.get());
+      [&](const v1beta1::Empty&, auto done, auto /*deadline*/) { held.set_value(std::move(done)); },
+      cq.get());
   auto queue_thread = std::make_unique<CqThread>(cq.get());
 
   auto stub = v1beta1::DevicePlugin::NewStub(
