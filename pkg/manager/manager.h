@@ -81,7 +81,8 @@ class Manager {
   void StopDra();
   void DriveDra(const lifecycle::Event& event);
   lifecycle::Event ServeDra(uint64_t server_token);
-  void SyncDraCdiSpecs(const dra::DraView& view);
+  // Writes the view's CDI specs; answers those that could not be written (file -> why).
+  std::map<std::string, std::string> SyncDraCdiSpecs(const dra::DraView& view);
   // Creates the API client and the slice publisher (retried by SyncDra until it works).
   void StartDraApi();
   void PublishDraHealth();

@@ -8,6 +8,7 @@
 
 #include "pkg/cdi/spec_files.h"
 #include "pkg/config/k8s_names.h"
+#include "pkg/fd/files.h"
 #include "pkg/log/log.h"
 #include "pkg/manager/manager_internal.h"
 #include "pkg/pool/pool_model.h"
@@ -138,7 +139,26 @@ void Manager::PublishDra() {
   for (const auto& p : view->problems) {
     if (known_problems_.insert(p).second) ReportProblem(log::Level::kWarn, "config", p);
   }
-  SyncDraCdiSpecs(*view);  // before any slice or Prepare names a device
+  // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
+  // or read-only /var/run/cdi) would fail at container creation: it is published as
+  // unhealthy (tainted, or left out where the server drops taints), its health stream says
+  // why, and /readyz says not ready, until a rescan writes the spec (issue 31 item 10).
+  const std::map<std::string, std::string> unwritable = SyncDraCdiSpecs(*view);
+  dra_->cdi_problem.clear();
+  if (!unwritable.empty()) {
+    std::vector<pool::PoolModel> marked = pools;
+    for (auto& pool : marked) {
+      for (auto& hca : pool.hcas) {
+        const auto it = unwritable.find(
+            Cat("k8s-rdma-shared-dp_dra_", dra::HcaDeviceName(hca.function.address), ".json"));
+        if (it == unwritable.end()) continue;
+        hca.healthy = false;
+        hca.health_reason = it->second;
+        if (dra_->cdi_problem.empty()) dra_->cdi_problem = it->second;
+      }
+    }
+    view = std::make_shared<const dra::DraView>(dra::BuildDraView(marked, ctx));
+  }
   {
     std::lock_guard lock(dra_->shared->mu);
     dra_->shared->view = view;
@@ -228,14 +248,31 @@ void Manager::StartDraApi() {
   dra_->publisher = std::move(*publisher);
 }
 
-void Manager::SyncDraCdiSpecs(const dra::DraView& view) {
+std::map<std::string, std::string> Manager::SyncDraCdiSpecs(const dra::DraView& view) {
   std::map<std::string, std::string> wanted;
   for (const auto& spec : view.cdi_specs) wanted[spec.file_name] = spec.json;
+  if (!dra_->stale_specs_checked) {
+    // Specs of HCAs gone while the plugin was down: nobody else removes them (issue 31
+    // item 18). Only this front end's own file names are touched.
+    dra_->stale_specs_checked = true;
+    for (const std::string& name : fd::ListDir(options_.cdi_spec_dir)) {
+      if (!name.starts_with("k8s-rdma-shared-dp_dra_") || !name.ends_with(".json")) continue;
+      if (wanted.count(name) != 0) continue;
+      if (cdi::RemoveSpec(options_.cdi_spec_dir, name).ok()) {
+        log::Info(Cat("DRA: removed the CDI spec of an HCA no longer published: ",
+                      options_.cdi_spec_dir, "/", name));
+      }
+    }
+  }
+  std::map<std::string, std::string> unwritable;  // file name -> why
   for (const auto& [name, json] : wanted) {
     auto it = dra_->specs_written.find(name);
     if (it != dra_->specs_written.end() && it->second == json) continue;
     if (auto st = cdi::WriteSpecAtomically(options_.cdi_spec_dir, name, json); !st.ok()) {
-      ReportProblem(log::Level::kError, "cdi", Cat("DRA front end: ", std::string(st.message())));
+      const std::string why = Cat("CDI spec not written: ", std::string(st.message()));
+      unwritable[name] = why;
+      const std::string p = Cat("DRA front end: ", why);
+      if (known_problems_.insert(p).second) ReportProblem(log::Level::kError, "cdi", p);
       continue;
     }
     dra_->specs_written[name] = json;
@@ -248,6 +285,7 @@ void Manager::SyncDraCdiSpecs(const dra::DraView& view) {
     (void)cdi::RemoveSpec(options_.cdi_spec_dir, it->first);
     it = dra_->specs_written.erase(it);
   }
+  return unwritable;
 }
 
 void Manager::PublishDraHealth() {

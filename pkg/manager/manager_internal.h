@@ -114,6 +114,8 @@ struct Manager::DraDriver {
   // (nullopt until the publisher's first capability probe answers).
   std::vector<pool::PoolModel> pools;
   std::optional<config::DeviceModel> auto_model;
+  std::string cdi_problem;           // a CDI spec that could not be written ("" when none)
+  bool stale_specs_checked = false;  // the CDI directory was swept of specs of gone HCAs
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;
   std::unique_ptr<Timer> timer;

@@ -79,6 +79,7 @@ metrics::DraView Manager::BuildDraView() const {
   d.registered = dra_->fsm && dra_->fsm->registered();
   d.registrations = dra_->fsm ? dra_->fsm->registrations() : 0;
   d.api_problem = dra_->api_problem;
+  d.cdi_problem = dra_->cdi_problem;
   if (dra_->publisher) {
     const dra::PublisherStats s = dra_->publisher->stats();
     if (d.api_problem.empty()) d.api_problem = s.problem;

@@ -206,6 +206,7 @@ std::string NotReadyReason(const View& v) {
   if (v.dra) {
     const DraView& d = *v.dra;
     if (!d.registered) return Cat("DRA driver ", d.driver, " is not registered with the kubelet");
+    if (!d.cdi_problem.empty()) return Cat("DRA driver ", d.driver, ": ", d.cdi_problem);
     if (!d.api_problem.empty()) {
       return Cat("DRA driver ", d.driver, " cannot reach the API server: ", d.api_problem);
     }

@@ -69,6 +69,7 @@ struct DraView {
   bool registered = false;  // the kubelet's plugin watcher accepted the driver
   uint64_t registrations = 0;
   std::string api_problem;      // why the API server is not reachable ("" when it is)
+  std::string cdi_problem;      // a CDI spec that could not be written ("" when none)
   bool slices_synced = false;   // listed this node's slices at least once
   bool slices_in_sync = false;  // nothing left to write for the current pools
   std::map<std::pair<std::string, long>, uint64_t> slice_writes;  // (verb, HTTP code; 0 = none)

@@ -5,6 +5,7 @@
 // answered from the claim's allocation with CDI IDs the reference CDI library resolves.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "pkg/config/config.h"
@@ -479,6 +481,80 @@ TEST_F(Dra, OnlyWhatTheNodeUsesIsLoaded) {
     EXPECT_THAT(maps, ::testing::Not(HasSubstr("libibverbs")));
     EXPECT_THAT(Maps(h.plugin().pid()), ::testing::Not(HasSubstr("libibverbs")));
   }
+}
+
+// Issue 31 item 10: per-HCA CDI specs that could not be written were still advertised
+// (slice published, health Healthy, /readyz 200): Prepare then named a spec that does not
+// exist and the pod failed at container creation. With the CDI directory full (a real
+// tmpfs), the HCAs are tainted, their health says why, /readyz says not ready; once there
+// is space, a rescan writes the specs and all of it clears.
+class DraWithFullCdi : public Dra {
+ protected:
+  void SetUp() override {
+    const std::string dir = h.root() + "/cdi";
+    std::filesystem::create_directories(dir);
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno);
+    }
+    mounted_ = dir;
+    std::ofstream filler(dir + "/filler");
+    const std::string block(4096, 'x');
+    for (int i = 0; i < 64 && filler; ++i) filler.write(block.data(), block.size()).flush();
+    filler.close();
+    Dra::SetUp();
+  }
+  void TearDown() override {
+    Dra::TearDown();
+    if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
+  }
+  std::string mounted_;
+};
+
+TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
+  auto r = api.Await("slices.length === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  for (const auto& d : r["slices"][0]["spec"]["devices"]) {
+    EXPECT_TRUE(d.contains("taints")) << d.dump();
+  }
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) {
+        return s.health.size() == 2 &&
+               s.health.at("n1/hca-ib/hca-0000-10-00-0").health == "Unhealthy";
+      },
+      20s));
+  auto ready = AwaitHttp("/readyz", 503, 5s);
+  EXPECT_EQ(ready.first, 503);
+  EXPECT_THAT(ready.second, HasSubstr("CDI spec not written"));
+  std::filesystem::remove(cdi_dir + "/filler");
+  h.plugin().Signal(SIGHUP);  // a rescan (this config has no periodic one)
+  ASSERT_TRUE(api.Await("stats.updates === 1")["ok"].get<bool>());
+  for (const auto& d : api.Slices()[0]["spec"]["devices"]) EXPECT_FALSE(d.contains("taints"));
+  EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-10-00-0.json"));
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) {
+        return s.health.at("n1/hca-ib/hca-0000-10-00-0").health == "Healthy";
+      },
+      20s));
+}
+
+// Issue 31 item 18: the spec of an HCA that went away while the plugin was down was never
+// removed. At start, this front end's spec files that no published HCA owns are removed;
+// other files in the directory are not touched.
+class DraWithStaleSpec : public Dra {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(h.root() + "/cdi");
+    std::ofstream(h.root() + "/cdi/k8s-rdma-shared-dp_dra_hca-0000-99-00-0.json") << "{}\n";
+    std::ofstream(h.root() + "/cdi/nvidia.com_gpu.yaml") << "foreign\n";
+    Dra::SetUp();
+  }
+};
+
+TEST_F(DraWithStaleSpec, SpecsOfGoneHcasAreRemovedAtStart) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  EXPECT_FALSE(std::filesystem::exists(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-99-00-0.json"));
+  EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-10-00-0.json"));
+  EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/nvidia.com_gpu.yaml"));
 }
 
 // Issue 27 on every release at its default gates: deviceModel "auto" (the default) is
