@@ -42,13 +42,21 @@ uint64_t HealthHub::streams_opened() const {
 void HealthHub::Opened(const std::shared_ptr<HealthStreamBase>& s) {
   HealthPayload first;
   bool ending = false;
+  std::shared_ptr<HealthStreamBase> evicted;
   {
     std::lock_guard lock(mu_);
     ++opened_;
     ending = ending_;
-    if (!ending) streams_.push_back(s);
+    if (!ending) {
+      if (streams_.size() >= kMaxHealthStreams) {
+        evicted = streams_.front();
+        streams_.erase(streams_.begin());
+      }
+      streams_.push_back(s);
+    }
     first = current_;
   }
+  if (evicted) evicted->End();
   if (ending) {
     s->End();
   } else {

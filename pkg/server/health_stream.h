@@ -23,6 +23,11 @@ namespace rdmadp::server {
 // A device list, serialised once (a v1 NodeWatchResourcesResponse).
 using HealthPayload = std::shared_ptr<const std::string>;
 
+// Open health streams at most: the kubelet holds one per driver connection. Any process
+// that can reach the socket could open thousands (1,000 streams: +1,000 fds, +32 MiB); the
+// oldest is ended when one more opens (the newest is the kubelet's current one).
+inline constexpr size_t kMaxHealthStreams = 16;
+
 class HealthStreamBase {
  public:
   virtual ~HealthStreamBase() = default;

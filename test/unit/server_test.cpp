@@ -19,6 +19,7 @@
 #include "pkg/api/pluginregistration.grpc.pb.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/server/cq_call.h"
+#include "pkg/server/health_stream.h"
 #include "pkg/server/registrar.h"
 #include "pkg/server/resource_server.h"
 #include "pkg/server/socket_path.h"
@@ -531,6 +532,31 @@ TEST(CqCall, AnAnswerAfterTheQueueShutDownIsDroppedNotStarted) {
   queue_thread.reset();  // the queue drains: no tag of the dropped answer is left in it
   QueueGate::Forget(cq.get());
   EXPECT_FALSE(answer.get().ok());  // the client saw the cancellation, not an answer
+}
+
+// Issue 31 item 17: health streams were not capped (1,000 streams: +1,000 fds, +32 MiB kept
+// after close). At most kMaxHealthStreams stay open; one more ends the oldest.
+TEST(HealthHub, AtMostSixteenStreamsTheOldestEndsFirst) {
+  struct Fake : HealthStreamBase {
+    int offers = 0;
+    bool ended = false;
+    void Offer(HealthPayload) override { ++offers; }
+    void End() override { ended = true; }
+  };
+  HealthHub hub(std::make_shared<const std::string>("list"));
+  std::vector<std::shared_ptr<Fake>> streams;
+  for (int i = 0; i < 20; ++i) {
+    streams.push_back(std::make_shared<Fake>());
+    hub.Opened(streams.back());
+  }
+  EXPECT_EQ(hub.open_streams(), kMaxHealthStreams);
+  EXPECT_EQ(hub.streams_opened(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(streams[i]->ended, i < 4) << i;
+    EXPECT_EQ(streams[i]->offers, 1) << i;  // the full list on connect
+  }
+  hub.Publish(std::make_shared<const std::string>("next"));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(streams[i]->offers, i < 4 ? 1 : 2) << i;
 }
 
 }  // namespace
