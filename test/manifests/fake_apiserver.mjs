@@ -24,6 +24,7 @@
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
+//   POST /outage {on}            every request answered 503 (counted), watches cut
 //   POST /claim-delay {ms}       every claim GET answers `ms` late (stats count them in flight)
 //   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
 //   POST /kube-release {release} become another release, its gates at their defaults
@@ -123,6 +124,7 @@ function settle() {
 // only after whatever a test does next (a wipe, say), as a slow network can order them.
 let holdWrites = false;
 let claimDelayMs = 0; // /claim-delay: every claim GET answers this late
+let outage = false; // /outage: every API request is answered 503 (and counted)
 const heldWrites = [];
 function answerWrite(res, code, obj) {
   const send = () => {
@@ -268,6 +270,7 @@ async function api(req, res) {
     stats.unauthorized++;
     return status(res, 401, "Unauthorized", "Unauthorized");
   }
+  if (outage) return status(res, 503, "ServiceUnavailable", "the API server is overloaded (/outage)");
   if (injected(req, res)) return;
   const url = new URL(req.url, "https://x");
   const q = url.searchParams;
@@ -469,6 +472,10 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/outage":
+      outage = Boolean(arg.on);
+      if (outage) for (const w of watches) w.res.destroy();  // a restarting API server
+      return ok();
     case "/claim-delay":
       claimDelayMs = arg.ms ?? 0;
       return ok();
