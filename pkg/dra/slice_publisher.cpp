@@ -349,9 +349,15 @@ void SlicePublisher::WatchLoop() {
 bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   absl::StatusOr<kube::HttpResponse> r;
   switch (w.kind) {
-    case SliceWrite::Kind::kCreate:
-      r = write_client_->Call("POST", std::string(kSlices), w.object.dump());
+    case SliceWrite::Kind::kCreate: {
+      nlohmann::json object = w.object;
+      {
+        std::lock_guard lock(mu_);
+        if (!owner_.is_null()) object["metadata"]["ownerReferences"] = {owner_};
+      }
+      r = write_client_->Call("POST", std::string(kSlices), object.dump());
       break;
+    }
     case SliceWrite::Kind::kUpdate:
       r = write_client_->Call("PUT", Cat(kSlices, "/", w.name), w.object.dump());
       break;
@@ -416,6 +422,28 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
                                : ""));
   }
   return false;
+}
+
+void SlicePublisher::ReadOwner() {
+  owner_read_ = true;
+  auto r = write_client_->Call("GET", Cat("/api/v1/nodes/", PercentEncode(options_.node_name)));
+  auto node =
+      r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+  const std::string uid = Str(Obj(node, "metadata"), "uid");
+  if (uid.empty()) {
+    Problem(Cat("reading Node ", options_.node_name, " for the slices' owner reference: ",
+                !r.ok() ? std::string(r.status().message()) : Cat("HTTP ", r->code),
+                "; slices are published without it (they outlive a deleted node: grant "
+                "\"get\" on nodes, images/overlays/dra)"));
+    return;
+  }
+  // As the reference helper in k8s.io/dynamic-resource-allocation/resourceslice does.
+  std::lock_guard lock(mu_);
+  owner_ = {{"apiVersion", "v1"},
+            {"kind", "Node"},
+            {"name", options_.node_name},
+            {"uid", uid},
+            {"controller", true}};
 }
 
 bool SlicePublisher::Probe() {
@@ -524,6 +552,7 @@ void SlicePublisher::WriteLoop() {
       if (stopping_) return;
     }
     if (probe) {
+      if (!owner_read_) ReadOwner();
       if (!Probe()) {
         // Publishing does not wait for the probe: what the server keeps is then learnt from
         // the answers to real writes (LearnDropped), and the probe is tried again later.

@@ -122,6 +122,8 @@ class SlicePublisher {
   bool Ours(const nlohmann::json& object) const;
   // The dry-run create of the probe slice; false when it must be tried again.
   bool Probe();
+  // Reads this node's object for the owner reference (once).
+  void ReadOwner();
   // Tells on_capabilities when what dropped_ implies changed (or was never told).
   void ReportCapabilities();
   void Problem(const std::string& line);
@@ -153,6 +155,10 @@ class SlicePublisher {
   uint64_t wake_ = 0;  // bumped by a wish or a watch event (ends a Pause that waits for it)
   std::chrono::steady_clock::time_point next_probe_{};  // the first at once
   std::optional<ServerCapabilities> told_;              // what on_capabilities last heard
+  // This node as the owner of every slice we create: when the node object is deleted
+  // (autoscaling), the garbage collector deletes its slices. Null until the node is read.
+  nlohmann::json owner_;
+  bool owner_read_ = false;  // tried once (a failure is reported; slices go without it)
   // The write budget (generic cell rate algorithm: the theoretical arrival time).
   std::chrono::steady_clock::time_point budget_next_{};
 

@@ -85,6 +85,21 @@ TEST_F(Publisher, FirstPublishThenNoWritesWhileNothingChanges) {
   EXPECT_THAT(Problems(), ::testing::IsEmpty());
 }
 
+// Issue 27 item 9: slices carried no owner, so a deleted node's slices were never collected
+// (autoscaling). Each slice created is owned by the Node object, as the upstream helper does.
+TEST_F(Publisher, SlicesAreOwnedByTheirNode) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  auto r = api_.Await("slices.length === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const auto& owners = r["slices"][0]["metadata"]["ownerReferences"];
+  ASSERT_EQ(owners.size(), 1u) << r["slices"][0]["metadata"].dump();
+  EXPECT_EQ(owners[0]["kind"], "Node");
+  EXPECT_EQ(owners[0]["name"], "n1");
+  EXPECT_EQ(owners[0]["uid"], "c82561ec215a6e31807ceedf3b3bd25e");  // the fake's uid of n1
+  EXPECT_EQ(owners[0]["controller"], true);
+}
+
 TEST_F(Publisher, AChangeBumpsTheGenerationInPlace) {
   auto p = Start();
   p->Publish({Wanted(1)});

@@ -129,13 +129,16 @@ check("dra overlay: node name from the downward API, its service account, plugin
 check("dra overlay: RBAC grants exactly what the DRA front end does", () => {
   const role = find(dra, "ClusterRole", "k8s-rdma-shared-dp-dra");
   const verbs = (res) => [...role.rules.find((r) => r.resources.includes(res)).verbs].sort();
-  assert.deepEqual(verbs("resourceslices"), ["create", "delete", "get", "list", "update", "watch"]);
+  assert.deepEqual(verbs("resourceslices"), ["create", "delete", "list", "update", "watch"]);
   assert.deepEqual(verbs("resourceclaims"), ["get"]);
   assert.deepEqual(verbs("nodes"), ["get"]);
+  assert.equal(role.rules.length, 3, "no rule the code does not use (deviceclasses, get on slices)");
   const binding = find(dra, "ClusterRoleBinding", "k8s-rdma-shared-dp-dra");
   assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   const policy = find(dra, "ValidatingAdmissionPolicy", "k8s-rdma-shared-dp-own-node-slices");
-  assert.match(policy.spec.matchConditions[0].expression, /system:serviceaccount:kube-system:rdma-shared-dp/);
+  // Any namespace the overlay is moved to: the service account's name, not a literal namespace.
+  assert.doesNotMatch(policy.spec.matchConditions[0].expression, /kube-system/);
+  assert.match(policy.spec.matchConditions[0].expression, /endsWith\(":rdma-shared-dp"\)/);
   assert.ok(policy.spec.validations.some((v) => v.expression.includes("rdma.k8s-rdma-shared-dp.io")));
   assert.equal(find(dra, "ValidatingAdmissionPolicyBinding", policy.metadata.name).spec.policyName,
                policy.metadata.name);
