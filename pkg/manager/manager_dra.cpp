@@ -6,6 +6,8 @@
 // only, except the Prepare/Unprepare functions, which run on the DraServer's worker.
 #include <sys/stat.h>
 
+#include <random>
+
 #include "pkg/cdi/spec_files.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/fd/files.h"
@@ -238,9 +240,21 @@ void Manager::StartDraApi() {
     dra_->api_problem = std::string(publisher.status().message());
     const std::string p = Cat("DRA front end: ", dra_->api_problem);
     if (known_problems_.insert(p).second) ReportProblem(log::Level::kError, "dra", p);
+    if (!dra_->api_retry) {
+      dra_->api_retry = std::make_unique<Timer>(*loop_, [this] {
+        if (dra_ && !dra_->publisher && !stopping_) StartDraApi();
+        if (dra_ && dra_->publisher) PublishDra();
+      });
+    }
+    static thread_local std::minstd_rand rng(std::random_device{}());
+    const auto half = dra_->api_backoff.count() / 2;
+    dra_->api_retry->ArmOnce(
+        milliseconds(half + static_cast<int64_t>(rng() % static_cast<uint64_t>(half + 1))));
+    dra_->api_backoff = std::min(dra_->api_backoff * 2, milliseconds(30000));
     return;
   }
   dra_->api_problem.clear();
+  dra_->api_backoff = milliseconds(1000);
   {
     std::lock_guard lock(dra_->shared->mu);
     dra_->shared->claims = std::move(clients);

@@ -114,7 +114,11 @@ struct Manager::DraDriver {
   // (nullopt until the publisher's first capability probe answers).
   std::vector<pool::PoolModel> pools;
   std::optional<config::DeviceModel> auto_model;
-  std::string cdi_problem;           // a CDI spec that could not be written ("" when none)
+  std::string cdi_problem;  // a CDI spec that could not be written ("" when none)
+  // Creating the API client failed (a token not mounted yet, say): retried on this timer,
+  // 1 s doubling to 30 s, jittered, not only at the next rescan (issue 31 item 19).
+  std::unique_ptr<Timer> api_retry;
+  std::chrono::milliseconds api_backoff{1000};
   bool stale_specs_checked = false;  // the CDI directory was swept of specs of gone HCAs
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;

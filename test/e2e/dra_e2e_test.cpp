@@ -557,6 +557,27 @@ TEST_F(DraWithStaleSpec, SpecsOfGoneHcasAreRemovedAtStart) {
   EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/nvidia.com_gpu.yaml"));
 }
 
+// Issue 31 item 19: a service-account token that appeared after the start was picked up
+// only at the next rescan (300 s by default; never with periodic rescans off, as here). The
+// API client is retried on its own timer (1 s doubling to 30 s, jittered).
+class DraWithoutTokenAtStart : public Dra {
+ protected:
+  void SetUp() override {
+    std::filesystem::rename(api.token_file(), api.token_file() + ".later");
+    Dra::SetUp();
+  }
+};
+
+TEST_F(DraWithoutTokenAtStart, ATokenThatAppearsLaterIsPickedUp) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto down = AwaitHttp("/readyz", 503, 10s);
+  EXPECT_THAT(down.second, HasSubstr("service-account token")) << down.second;
+  EXPECT_EQ(api.Stats()["lists"], 0);
+  std::filesystem::rename(api.token_file() + ".later", api.token_file());
+  auto r = api.Await("slices.length === 1", 20s);
+  EXPECT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+}
+
 // Issue 27 on every release at its default gates: deviceModel "auto" (the default) is
 // perHca where kube-apiserver keeps consumable capacity (1.36+) and slots where it drops it
 // (1.34, 1.35: the devices would otherwise publish as exclusive and 3 claims fit where 12
