@@ -249,6 +249,18 @@ void Manager::OnInotifyEvents() {
   }
   for (const auto& file : lost) {
     for (auto& [rname, res] : resources_) {
+      if (res->server && BaseOf(res->server->socket_path()) != file &&
+          file.starts_with(res->config.resource_name + "-") && file.ends_with(".sock") &&
+          file.find('-', res->config.resource_name.size() + 1) == std::string::npos) {
+        // Another instance of this resource went (the old pod of a rolling update). The
+        // kubelet's view is whatever list was written last, maybe that instance's (a
+        // v1.37 kubelet promotes the survivor without asking it again; a v1.24 one ignores
+        // the old stream's end): ours is sent again, so the view becomes ours at once.
+        log::Info(Cat(res->config.FullName(), ": another instance's socket ", file,
+                      " went away; sending our device list again"));
+        res->server->Resend();
+        continue;
+      }
       if (!res->server || BaseOf(res->server->socket_path()) != file) continue;
       // Our own re-creation replaces the file too; only a socket that is still gone was lost.
       if (PathExists(res->server->socket_path())) continue;

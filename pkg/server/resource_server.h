@@ -48,6 +48,8 @@ class ResourceServer {
 
   // Swaps in a new snapshot; pushes it to open streams if the advertised content changed.
   bool Publish(pool::SnapshotPtr snapshot) { return hub_.Publish(std::move(snapshot)); }
+  // Sends the current list to every open stream again (StreamHub::Resend).
+  void Resend() { hub_.Resend(); }
   pool::SnapshotPtr snapshot() const { return hub_.Current(); }
   const std::string& socket_path() const { return options_.socket_path; }
   size_t open_streams() const { return hub_.open_streams(); }

@@ -125,6 +125,17 @@ bool StreamHub::Publish(const pool::SnapshotPtr& next) {
   return true;
 }
 
+void StreamHub::Resend() {
+  std::vector<std::shared_ptr<SnapshotStream>> streams;
+  pool::SnapshotPtr current;
+  {
+    std::lock_guard lock(mu_);
+    streams = streams_;
+    current = current_;
+  }
+  for (const auto& s : streams) s->Offer(current);
+}
+
 void StreamHub::Opened(const std::shared_ptr<SnapshotStream>& stream) {
   std::lock_guard lock(mu_);
   stream->id_ = next_id_++;

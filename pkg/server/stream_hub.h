@@ -88,6 +88,9 @@ class StreamHub {
   // Swaps in `next`; pushes it to every open stream when what the kubelet sees changed.
   // Returns whether it was pushed.
   bool Publish(const pool::SnapshotPtr& next);
+  // Pushes the current snapshot to every open stream again, changed or not: the kubelet's
+  // view of the resource may be another instance's list (last writer wins).
+  void Resend();
 
   void EndAllStreams();
   size_t open_streams() const;

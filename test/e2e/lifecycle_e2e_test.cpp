@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 
 #include "pkg/text/cat.h"
 #include "test/support/plugin_harness.h"
@@ -278,6 +279,51 @@ TEST_P(Lifecycle, WatcherRollingUpdateSettlesWithoutPingPong) {
               << " ms\n";
   }
   EXPECT_TRUE(Healthy());
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.WaitExit(milliseconds(5000)), 0);
+  if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
+}
+
+// Issue 31 item 9: a rolling update that changes the config. The old instance (1000 slots,
+// rescanning every second) writes its list last (a port flap only it sees); when it exits,
+// the kubelet's view stayed the old list on v1.24 (the old stream's end is ignored) and
+// v1.37 (the survivor is promoted without a re-sync). The survivor (500 slots, no periodic
+// rescans) sees the old socket go and sends its list again: the view is the survivor's
+// within the 5 s the issue allows.
+TEST_P(Lifecycle, RollingUpdateWithAConfigChangeEndsWithTheSurvivorsList) {
+  h.WriteConfig(PluginHarness::DemoConfig(1));  // the old instance rescans every second
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  h.StartPlugin({});
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 1, milliseconds(10000)));
+  const std::string second_config = h.root() + "/second-config.json";
+  {
+    std::string config = PluginHarness::DemoConfig(0);
+    const auto at = config.find("\"rdmaHcaMax\": 1000");
+    config.replace(at, std::string("\"rdmaHcaMax\": 1000").size(), "\"rdmaHcaMax\": 500");
+    std::ofstream(second_config) << config;
+  }
+  std::vector<std::string> args = h.PluginArgs();
+  for (auto& a : args) {
+    if (a.starts_with("--config-file")) a = "--config-file=" + second_config;
+  }
+  PluginProcess second(PluginBinary(), args, h.root() + "/second.log");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).capacity == 500; }, milliseconds(10000)));
+  // Only the old instance rescans: its changed list (every port down: every slot
+  // Unhealthy) is the last one written.
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.node().SetPortState("mlx5_1", 1, "1: DOWN");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).capacity == 1000; }, milliseconds(10000)));
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(10000)), 0);
+  EXPECT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        const SimResource& a = s.resources.at(kA);
+        return a.capacity == 500 && a.stream_open;
+      },
+      milliseconds(5000)))
+      << "capacity " << h.kubelet().State().resources.at(kA).capacity;
   second.Signal(SIGTERM);
   EXPECT_EQ(second.WaitExit(milliseconds(5000)), 0);
   if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
