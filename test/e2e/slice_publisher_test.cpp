@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "pkg/dra/resource_slices.h"
 #include "pkg/text/cat.h"
@@ -38,27 +39,43 @@ WantedPool Wanted(int n, const std::string& resource = "a", int down = 0) {
   return {PoolName(ctx, p.resource), RenderResourceSlices(p, ctx)};
 }
 
+// A publisher for node n1 of driver rdma.example.com against `api`; problems and info lines
+// go to the callbacks.
+std::unique_ptr<SlicePublisher> StartPublisher(FakeApiServer& api,
+                                               std::function<void(std::string)> on_problem,
+                                               std::function<void(std::string)> on_info) {
+  PublisherOptions o;
+  o.api = {api.server(), api.ca_file(), api.token_file(), "publisher-test"};
+  o.driver = "rdma.example.com";
+  o.node_name = "n1";
+  o.on_problem = std::move(on_problem);
+  o.on_info = std::move(on_info);
+  auto p = SlicePublisher::Start(o);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? std::move(*p) : nullptr;
+}
+
+// Nothing more is written within `window` (an exact count, checked after a quiet period).
+void ExpectQuietOn(FakeApiServer& api, int writes, std::chrono::milliseconds window = 1500ms) {
+  auto r = api.Await("stats.writes > " + std::to_string(writes), window);
+  EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
+  EXPECT_EQ(r["stats"]["writes"], writes);
+  EXPECT_THAT(r["stats"]["invalid"], ::testing::IsEmpty());
+}
+
 class Publisher : public ::testing::Test {
  protected:
   std::unique_ptr<SlicePublisher> Start() {
-    PublisherOptions o;
-    o.api = {api_.server(), api_.ca_file(), api_.token_file(), "publisher-test"};
-    o.driver = "rdma.example.com";
-    o.node_name = "n1";
-    o.on_problem = [this](std::string p) {
-      std::lock_guard lock(mu_);
-      problems_.push_back(std::move(p));
-    };
-    auto p = SlicePublisher::Start(o);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::move(*p) : nullptr;
+    return StartPublisher(
+        api_,
+        [this](std::string p) {
+          std::lock_guard lock(mu_);
+          problems_.push_back(std::move(p));
+        },
+        nullptr);
   }
-  // Nothing more is written within `window` (an exact count, checked after a quiet period).
   void ExpectQuiet(int writes, std::chrono::milliseconds window = 1500ms) {
-    auto r = api_.Await("stats.writes > " + std::to_string(writes), window);
-    EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
-    EXPECT_EQ(r["stats"]["writes"], writes);
-    EXPECT_THAT(r["stats"]["invalid"], ::testing::IsEmpty());
+    ExpectQuietOn(api_, writes, window);
   }
   std::vector<std::string> Problems() {
     std::lock_guard lock(mu_);
@@ -266,24 +283,12 @@ TEST_F(Publisher, AHugeRetryAfterIsCappedAndANewWishEndsTheWait) {
 class PublisherOnRelease : public ::testing::TestWithParam<const char*> {
  protected:
   std::unique_ptr<SlicePublisher> Start() {
-    PublisherOptions o;
-    o.api = {api_.server(), api_.ca_file(), api_.token_file(), "publisher-test"};
-    o.driver = "rdma.example.com";
-    o.node_name = "n1";
-    o.on_info = [this](std::string line) {
+    return StartPublisher(api_, nullptr, [this](std::string line) {
       std::lock_guard lock(mu_);
       infos_.push_back(std::move(line));
-    };
-    auto p = SlicePublisher::Start(o);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::move(*p) : nullptr;
+    });
   }
-  void ExpectQuiet(int writes) {
-    auto r = api_.Await("stats.writes > " + std::to_string(writes), 1500ms);
-    EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
-    EXPECT_EQ(r["stats"]["writes"], writes);
-    EXPECT_THAT(r["stats"]["invalid"], ::testing::IsEmpty());
-  }
+  void ExpectQuiet(int writes) { ExpectQuietOn(api_, writes); }
   bool GatesOff() const { return std::string(GetParam()) < "1.36"; }
 
   FakeApiServer api_{0, GetParam()};
