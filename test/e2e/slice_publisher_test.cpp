@@ -276,6 +276,23 @@ TEST_F(Publisher, AHugeRetryAfterIsCappedAndANewWishEndsTheWait) {
   EXPECT_EQ(api_.Slices()[0]["spec"]["devices"].size(), 2u);
 }
 
+// Issue 31 item 6: a watch the server ended at once was reopened at once: 427 watch
+// requests in 20 s. A watch shorter than a second backs off (1 s doubling, jittered): at
+// most 6 in 10 s (0, <=1, <=3, <=7 s, and the end of the window).
+TEST_F(Publisher, AWatchTheServerEndsAtOnceBacksOff) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("stats.creates === 1")["ok"].get<bool>());
+  const int before = api_.Stats()["watchesOpened"].get<int>();
+  api_.Admin("/short-watches", {{"on", true}});
+  // The window is the measurement itself: how many watches the publisher opens in 10 s.
+  auto r = api_.Await("stats.watchesOpened > " + std::to_string(before + 6), 10s);
+  EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
+  EXPECT_GE(r["stats"]["watchesOpened"].get<int>(), before + 2) << "it keeps trying";
+  EXPECT_THAT(Problems(),
+              ::testing::Contains(::testing::HasSubstr("ends every ResourceSlice watch")));
+}
+
 // Issue 27 item 1, per release at its default gates: the server drops the fields of a
 // disabled gate (1.34, 1.35: allowMultipleAllocations, requestPolicy, taints), and the
 // publisher used to rewrite the pool for them 500-800 times a second. Exactly one write per

@@ -24,6 +24,7 @@
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
+//   POST /short-watches {on}     every watch ends as soon as it opens (200, no events)
 //   POST /outage {on}            every request answered 503 (counted), watches cut
 //   POST /claim-delay {ms}       every claim GET answers `ms` late (stats count them in flight)
 //   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
@@ -125,6 +126,7 @@ function settle() {
 let holdWrites = false;
 let claimDelayMs = 0; // /claim-delay: every claim GET answers this late
 let outage = false; // /outage: every API request is answered 503 (and counted)
+let shortWatches = false; // /short-watches: every watch ends as soon as it opens
 const heldWrites = [];
 function answerWrite(res, code, obj) {
   const send = () => {
@@ -231,6 +233,7 @@ function watch(req, res, query) {
   stats.watchesOpened++;
   stats.lastWatchFrom = from;
   res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  if (shortWatches) return res.end(); // a server (or proxy) that ends every watch at once
   if (from && from < compactedRv) {
     res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure",
       message: `too old resource version: ${from} (${compactedRv})`, reason: "Expired", code: 410 } }) + "\n");
@@ -472,6 +475,10 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/short-watches":
+      shortWatches = Boolean(arg.on);
+      for (const w of watches) w.res.end();
+      return ok();
     case "/outage":
       outage = Boolean(arg.on);
       if (outage) for (const w of watches) w.res.destroy();  // a restarting API server
