@@ -288,6 +288,13 @@ bool SlicePublisher::WatchOnce() {
         ++wake_;
         changed_.notify_all();
         return true;
+      },
+      [this] {
+        // The server answered 200: the API is reachable again, even before any event (a
+        // watch of an idle node carries none for a minute). A problem reported earlier
+        // would otherwise stay on /readyz while everything works.
+        std::lock_guard lock(mu_);
+        last_problem_.clear();
       });
   if (!code.ok()) {
     Problem(std::string(code.status().message()));
@@ -317,10 +324,13 @@ void SlicePublisher::WatchLoop() {
       std::lock_guard lock(mu_);
       relist = relist_;
     }
-    if (relist && !List()) {
-      if (!Pause(Jittered(backoff))) return;
-      backoff = std::min(backoff * 2, kMaxBackoff);
-      continue;
+    if (relist) {
+      if (!List()) {
+        if (!Pause(Jittered(backoff))) return;
+        backoff = std::min(backoff * 2, kMaxBackoff);
+        continue;
+      }
+      backoff = kFirstBackoff;  // the server answers again: the next failure starts over
     }
     const auto opened = std::chrono::steady_clock::now();
     const bool healthy = WatchOnce();

@@ -113,6 +113,25 @@ struct CurlCallbacks {
     return len;
   }
 
+  // A stream's status line: "HTTP/1.1 200 OK" calls the caller's on_open, once.
+  struct StatusWatch {
+    const std::function<void()>* on_open;
+    bool seen = false;
+  };
+  static size_t StreamHeader(char* data, size_t size, size_t n, void* user) {
+    const size_t len = size * n;
+    auto* w = static_cast<StatusWatch*>(user);
+    const std::string_view line(data, len);
+    if (!w->seen && line.starts_with("HTTP/")) {
+      const auto space = line.find(' ');
+      if (space != std::string_view::npos && line.substr(space + 1).starts_with("200")) {
+        w->seen = true;
+        if (w->on_open != nullptr && *w->on_open) (*w->on_open)();
+      }
+    }
+    return len;
+  }
+
   static curl_socket_t Open(void* user, curlsocktype, curl_sockaddr* addr) {
     auto* client = static_cast<RestClient*>(user);
     const int fd = ::socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
@@ -298,7 +317,8 @@ absl::StatusOr<HttpResponse> RestClient::Call(std::string_view method, const std
 }
 
 absl::StatusOr<long> RestClient::Stream(const std::string& path,
-                                        const std::function<bool(std::string_view)>& on_line) {
+                                        const std::function<bool(std::string_view)>& on_line,
+                                        const std::function<void()>& on_open) {
   const CurlLib& c = **CurlLib::Get();
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto token = Token(attempt > 0);
@@ -312,6 +332,9 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     CurlCallbacks::Sink sink{&unused, &on_line, {}, 0, 0, curl_, &c};
     c.easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Write);
     c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
+    CurlCallbacks::StatusWatch status{&on_open};
+    c.easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &CurlCallbacks::StreamHeader);
+    c.easy_setopt(curl_, CURLOPT_HEADERDATA, &status);
     c.easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
     c.easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, kWatchIdleSeconds);
     const CURLcode rc = c.easy_perform(curl_);

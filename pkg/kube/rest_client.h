@@ -70,8 +70,11 @@ class RestClient {
   // A streaming GET (a watch): `on_line` gets each complete line as it arrives and returns
   // false to end the stream. Returns the HTTP code once the stream ends (the server closed
   // it, `on_line` said stop, or Cancel()); a non-200 answer's body goes to `on_line` whole.
+  // `on_open` (optional) runs once the server has answered 200, before any line: a watch
+  // with nothing to report yet is already a working connection.
   absl::StatusOr<long> Stream(const std::string& path,
-                              const std::function<bool(std::string_view line)>& on_line);
+                              const std::function<bool(std::string_view line)>& on_line,
+                              const std::function<void()>& on_open = nullptr);
   // Any thread: ends the running Stream() (or the next one) promptly.
   void Cancel();
   void ResetCancel() { cancelled_ = false; }

@@ -233,6 +233,9 @@ function watch(req, res, query) {
   stats.watchesOpened++;
   stats.lastWatchFrom = from;
   res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  // The real server flushes the headers of a watch at once (apiserver's watch handler
+  // writes the status and flushes before any event).
+  res.flushHeaders();
   if (shortWatches) return res.end(); // a server (or proxy) that ends every watch at once
   if (from && from < compactedRv) {
     res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure",
