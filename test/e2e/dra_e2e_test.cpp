@@ -528,7 +528,8 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
   std::filesystem::remove(cdi_dir + "/filler");
   h.plugin().Signal(SIGHUP);  // a rescan (this config has no periodic one)
   ASSERT_TRUE(api.Await("stats.updates === 1")["ok"].get<bool>());
-  for (const auto& d : api.Slices()[0]["spec"]["devices"]) EXPECT_FALSE(d.contains("taints"));
+  const nlohmann::json slices = api.Slices();  // kept: the loop reads into it
+  for (const auto& d : slices[0]["spec"]["devices"]) EXPECT_FALSE(d.contains("taints"));
   EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-10-00-0.json"));
   ASSERT_TRUE(dra.WaitFor(
       [](const DraKubeletState& s) {
