@@ -1,5 +1,5 @@
 // Kubernetes name rules the kubelet applies to a device plugin's resource name
-// (IsExtendedResourceName, reference/kubelet-contract.md §3). Pure.
+// (IsExtendedResourceName; docs/kubelet-versions.md). Pure.
 #pragma once
 
 #include <string>

@@ -3,7 +3,7 @@
 // path is a table-driven unit test. The Manager owns one per resource on the event loop and
 // carries out the actions (serve a socket, start or cancel a Register, arm a timer).
 //
-// Why it looks like this (reference/kubelet-versions.md):
+// Why it looks like this (docs/kubelet-versions.md):
 //  - exactly one registration per event: a successful registration disarms every pending
 //    retry; a new kubelet.sock is recognised by its identity (inode + ctime), so the same
 //    kubelet is never registered with twice;

@@ -1,5 +1,5 @@
 // Socket naming and liveness. Names are unique per plugin instance, so an old and a new
-// instance can serve side by side during a rolling update (kubelet-contract.md §13).
+// instance can serve side by side during a rolling update (docs/kubelet-versions.md).
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-// The registration lifecycle against the kubelet of every era (reference/kubelet-versions.md):
+// The registration lifecycle against the kubelet of every era (docs/kubelet-versions.md):
 // the real binary, the era-faithful simulator, exact counts and a quiet window after every
 // event — a loop that re-registers would pass "registered at least once", not these.
 #include <gmock/gmock.h>

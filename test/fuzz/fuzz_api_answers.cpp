@@ -45,10 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::map<std::string, dra::PublishedSlice> published = {{"s1", {"s1", "7", answer}}};
     const auto& wanted = View().pools;
     const json spec = answer.is_object() && answer.contains("spec") ? answer["spec"] : json();
-    const dra::FieldPaths dropped =
-        wanted.empty() || wanted[0].slices.empty()
-            ? dra::FieldPaths{}
-            : dra::DroppedFields(wanted[0].slices[0]["spec"], spec);
+    const dra::FieldPaths dropped = wanted.empty() || wanted[0].slices.empty()
+                                        ? dra::FieldPaths{}
+                                        : dra::DroppedFields(wanted[0].slices[0]["spec"], spec);
     (void)dra::Reconcile(published, wanted, dropped);
     (void)dra::WithoutFields(spec, dropped);
     // A stored slice equal to a wanted one (any generation) is never rewritten.

@@ -1,5 +1,5 @@
 // A kubelet simulator that treats a device plugin the way the real kubelet does, version
-// by version (reference/kubelet-versions.md, read from the kubelet's source), including
+// by version (docs/kubelet-versions.md, read from the kubelet's source), including
 // its unkind parts. Chosen per test with KubeletEra:
 //
 //  kV124      Register is answered at once; the endpoint is dialled afterwards, options are

@@ -1,5 +1,5 @@
 // The registration state machine, driven with a fake clock: one case per way the plugin
-// used to fight the kubelet (reference/kubelet-versions.md), each asserting exact counts.
+// used to fight the kubelet (docs/kubelet-versions.md), each asserting exact counts.
 #include <gtest/gtest.h>
 
 #include "pkg/lifecycle/registration_fsm.h"
