@@ -450,7 +450,9 @@ void RegistrationFsm::LostStream(const Facts& f, std::vector<Action>& out) {
 }
 
 void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Action>& out) {
-  if (e.ok) registered_with_ = f.kubelet_socket;
+  // Which kubelet registered us decides what its stream's end means (OnStreamEnded): an
+  // answer handled before the current kubelet.sock existed came from an older kubelet.
+  if (e.ok) registered_with_ = OlderThanKubeletSocket(e.wall_ns, f) ? SocketId{} : f.kubelet_socket;
   if (e.ok && phase_ == Phase::kStreamGrace) {
     // The answer to the registration whose stream already ended (a new registration would
     // have called GetInfo first): counted, and the grace keeps running.

@@ -173,7 +173,7 @@ struct Event {
   Mode mode = Mode::kKubelet;
   RegisterOutcome outcome = RegisterOutcome::kOk;
   std::string detail{};
-  int64_t wall_ns = 0;  // kStreamOpened
+  int64_t wall_ns = 0;  // kStreamOpened, kNotify
 
   static Event Start(Mode m) { return {.kind = Kind::kStart, .mode = m}; }
   static Event Stop() { return {.kind = Kind::kStop}; }
@@ -194,7 +194,8 @@ struct Event {
         .kind = Kind::kRegisterDone, .token = attempt, .outcome = o, .detail = std::move(detail)};
   }
   // `wall_ns`: CLOCK_REALTIME when the server accepted the stream (0: unknown), comparable
-  // with kubelet.sock's ctime.
+  // with kubelet.sock's ctime. A stopped process stamps a dead kubelet's stream late, so
+  // this alone cannot show a stream is the current kubelet's (see kNotify).
   static Event StreamOpened(uint64_t server, uint64_t stream, int64_t wall_ns = 0) {
     return {.kind = Kind::kStreamOpened, .token = server, .stream = stream, .wall_ns = wall_ns};
   }
@@ -202,8 +203,15 @@ struct Event {
     return {.kind = Kind::kStreamEnded, .token = server, .stream = stream, .newest = newest};
   }
   static Event GetInfo(uint64_t server) { return {.kind = Kind::kGetInfo, .token = server}; }
-  static Event Notify(uint64_t server, bool ok, std::string error = "") {
-    return {.kind = Kind::kNotify, .token = server, .ok = ok, .detail = std::move(error)};
+  // `wall_ns`: CLOCK_REALTIME when the server handled the call (0: unknown). The kubelet
+  // waits for that answer, so it was alive then: a stamp older than the current kubelet.sock
+  // means an older kubelet registered us, however late the event reaches the machine.
+  static Event Notify(uint64_t server, bool ok, std::string error = "", int64_t wall_ns = 0) {
+    return {.kind = Kind::kNotify,
+            .token = server,
+            .ok = ok,
+            .detail = std::move(error),
+            .wall_ns = wall_ns};
   }
   static Event Timer(uint64_t timer) { return {.kind = Kind::kTimer, .token = timer}; }
 };

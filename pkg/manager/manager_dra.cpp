@@ -405,7 +405,7 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
   };
   o.watcher.on_get_info = [post, server_token] { post(lifecycle::Event::GetInfo(server_token)); };
   o.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
-    post(lifecycle::Event::Notify(server_token, ok, error));
+    post(lifecycle::Event::Notify(server_token, ok, error, WallNowNs()));
   };
   // This server's teardown: no claim GET may start after it, and running ones end.
   auto cancelled = std::make_shared<std::atomic<bool>>(false);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,14 @@ inline constexpr milliseconds kHeapTrimDelay{5000};
 // The state machine's watchdog must never fire on an attempt the registrar will still answer.
 static_assert(kSelfCheckTimeout + kRegisterTimeout < lifecycle::kRegisterAnswerDeadline);
 inline constexpr std::string_view kKubeletSocketName = "kubelet.sock";
+
+// CLOCK_REALTIME in ns, as the kernel stamps kubelet.sock's ctime: a gRPC handler stamps its
+// call with it, so the state machine can tell which kubelet incarnation made the call.
+inline int64_t WallNowNs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
 
 inline bool PathExists(const std::string& path) {
   struct stat st {};

@@ -95,10 +95,7 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
       Cat(SocketDir(), "/", server::SocketFileName(res.config.resource_name, instance_id_));
   opts.serve_watcher_registration = WatcherMode();
   opts.on_stream_open = [post, server_token](uint64_t stream) {
-    timespec now{};
-    ::clock_gettime(CLOCK_REALTIME, &now);  // as kubelet.sock's ctime is stamped
-    post(lifecycle::Event::StreamOpened(server_token, stream,
-                                        now.tv_sec * 1'000'000'000LL + now.tv_nsec));
+    post(lifecycle::Event::StreamOpened(server_token, stream, WallNowNs()));
   };
   opts.on_stream_end = [post, server_token](uint64_t stream, bool newest) {
     post(lifecycle::Event::StreamEnded(server_token, stream, newest));
@@ -108,7 +105,7 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
     post(lifecycle::Event::GetInfo(server_token));
   };
   opts.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
-    post(lifecycle::Event::Notify(server_token, ok, error));
+    post(lifecycle::Event::Notify(server_token, ok, error, WallNowNs()));
   };
   opts.on_allocate = [trimmer = heap_trimmer_.get()] { trimmer->Activity(); };
   auto started = server::ResourceServer::Start(std::move(opts), Served(res));

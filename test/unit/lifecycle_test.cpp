@@ -216,6 +216,31 @@ TEST(RegistrationFsm, TheOldKubeletsLateEventsDoNotLookLikeTheNewOnesDrop) {
   EXPECT_EQ(d.fsm.socket_recreations(), 0u);
 }
 
+// The same, seen in CI (lifecycle_e2e SlowPluginInWatcherMode…, v1.25-1.36): the old
+// kubelet's stream was accepted only on resume, so its stamp is newer than the new
+// kubelet.sock. The Notify was answered before the stop (the old kubelet got its answer):
+// its stamp says which kubelet registered us, and that one is gone.
+TEST(RegistrationFsm, AStreamStampedOnResumeIsNotTheNewKubeletsWhenItsNotifyIsOlder) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = 200};  // the new kubelet
+  d.facts.kubelet_listening = true;
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/5));   // answered before the stop
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/250));  // accepted on resume
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace) << "wait for the new kubelet's watcher";
+  EXPECT_EQ(d.drops, 0);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/310));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.socket_recreations(), 0u);
+  // Now the running kubelet's own drop (#121994) is recognised as such: re-created at once.
+  d.Do(Event::StreamEnded(d.server, 2, true));
+  EXPECT_EQ(d.drops, 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kServeBackoff);
+}
+
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
 // registered us, giving a second Register.
 TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
