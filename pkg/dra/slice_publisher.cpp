@@ -1,8 +1,8 @@
 #include "pkg/dra/slice_publisher.h"
 
 #include <charconv>
-#include <random>
 
+#include "pkg/kube/backoff.h"
 #include "pkg/kube/json_read.h"
 #include "pkg/text/cat.h"
 
@@ -59,15 +59,6 @@ std::string_view Verb(SliceWrite::Kind kind) {
       return "delete";
   }
   return "?";
-}
-
-// Full jitter on the upper half: [d/2, d]. A thousand nodes that failed together do not
-// come back together.
-milliseconds Jittered(milliseconds d) {
-  static thread_local std::minstd_rand rng(std::random_device{}());
-  if (d.count() < 2) return d;
-  const auto half = d.count() / 2;
-  return milliseconds(half + static_cast<int64_t>(rng() % static_cast<uint64_t>(half + 1)));
 }
 
 std::string StatusMessage(const std::string& body) {
@@ -248,8 +239,7 @@ bool SlicePublisher::WatchOnce() {
   }
   // The server ends a watch after timeoutSeconds; a jittered 5-10 minutes spreads the
   // re-watches of a thousand nodes.
-  static thread_local std::minstd_rand rng(std::random_device{}());
-  const int timeout = 300 + static_cast<int>(rng() % 300);
+  const int timeout = 300 + static_cast<int>(kube::RandomUpTo(299, kube::ThreadRng()));
   bool relist = false;
   std::string error;
   auto code = watch_client_->Stream(
@@ -312,7 +302,7 @@ bool SlicePublisher::WatchOnce() {
 }
 
 void SlicePublisher::WatchLoop() {
-  milliseconds backoff = kFirstBackoff;
+  kube::Backoff backoff(kFirstBackoff, kMaxBackoff);
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -326,22 +316,20 @@ void SlicePublisher::WatchLoop() {
     }
     if (relist) {
       if (!List()) {
-        if (!Pause(Jittered(backoff))) return;
-        backoff = std::min(backoff * 2, kMaxBackoff);
+        if (!Pause(backoff.Next())) return;
         continue;
       }
-      backoff = kFirstBackoff;  // the server answers again: the next failure starts over
+      backoff.Reset();  // the server answers again: the next failure starts over
     }
     const auto opened = std::chrono::steady_clock::now();
     const bool healthy = WatchOnce();
     if (healthy && std::chrono::steady_clock::now() - opened >= kShortWatch) {
-      backoff = kFirstBackoff;  // the server ended a healthy watch: resume at once
+      backoff.Reset();  // the server ended a healthy watch: resume at once
       continue;
     }
     if (healthy) {  // ended at once: a server (or proxy) that ends every watch
       Problem("the API server ends every ResourceSlice watch at once; backing off");
-      if (!Pause(Jittered(backoff))) return;
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      if (!Pause(backoff.Next())) return;
       continue;
     }
     {
@@ -351,8 +339,7 @@ void SlicePublisher::WatchLoop() {
       // after a pause, since the events in between may be gone.
       relist_ = true;
     }
-    if (!Pause(Jittered(backoff))) return;
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    if (!Pause(backoff.Next())) return;
   }
 }
 
@@ -504,8 +491,8 @@ bool SlicePublisher::Probe() {
         dropped_.erase(path);
       }
     }
-    static thread_local std::minstd_rand rng(std::random_device{}());
-    next_probe_ = now + kRecheckDropped - std::chrono::minutes(rng() % 10);
+    next_probe_ =
+        now + kRecheckDropped - std::chrono::minutes(kube::RandomUpTo(9, kube::ThreadRng()));
     dirty_ = true;
   }
   for (const std::string& path : dropped) {
@@ -538,7 +525,7 @@ void SlicePublisher::ReportCapabilities() {
 }
 
 void SlicePublisher::WriteLoop() {
-  milliseconds backoff = kFirstBackoff;
+  kube::Backoff backoff(kFirstBackoff, kMaxBackoff);
   while (true) {
     std::vector<SliceWrite> writes;
     bool probe = false;
@@ -568,7 +555,7 @@ void SlicePublisher::WriteLoop() {
         // the answers to real writes (LearnDropped), and the probe is tried again later.
         {
           std::lock_guard lock(mu_);
-          next_probe_ = std::chrono::steady_clock::now() + Jittered(kProbeRetry);
+          next_probe_ = std::chrono::steady_clock::now() + kube::Jittered(kProbeRetry);
         }
         ReportCapabilities();
       }
@@ -591,12 +578,11 @@ void SlicePublisher::WriteLoop() {
       if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
     }
     if (ok) {
-      backoff = kFirstBackoff;
+      backoff.Reset();
       continue;
     }
     // A new wish or a wipe ends the wait: the write budget still bounds what follows.
-    if (!Pause(std::max(Jittered(backoff), retry_after), /*wake_on_change=*/true)) return;
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    if (!Pause(std::max(backoff.Next(), retry_after), /*wake_on_change=*/true)) return;
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "pkg/kube/curl_lib.h"
+#include "pkg/kube/http_lines.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::kube {
@@ -19,10 +20,8 @@ namespace rdmadp::kube {
 namespace {
 static_assert(CURL_ERROR_SIZE == 256, "RestClient::error_ holds CURL_ERROR_SIZE bytes");
 inline constexpr long kConnectTimeoutMs = 5000;
-// kube-apiserver sends a watch a bookmark about once a minute (the cacher's bookmark
-// timer); a watch that carries nothing for longer is half-open (a peer that vanished
-// without a FIN or RST) and is ended, so the publisher lists again.
-inline constexpr long kWatchIdleSeconds = 90;
+// A day: callers cap it further; this only keeps the number in range.
+inline constexpr int kMaxRetryAfterSeconds = 86400;
 // TCP keepalive on every connection: a peer that answers probes with a reset is noticed
 // within ~15 s instead of the kernel's two hours.
 inline constexpr long kKeepIdleSeconds = 10;
@@ -50,13 +49,13 @@ absl::StatusOr<ApiConfig> InClusterConfig(const std::function<const char*(const 
 // libcurl's C callbacks, with access to the client.
 struct CurlCallbacks {
   struct Sink {
-    std::string* body;
-    const std::function<bool(std::string_view)>* on_line;  // streaming, else null
-    std::string partial;                                   // of a line not yet complete
-    size_t scanned = 0;  // bytes of `partial` already searched for a newline
+    std::string* body = nullptr;
+    const std::function<bool(std::string_view)>* on_line = nullptr;  // streaming, else null
+    LineSplitter lines{kMaxLineBytes};  // a 200 stream, cut into events
+    std::string error;                  // a non-200 answer: one Status object, capped
     long code = 0;
-    void* curl;
-    const CurlLib* lib;
+    void* curl = nullptr;
+    const CurlLib* lib = nullptr;
     bool too_large = false;  // an answer or a line went past its limit: transfer ended
   };
 
@@ -73,29 +72,20 @@ struct CurlCallbacks {
     }
     if (sink->code == 0) sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &sink->code);
     if (sink->code != 200) {  // an error answer: one Status object, handed over at the end
-      sink->partial.append(
-          data, std::min(len, kMaxErrorBytes - std::min(kMaxErrorBytes, sink->partial.size())));
+      sink->error.append(
+          data, std::min(len, kMaxErrorBytes - std::min(kMaxErrorBytes, sink->error.size())));
       return len;
     }
-    sink->partial.append(data, len);
-    size_t start = 0;
-    // Only the new bytes are searched: a line arriving in many chunks costs linear time.
-    for (size_t nl;
-         (nl = sink->partial.find('\n', std::max(start, sink->scanned))) != std::string::npos;
-         start = nl + 1) {
-      sink->scanned = nl + 1;
-      if (nl > start &&
-          !(*sink->on_line)(std::string_view(sink->partial).substr(start, nl - start))) {
-        return 0;  // stop: libcurl ends the transfer (CURLE_WRITE_ERROR)
-      }
+    switch (sink->lines.Feed(std::string_view(data, len), *sink->on_line)) {
+      case LineSplitter::Result::kMore:
+        return len;
+      case LineSplitter::Result::kStopped:
+        return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+      case LineSplitter::Result::kTooLong:
+        sink->too_large = true;
+        return 0;
     }
-    sink->partial.erase(0, start);
-    sink->scanned = sink->partial.size();
-    if (sink->partial.size() > kMaxLineBytes) {
-      sink->too_large = true;
-      return 0;
-    }
-    return len;
+    return 0;
   }
 
   static size_t Header(char* data, size_t size, size_t n, void* user) {
@@ -105,10 +95,7 @@ struct CurlCallbacks {
     if (line.size() > kRetry.size() &&
         absl::AsciiStrToLower(std::string(line.substr(0, kRetry.size()))) == kRetry) {
       const std::string_view rest = line.substr(kRetry.size());
-      const std::string value(
-          absl::StripAsciiWhitespace(absl::string_view(rest.data(), rest.size())));
-      *static_cast<int*>(user) =
-          std::isdigit(static_cast<unsigned char>(value[0])) != 0 ? std::atoi(value.c_str()) : 1;
+      *static_cast<int*>(user) = ParseRetryAfter(rest, kMaxRetryAfterSeconds);
     }
     return len;
   }
@@ -282,7 +269,10 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
   const std::string m(method);
   Prepare(m, path, body, *token, headers);
   HttpResponse response;
-  CurlCallbacks::Sink sink{&response.body, nullptr, {}, 0, 0, curl_, &c};
+  CurlCallbacks::Sink sink;
+  sink.body = &response.body;
+  sink.curl = curl_;
+  sink.lib = &c;
   c.easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Write);
   c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
   c.easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &CurlCallbacks::Header);
@@ -329,14 +319,18 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     headers = c.slist_append(headers, "Accept: application/json");
     Prepare("GET", path, "", *token, headers);
     std::string unused;
-    CurlCallbacks::Sink sink{&unused, &on_line, {}, 0, 0, curl_, &c};
+    CurlCallbacks::Sink sink;
+    sink.body = &unused;
+    sink.on_line = &on_line;
+    sink.curl = curl_;
+    sink.lib = &c;
     c.easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Write);
     c.easy_setopt(curl_, CURLOPT_WRITEDATA, &sink);
     CurlCallbacks::StatusWatch status{&on_open};
     c.easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &CurlCallbacks::StreamHeader);
     c.easy_setopt(curl_, CURLOPT_HEADERDATA, &status);
     c.easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    c.easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, kWatchIdleSeconds);
+    c.easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.watch_idle.count()));
     const CURLcode rc = c.easy_perform(curl_);
     c.slist_free_all(headers);
     if (sink.too_large) {
@@ -347,13 +341,13 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     if (rc == CURLE_OPERATION_TIMEDOUT) {
       return absl::DeadlineExceededError(
           Cat("watch ", config_.server, path.substr(0, path.find('?')), ": nothing for ",
-              kWatchIdleSeconds, " s (not even a bookmark): the connection is dead"));
+              config_.watch_idle.count(), " s (not even a bookmark): the connection is dead"));
     }
     long code = sink.code;
     if (code == 0) c.easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
     if (code == 401 && attempt == 0) continue;
     if (code != 200 && code != 0) {
-      on_line(sink.partial);
+      on_line(sink.error);
       return code;
     }
     if (rc == CURLE_OK || rc == CURLE_WRITE_ERROR || cancelled_) return code;

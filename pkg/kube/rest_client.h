@@ -42,6 +42,10 @@ struct ApiConfig {
   std::string ca_file;
   std::string token_file;
   std::string user_agent = "k8s-rdma-shared-dp";
+  // A watch that carries nothing for this long is dead (a half-open connection: a peer that
+  // answers keepalives with a reset, or a black hole). The server sends a bookmark about
+  // once a minute (apiserver's cacher); tests shorten it.
+  std::chrono::seconds watch_idle{90};
 };
 
 // The in-cluster config from the environment (`getenv`) and the two file paths. One line

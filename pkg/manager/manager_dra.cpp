@@ -6,8 +6,6 @@
 // only, except the Prepare/Unprepare functions, which run on the DraServer's worker.
 #include <sys/stat.h>
 
-#include <random>
-
 #include "pkg/cdi/spec_files.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/fd/files.h"
@@ -246,15 +244,11 @@ void Manager::StartDraApi() {
         if (dra_ && dra_->publisher) PublishDra();
       });
     }
-    static thread_local std::minstd_rand rng(std::random_device{}());
-    const auto half = dra_->api_backoff.count() / 2;
-    dra_->api_retry->ArmOnce(
-        milliseconds(half + static_cast<int64_t>(rng() % static_cast<uint64_t>(half + 1))));
-    dra_->api_backoff = std::min(dra_->api_backoff * 2, milliseconds(30000));
+    dra_->api_retry->ArmOnce(dra_->api_backoff.Next());
     return;
   }
   dra_->api_problem.clear();
-  dra_->api_backoff = milliseconds(1000);
+  dra_->api_backoff.Reset();
   {
     std::lock_guard lock(dra_->shared->mu);
     dra_->shared->claims = std::move(clients);

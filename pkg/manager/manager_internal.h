@@ -14,6 +14,7 @@
 #include <string>
 
 #include "pkg/dra/slice_publisher.h"
+#include "pkg/kube/backoff.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/manager/manager.h"
@@ -127,7 +128,7 @@ struct Manager::DraDriver {
   // Creating the API client failed (a token not mounted yet, say): retried on this timer,
   // 1 s doubling to 30 s, jittered, not only at the next rescan (issue 31 item 19).
   std::unique_ptr<Timer> api_retry;
-  std::chrono::milliseconds api_backoff{1000};
+  kube::Backoff api_backoff{std::chrono::seconds(1), std::chrono::seconds(30)};
   bool stale_specs_checked = false;  // the CDI directory was swept of specs of gone HCAs
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<server::DraServer> server;

@@ -6,11 +6,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "test/support/fake_apiserver.h"
 #include "test/support/temp_dir.h"
@@ -35,6 +39,17 @@ class Client : public ::testing::Test {
   FakeApiServer api_;
   testing::TempDir dir_;
 };
+
+// A CA of its own, unrelated to the fake API server's; its path.
+std::string OtherCa(const std::string& dir) {
+  const std::string ca = dir + "/other-ca.crt";
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other "
+      "-keyout " +
+      dir + "/k.pem -out " + ca + " >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return ca;
+}
 
 TEST_F(Client, AnAnswerPastTheLimitIsNotRead) {
   auto c = Make();
@@ -82,18 +97,63 @@ TEST_F(Client, TokenFilesThatAreNotATokenAreRefusedAtOnce) {
 // Every TLS failure read "SSL peer certificate or SSH remote key was not OK": the message
 // now says why, and which CA file was used.
 TEST_F(Client, AnUnknownCaIsNamedWithTheCaFile) {
-  const std::string other_ca = dir_.path() + "/other-ca.crt";
-  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other "
-                         "-keyout " +
-                         dir_.path() + "/k.pem -out " + other_ca + " >/dev/null 2>&1")
-                            .c_str()),
-            0);
+  const std::string other_ca = OtherCa(dir_.path());
   auto c = RestClient::Create({api_.server(), other_ca, api_.token_file(), "test"});
   ASSERT_TRUE(c.ok()) << c.status();
   auto r = (*c)->Call("GET", "/api/v1/nodes/n1");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("certificate"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("(CA file " + other_ca + ")"));
+}
+
+// Issue 31 item 15: libcurl also trusted its compiled-in CA directory (/etc/ssl/certs on
+// Debian), so the bearer token went to any server a system CA signed. Here the API server's
+// own certificate becomes a "system CA" (bind-mounted over that directory in a private mount
+// namespace of one thread) while the client's CA file names another CA: the request must
+// fail, and the token must not reach the server.
+TEST_F(Client, OnlyTheCaFileIsTrustedNotTheSystemCaDirectory) {
+  if (::geteuid() != 0 || !std::filesystem::is_directory("/etc/ssl/certs")) {
+    GTEST_SKIP() << "needs root and /etc/ssl/certs (a private mount namespace)";
+  }
+  const std::string other_ca = OtherCa(dir_.path());
+  const std::string certs = dir_.path() + "/certs";
+  std::filesystem::create_directory(certs);
+  const std::string hash_cmd =
+      "openssl x509 -hash -noout -in " + api_.ca_file() + " > " + dir_.path() + "/hash";
+  ASSERT_EQ(std::system(hash_cmd.c_str()), 0);
+  std::string hash;
+  std::ifstream(dir_.path() + "/hash") >> hash;
+  std::filesystem::copy_file(api_.ca_file(), certs + "/" + hash + ".0");
+  const int unauthorized_before = api_.Stats()["unauthorized"].get<int>();
+  const int requests_before = api_.Stats()["requests"].get<int>();
+
+  std::string setup_error, answer;
+  bool trusted_by_system_dir = false;
+  std::thread t([&] {  // the namespace is this thread's alone and ends with it
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(certs.c_str(), "/etc/ssl/certs", nullptr, MS_BIND, nullptr) != 0) {
+      setup_error = std::strerror(errno);
+      return;
+    }
+    trusted_by_system_dir = std::filesystem::exists("/etc/ssl/certs/" + hash + ".0");
+    auto c = RestClient::Create({api_.server(), other_ca, api_.token_file(), "test"});
+    if (!c.ok()) {
+      setup_error = std::string(c.status().message());
+      return;
+    }
+    auto r = (*c)->Call("GET", "/api/v1/nodes/n1");
+    answer = r.ok() ? "HTTP " + std::to_string(r->code) : std::string(r.status().message());
+  });
+  t.join();
+  if (setup_error.find("Operation not permitted") != std::string::npos) {
+    GTEST_SKIP() << "no CAP_SYS_ADMIN for a mount namespace: " << setup_error;
+  }
+  ASSERT_EQ(setup_error, "");
+  ASSERT_TRUE(trusted_by_system_dir) << "the bind mount did not take";
+  EXPECT_THAT(answer, HasSubstr("certificate")) << "the system CA directory was trusted";
+  EXPECT_EQ(api_.Stats()["requests"].get<int>(), requests_before) << "the request got through";
+  EXPECT_EQ(api_.Stats()["unauthorized"].get<int>(), unauthorized_before);
 }
 
 }  // namespace

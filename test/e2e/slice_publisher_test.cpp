@@ -44,9 +44,10 @@ WantedPool Wanted(int n, const std::string& resource = "a", int down = 0) {
 // go to the callbacks.
 std::unique_ptr<SlicePublisher> StartPublisher(FakeApiServer& api,
                                                std::function<void(std::string)> on_problem,
-                                               std::function<void(std::string)> on_info) {
+                                               std::function<void(std::string)> on_info,
+                                               std::chrono::seconds watch_idle = 90s) {
   PublisherOptions o;
-  o.api = {api.server(), api.ca_file(), api.token_file(), "publisher-test"};
+  o.api = {api.server(), api.ca_file(), api.token_file(), "publisher-test", watch_idle};
   o.driver = "rdma.example.com";
   o.node_name = "n1";
   o.on_problem = std::move(on_problem);
@@ -301,6 +302,26 @@ TEST_F(Publisher, AWatchTheServerEndsAtOnceBacksOff) {
     std::this_thread::sleep_for(50ms);  // polling the publisher's own state
   }
   EXPECT_EQ(p->stats().problem, "");
+}
+
+// Issue 31 item 13: a half-open watch (the peer vanished without a FIN or RST, or answers
+// keepalives with a reset) hid a wipe for 57 s and 614 s. A watch that carries nothing, not
+// even a bookmark, for the idle limit is dead: the publisher relists and puts back what the
+// wipe took. Bookmarks every 500 ms and a 2 s limit scale the real 1 min and 90 s.
+TEST(PublisherHalfOpen, AWatchThatGoesSilentIsDroppedAndTheWipeRepublished) {
+  FakeApiServer api(/*bookmark_ms=*/500);
+  auto p = StartPublisher(api, nullptr, nullptr, /*watch_idle=*/2s);
+  p->Publish({Wanted(3)});
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ExpectQuietOn(api, 1, 3s);  // bookmarks keep a healthy idle watch alive past the limit
+  EXPECT_EQ(api.Stats()["lists"], 1);
+  api.Admin("/black-hole-watches", {{"on", true}});
+  EXPECT_EQ(api.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}})["deleted"], 1);
+  api.Admin("/black-hole-watches", {{"on", false}});  // the next connection works
+  auto r = api.Await("slices.length === 1 && stats.creates === 2", 15s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  ExpectQuietOn(api, 2);
+  EXPECT_EQ(api.Stats()["lists"], 2) << "one relist after the dead watch";
 }
 
 // Issue 27 item 1, per release at its default gates: the server drops the fields of a

@@ -25,6 +25,8 @@
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
 //   POST /short-watches {on}     every watch ends as soon as it opens (200, no events)
+//   POST /black-hole-watches {on} open watches (and new ones) get nothing more: no event,
+//                                no bookmark, no end (a half-open connection)
 //   POST /outage {on}            every request answered 503 (counted), watches cut
 //   POST /claim-delay {ms}       every claim GET answers `ms` late (stats count them in flight)
 //   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
@@ -127,6 +129,7 @@ let holdWrites = false;
 let claimDelayMs = 0; // /claim-delay: every claim GET answers this late
 let outage = false; // /outage: every API request is answered 503 (and counted)
 let shortWatches = false; // /short-watches: every watch ends as soon as it opens
+let blackHole = false; // /black-hole-watches: watches stay open and silent
 const heldWrites = [];
 function answerWrite(res, code, obj) {
   const send = () => {
@@ -143,7 +146,7 @@ function record(type, object) {
   events.push({ rv, type, object: structuredClone(object) });
   setImmediate(settle);
   for (const w of watches) {
-    if (matches(object, w.selector)) w.res.write(JSON.stringify({ type, object }) + "\n");
+    if (!w.silent && matches(object, w.selector)) w.res.write(JSON.stringify({ type, object }) + "\n");
   }
 }
 
@@ -237,6 +240,13 @@ function watch(req, res, query) {
   // writes the status and flushes before any event).
   res.flushHeaders();
   if (shortWatches) return res.end(); // a server (or proxy) that ends every watch at once
+  if (blackHole) {
+    // Headers came through, then nothing: the peer vanished without a FIN or RST.
+    const w = { res, selector, silent: true };
+    watches.add(w);
+    res.on("close", () => watches.delete(w));
+    return;
+  }
   if (from && from < compactedRv) {
     res.end(JSON.stringify({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", status: "Failure",
       message: `too old resource version: ${from} (${compactedRv})`, reason: "Expired", code: 410 } }) + "\n");
@@ -259,7 +269,7 @@ function watch(req, res, query) {
 
 function bookmark() {
   for (const w of watches) {
-    if (w.bookmarks) {
+    if (w.bookmarks && !w.silent) {
       w.res.write(JSON.stringify({ type: "BOOKMARK", object: { kind: "ResourceSlice",
         apiVersion: "resource.k8s.io/v1", metadata: { resourceVersion: String(rv) } } }) + "\n");
     }
@@ -478,6 +488,11 @@ const admin = http.createServer(async (req, res) => {
       compactedRv = rv;
       events.length = 0;
       return ok({ compactedRv });
+    case "/black-hole-watches":
+      blackHole = Boolean(arg.on);
+      // A dead connection stays dead: turning it off only spares the watches opened later.
+      if (blackHole) for (const w of watches) w.silent = true;
+      return ok();
     case "/short-watches":
       shortWatches = Boolean(arg.on);
       for (const w of watches) w.res.end();
