@@ -173,7 +173,10 @@ int RunDiscover(const cli::Options& opts) {
   return 0;
 }
 
-// `render`: the DRA objects for the config's resources; the config must be fully valid.
+// The DaemonSet's service account in images/overlays/dra (the admission policy matches it).
+constexpr const char* kServiceAccount = "rdma-shared-dp";
+
+// `render`: the DRA objects for the config's DRA resources; the config must be fully valid.
 int RunRender(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file);
   if (!loaded.ok()) {
@@ -191,6 +194,12 @@ int RunRender(const cli::Options& opts) {
                  opts.dra_driver_name.c_str(), why.c_str());
     invalid = true;
   }
+  if (!opts.render_namespace.empty()) {
+    if (const std::string why = config::DnsLabelProblem(opts.render_namespace); !why.empty()) {
+      std::fprintf(stderr, "-namespace: \"%s\" %s\n", opts.render_namespace.c_str(), why.c_str());
+      invalid = true;
+    }
+  }
   for (const auto& p : dra::ClassNameProblems(loaded->config, opts.dra_driver_name)) {
     std::fprintf(stderr, "%s\n", p.c_str());
     invalid = true;
@@ -199,9 +208,20 @@ int RunRender(const cli::Options& opts) {
   dra::ClassOptions options;
   options.driver = opts.dra_driver_name;
   options.extended_resource = opts.extended_resource_name;
+  options.claim_namespace = opts.render_namespace;
   if (opts.gpu_device_class != "none") options.gpu_device_class = opts.gpu_device_class;
-  std::fputs(dra::ToYamlDocuments(dra::RenderDeviceClasses(loaded->config, options)).c_str(),
-             stdout);
+  std::vector<nlohmann::json> objects = dra::RenderDeviceClasses(loaded->config, options);
+  if (objects.empty()) {
+    std::fprintf(stderr,
+                 "%s: no configList entry has \"frontend\": \"dra\"; nothing to render "
+                 "(render prints the DRA objects of the entries served through DRA)\n",
+                 opts.config_file.c_str());
+    return 1;
+  }
+  for (auto& o : dra::RenderAdmissionPolicy(opts.dra_driver_name, kServiceAccount)) {
+    objects.push_back(std::move(o));
+  }
+  std::fputs(dra::ToYamlDocuments(objects).c_str(), stdout);
   return 0;
 }
 

@@ -178,6 +178,10 @@ const std::vector<FlagSpec>& Specs() {
          o.extended_resource_name = *b;
          return absl::OkStatus();
        }},
+      {"namespace", "NS",
+       "render: the namespace of the ResourceClaimTemplates (the workloads' namespace; "
+       "default: none, so kubectl applies them to its current namespace).",
+       ShowString(&Options::render_namespace), SetString(&Options::render_namespace, "namespace")},
       {"node-name", "NAME",
        "DRA front end: the node whose ResourceSlices this instance publishes (default: "
        "$NODE_NAME, set from the downward API by images/overlays/dra).",
@@ -317,8 +321,9 @@ std::string Usage(std::string_view program) {
           "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
           "             nodes, port states and the pools they land in (--output table|json)\n"
           "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
-          "  render     print the DRA DeviceClasses and ResourceClaimTemplates for the resources\n"
-          "             of --config-file, as YAML for kubectl apply\n"
+          "  render     print, as YAML for kubectl apply, the DeviceClasses and ResourceClaimTemplates\n"
+          "             of --config-file's DRA entries (templates in --namespace) and the admission\n"
+          "             policy for --dra-driver-name; exit 1 if no entry has \"frontend\": \"dra\"\n"
           "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {

@@ -33,6 +33,7 @@ struct Options {
   std::string dra_driver_name = "rdma.k8s-rdma-shared-dp.io";
   std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
   bool extended_resource_name = false;
+  std::string render_namespace;  // the claim templates' namespace ("": kubectl's current one)
   // The DRA front end (configList entries with "frontend": "dra"): which node it publishes
   // for and how it reaches the API server (in a pod: the service-account defaults).
   std::string node_name;  // default: $NODE_NAME (the downward API)

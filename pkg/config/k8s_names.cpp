@@ -50,6 +50,12 @@ std::string DnsSubdomainProblem(std::string_view s) {
   return "";
 }
 
+std::string DnsLabelProblem(std::string_view s) {
+  if (s.size() > 63) return Cat("it is ", s.size(), " characters, over 63");
+  if (s.find('.') != std::string_view::npos) return "it contains '.' (a DNS label has none)";
+  return DnsSubdomainProblem(s);
+}
+
 std::string ExtendedResourceNameProblem(std::string_view name) {
   const auto slash = name.find('/');
   if (slash == std::string_view::npos) return "it has no '/<name>' after the prefix";

@@ -12,6 +12,8 @@ std::string ExtendedResourceNameProblem(std::string_view name);
 
 // Empty when `s` is a DNS-1123 subdomain, else the reason.
 std::string DnsSubdomainProblem(std::string_view s);
+// Empty when `s` is a DNS-1123 label (a namespace name), else the reason.
+std::string DnsLabelProblem(std::string_view s);
 
 // `text` as a DNS label: lower case, [a-z0-9-], no '-' at either end, at most 63
 // characters ("hca_shared_devices_a" -> "hca-shared-devices-a"; "x" if nothing is left).

@@ -18,10 +18,12 @@ json HcaRequest(const std::string& name, const std::string& device_class) {
   return {{"name", name}, {"exactly", {{"deviceClassName", device_class}, {"count", 1}}}};
 }
 
-json ClaimTemplate(const std::string& name, json devices) {
+json ClaimTemplate(const std::string& name, const std::string& ns, json devices) {
+  json metadata = {{"name", name}};
+  if (!ns.empty()) metadata["namespace"] = ns;
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaimTemplate"},
-          {"metadata", {{"name", name}}},
+          {"metadata", std::move(metadata)},
           {"spec", {{"spec", {{"devices", std::move(devices)}}}}}};
 }
 
@@ -51,6 +53,7 @@ std::vector<std::string> ClassNameProblems(const config::Config& config,
   std::vector<std::string> problems;
   std::map<std::string, std::string> seen;  // class name -> the resource that has it
   for (const auto& rc : config.resources) {
+    if (rc.frontend != config::Frontend::kDra) continue;
     const std::string name = DeviceClassName(rc, driver);
     auto [it, fresh] = seen.emplace(name, rc.resource_name);
     if (!fresh) {
@@ -65,6 +68,7 @@ std::vector<std::string> ClassNameProblems(const config::Config& config,
 std::vector<json> RenderDeviceClasses(const config::Config& config, const ClassOptions& options) {
   std::vector<json> out;
   for (const auto& rc : config.resources) {
+    if (rc.frontend != config::Frontend::kDra) continue;  // no device of it is published
     const std::string cls = DeviceClassName(rc, options.driver);
     json spec = {{"selectors",
                   json::array({{{"cel", {{"expression", ClassSelector(rc, options.driver)}}}}})}};
@@ -74,13 +78,13 @@ std::vector<json> RenderDeviceClasses(const config::Config& config, const ClassO
                    {"metadata", {{"name", cls}}},
                    {"spec", std::move(spec)}});
     const std::string base = cls.substr(0, cls.find('.'));
-    out.push_back(
-        ClaimTemplate(base + "-share", {{"requests", json::array({HcaRequest("hca", cls)})}}));
+    out.push_back(ClaimTemplate(base + "-share", options.claim_namespace,
+                                {{"requests", json::array({HcaRequest("hca", cls)})}}));
     if (!options.gpu_device_class.empty()) {
       json gpu = {{"name", "gpu"},
                   {"exactly", {{"deviceClassName", options.gpu_device_class}, {"count", 1}}}};
       out.push_back(ClaimTemplate(
-          base + "-with-gpu",
+          base + "-with-gpu", options.claim_namespace,
           {{"requests", json::array({gpu, HcaRequest("hca", cls)})},
            {"constraints",
             json::array({{{"requests", json::array({"gpu", "hca"})},
@@ -88,6 +92,60 @@ std::vector<json> RenderDeviceClasses(const config::Config& config, const ClassO
     }
   }
   return out;
+}
+
+std::vector<json> RenderAdmissionPolicy(const std::string& driver,
+                                        const std::string& service_account) {
+  const std::string name = "k8s-rdma-shared-dp-own-node-slices";
+  json policy = {
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "ValidatingAdmissionPolicy"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"failurePolicy", "Fail"},
+        {"matchConstraints",
+         {{"resourceRules", json::array({{{"apiGroups", {"resource.k8s.io"}},
+                                          {"apiVersions", {"*"}},
+                                          {"operations", {"CREATE", "UPDATE", "DELETE"}},
+                                          {"resources", {"resourceslices"}}}})}}},
+        // The service account in whatever namespace it is deployed to: a literal namespace
+        // would silently match nobody once kustomize moved it.
+        {"matchConditions",
+         json::array({{{"name", "is-the-plugin"},
+                       {"expression",
+                        "request.userInfo.username.startsWith(\"system:serviceaccount:\") && "
+                        "request.userInfo.username.endsWith(" +
+                            CelString(":" + service_account) + ")"}}})},
+        {"variables",
+         json::array({{{"name", "nodeOfUser"},
+                       {"expression",
+                        "request.userInfo.extra[?\"authentication.kubernetes.io/node-name\"]"
+                        "[0].orValue(\"\")"}},
+                      {{"name", "slice"},
+                       {"expression", "request.operation == \"DELETE\" ? oldObject : object"}}})},
+        {"validations",
+         json::array(
+             {{{"expression", "variables.nodeOfUser != \"\""},
+               {"message",
+                "the plugin's token names no node: run it as the DaemonSet does (a pod's "
+                "projected service-account token, Kubernetes 1.32+)"}},
+              {{"expression",
+                "variables.slice.spec.?nodeName.orValue(\"\") == variables.nodeOfUser"},
+               {"messageExpression",
+                "\"the plugin on node \" + variables.nodeOfUser + \" may write only its own "
+                "node's ResourceSlices\""}},
+              {{"expression", "variables.slice.spec.driver == " + CelString(driver)},
+               {"message",
+                "the plugin may write only its own driver's ResourceSlices (this "
+                "policy names driver " +
+                    driver +
+                    ": with another --dra-driver-name, apply the policy that "
+                    "`render --dra-driver-name=...` prints)"}}})}}}};
+  json binding = {{"apiVersion", "admissionregistration.k8s.io/v1"},
+                  {"kind", "ValidatingAdmissionPolicyBinding"},
+                  {"metadata", {{"name", name}}},
+                  {"spec", {{"policyName", name}, {"validationActions", {"Deny"}}}}};
+  return {std::move(policy), std::move(binding)};
 }
 
 }  // namespace rdmadp::dra

@@ -13,6 +13,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class Commands : public ::testing::Test {
  protected:
@@ -135,20 +136,39 @@ TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
 
 }  // namespace
 // `render`: DRA objects for a valid config; bad input is one line naming the field, exit 1.
+// Issue 27: only the entries served through DRA get classes, the templates go to
+// --namespace, and the admission policy names the driver render was given.
 TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
-  RunResult ok = Run({"render"});
+  RunResult none = Run({"render"});  // the harness config: device-plugin entries only
+  EXPECT_EQ(none.status, 1);
+  EXPECT_THAT(none.output, HasSubstr("no configList entry has \"frontend\": \"dra\""));
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 8, "frontend": "dra",
+       "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 8,
+       "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult ok = Run({"render", "--namespace=ml", "--dra-driver-name=rdma.example.com"});
   EXPECT_EQ(ok.status, 0) << ok.output;
-  EXPECT_THAT(ok.output, HasSubstr("name: \"hca-shared-devices-a.rdma.k8s-rdma-shared-dp.io\""));
+  EXPECT_THAT(ok.output, HasSubstr("name: \"hca-shared-devices-a.rdma.example.com\""));
+  EXPECT_THAT(ok.output, Not(HasSubstr("hca-shared-devices-b")));
   EXPECT_THAT(ok.output, HasSubstr("matchAttribute: \"resource.kubernetes.io/pcieRoot\""));
+  EXPECT_THAT(ok.output, HasSubstr("namespace: \"ml\""));
+  EXPECT_THAT(ok.output, HasSubstr("variables.slice.spec.driver == \\\"rdma.example.com\\\""));
   RunResult driver = Run({"render", "--dra-driver-name=RDMA_Driver"});
   EXPECT_EQ(driver.status, 1);
   EXPECT_THAT(driver.output, HasSubstr("-dra-driver-name: \"RDMA_Driver\""));
+  RunResult ns = Run({"render", "--namespace=ML.jobs"});
+  EXPECT_EQ(ns.status, 1);
+  EXPECT_THAT(ns.output, HasSubstr("-namespace: \"ML.jobs\""));
   h.WriteConfig(R"({"configList": [
-      {"resourceName": "hca_a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}},
-      {"resourceName": "HCA_a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})");
+      {"resourceName": "hca_a", "rdmaHcaMax": 1, "frontend": "dra",
+       "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "HCA_a", "rdmaHcaMax": 1, "frontend": "dra",
+       "selectors": {"vendors": ["15b3"]}}]})");
   RunResult clash = Run({"render"});
   EXPECT_EQ(clash.status, 1);
-  EXPECT_THAT(clash.output, HasSubstr("both make DeviceClass hca-a.rdma.k8s-rdma-shared-dp.io"));
+  EXPECT_THAT(clash.output, HasSubstr("both name DRA pool and DeviceClass \"hca-a\""));
+  EXPECT_EQ(clash.output.find("kind:"), std::string::npos) << "nothing rendered";
 }
 
 }  // namespace rdmadp::testing

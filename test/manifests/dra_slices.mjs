@@ -4,7 +4,8 @@
 // validation and the server-side limits the schema does not carry.
 // Usage: node dra_slices.mjs <dra-render-slices> <plugin binary> <config dir>
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { check, finish } from "./check.mjs";
 import { DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import path from "node:path";
@@ -45,21 +46,38 @@ check("the checks can fail: a wrong type, a misspelt field, a device name with c
 
 // `render`: what an administrator applies, for every example config, with every option.
 const [plugin, configDir] = [process.argv[3], process.argv[4]];
-const models = { DeviceClass, ResourceClaimTemplate };
+const models = { DeviceClass, ResourceClaimTemplate, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding };
+// Issue 27: classes only for the entries served through DRA; a config without one is
+// refused with one line, not answered with classes that select nothing.
 for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
-  for (const extra of [[], ["--extended-resource-name", "--gpu-device-class=none"]]) {
+  check(`render ${file}: no DRA entry, so nothing rendered and one line saying why`, () => {
+    const r = spawnSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`], { encoding: "utf8" });
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, /no configList entry has "frontend": "dra"; nothing to render/);
+    assert.equal(r.stderr.trim().split("\n").length, 1);
+  });
+}
+for (const file of ["config-dra.json"]) {
+  for (const extra of [[], ["--extended-resource-name", "--gpu-device-class=none"], ["--namespace=ml"]]) {
     const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`, ...extra]);
     const docs = YAML.parseAllDocuments(out.toString()).map((d) => d.toJS());
     check(`render ${file} ${extra.join(" ")}: ${docs.length} objects valid and strict`, () => {
       assert.ok(docs.length >= 2);
       for (const o of docs) {
         new models[o.kind](o).validate();
-        checkStrict(o, resourceV1(o.kind));
+        if (o.apiVersion === "resource.k8s.io/v1") checkStrict(o, resourceV1(o.kind));
         assert.ok(dnsSubdomain.test(o.metadata.name) && o.metadata.name.length <= 253, o.metadata.name);
       }
+      // One class and its templates per DRA entry (config-dra.json has one), then the policy.
+      assert.deepEqual(docs.map((o) => o.kind).filter((k) => k.startsWith("Validating")),
+                       ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]);
+      const templates = docs.filter((o) => o.kind === "ResourceClaimTemplate");
+      const ns = extra.find((e) => e.startsWith("--namespace="))?.split("=")[1];
+      assert.ok(templates.every((t) => t.metadata.namespace === ns), "templates' namespace");
       const classes = docs.filter((o) => o.kind === "DeviceClass");
       const pairs = docs.filter((o) => o.metadata.name.endsWith("-with-gpu"));
-      if (extra.length) {
+      if (extra.includes("--extended-resource-name")) {
         assert.ok(classes.every((c) => c.spec.extendedResourceName.startsWith("rdma/")));
         assert.equal(pairs.length, 0);
       } else {
@@ -76,11 +94,11 @@ for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
 }
 
 // What the scheduler would make of them: render's DeviceClass and claim templates for
-// config.json allocated by the test allocator (dra_allocator.mjs) against the renderer's
+// config-dra.json allocated by the test allocator (dra_allocator.mjs) against the renderer's
 // slices, model by model. The resource behind config.json's first entry is the renderer's
 // InfiniBand pool: two HCAs, the second with its port down (tainted), 1000 shares each.
 {
-  const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, "config.json")}`]);
+  const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, "config-dra.json")}`]);
   const docs = YAML.parseAllDocuments(out.toString()).map((d) => d.toJS());
   const classes = new Map(docs.filter((o) => o.kind === "DeviceClass").map((c) => [c.metadata.name, c]));
   const template = (name) => docs.find((o) => o.metadata.name === name).spec;

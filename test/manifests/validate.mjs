@@ -38,13 +38,15 @@ const base = render(path.join(images, "base"));
 const cdi = render(path.join(images, "overlays/cdi"));
 const k0s = render(path.join(images, "overlays/k0s"));
 const dra = render(path.join(images, "overlays/dra"));
+const draK0s = render(path.join(images, "overlays/dra-k0s"));
 const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
 const container = ds.spec.template.spec.containers[0];
 
 for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                             ["overlays/dra", dra], ["example-pod", [pod]]]) {
+                             ["overlays/dra", dra], ["overlays/dra-k0s", draK0s],
+                             ["example-pod", [pod]]]) {
   for (const o of objs) check(`schema: ${label} ${o.kind}/${o.metadata.name}`, () => validateObject(o));
 }
 
@@ -102,6 +104,20 @@ check("kubelet root dir is one parameter, overridable from an overlay (overlays/
   assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
 });
 
+// Issue 27 item 9: the DRA overlay kept <root>/plugins under /var/lib/kubelet on a kubelet
+// with another root, so the DRA socket was where that kubelet never looks.
+check("dra overlay composes with a custom kubelet root (overlays/dra-k0s)", () => {
+  const moved = find(draK0s, "DaemonSet", "rdma-shared-dp-ds");
+  const spec = moved.spec.template.spec;
+  assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
+  assert.ok(spec.containers[0].args.includes("--kubelet-root-dir=/var/lib/k0s/kubelet"));
+  for (const dir of ["/var/lib/k0s/kubelet/plugins", "/var/lib/k0s/kubelet/plugins_registry"]) {
+    const mount = spec.containers[0].volumeMounts.find((m) => m.mountPath === dir);
+    assert.ok(mount, `no ${dir} mount`);
+    assert.equal(spec.volumes.find((v) => v.name === mount.name).hostPath.path, dir);
+  }
+});
+
 check("cdi overlay really turns CDI on and mounts /var/run/cdi", () => {
   const c = find(cdi, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec;
   assert.ok(c.containers[0].args.includes("--use-cdi"));
@@ -154,6 +170,19 @@ check("dra overlay: its config passes validate, with one DRA and one device-plug
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
+check("dra overlay: its config is config/config-dra.json, and its admission policy what render prints", () => {
+  const cm = find(dra, "ConfigMap", "rdma-devices");
+  const example = fs.readFileSync(path.join(images, "../config/config-dra.json"), "utf8");
+  assert.deepEqual(JSON.parse(cm.data["config.json"]), JSON.parse(example));
+  const out = execFileSync(plugin, ["render", `--config-file=${path.join(images, "../config/config-dra.json")}`],
+                           { encoding: "utf8" });
+  const rendered = YAML.parseAllDocuments(out).map((d) => d.toJS());
+  for (const kind of ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]) {
+    const ours = dra.find((o) => o.kind === kind);
+    assert.deepEqual(rendered.find((o) => o.kind === kind), ours, kind);
+  }
+});
+
 check("example pod asks for one share with IPC_LOCK", () => {
   const c = pod.spec.containers[0];
   assert.equal(String(c.resources.limits["rdma/hca_shared_devices_a"]), "1");
@@ -173,7 +202,7 @@ check("the ConfigMap's config.json passes the plugin's validate command", () => 
 const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
 if (kubectl.status === 0) {
   for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                             ["overlays/dra", dra]]) {
+                             ["overlays/dra", dra], ["overlays/dra-k0s", draK0s]]) {
     check(`renderer matches kubectl kustomize (${dir})`, () => {
       const out = execFileSync("kubectl", ["kustomize", path.join(images, dir)], { encoding: "utf8" });
       const theirs = YAML.parseAllDocuments(out).map((d) => d.toJS());
