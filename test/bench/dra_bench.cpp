@@ -5,21 +5,86 @@
 //  - Prepare latency through the kubelet's gRPC API, against the same run's bare GET of the
 //    claim with the same client (the floor: Prepare is one GET plus our work);
 //  - API writes during an idle window, as writes per hour (target 0);
-//  - RSS with the DRA front end on (it maps libcurl and OpenSSL's TLS state).
+//  - RSS with the DRA front end on (it maps libcurl and OpenSSL's TLS state);
+//  - API writes per real change on each release's default gates (1.34 and 1.35 drop the
+//    consumable-capacity and taint fields we send), with port-down/up changes, a wipe storm
+//    and 409s in between; and the worst write rate the server saw in any one second
+//    (issue 27: one write per change, never a loop; the budget caps bursts at 32, then 1/s).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slice_publisher.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/text/cat.h"
 #include "test/bench/bench_common.h"
 #include "test/support/dra_kubelet.h"
 #include "test/support/fake_apiserver.h"
+#include "test/support/hca_fixture.h"
 #include "test/support/plugin_harness.h"
 
 using namespace rdmadp;
 using namespace rdmadp::bench;
 using namespace std::chrono_literals;
+
+namespace {
+
+// Three HCAs of pool "a" on node n1 (perHca: shares, taints), the second with its port down
+// when `down`.
+dra::WantedPool ThreeHcas(bool down) {
+  pool::PoolModel p;
+  p.resource.resource_name = "a";
+  p.resource.rdma_hca_max = 16;
+  for (int i = 0; i < 3; ++i) {
+    p.hcas.push_back(testing::ConnectXHca(Cat("0000:", 10 + i, ":00.0"), 0, !(down && i == 1)));
+  }
+  dra::SliceContext ctx;
+  ctx.driver = "rdma.example.com";
+  ctx.node_name = "n1";
+  return {dra::PoolName(ctx, p.resource), dra::RenderResourceSlices(p, ctx)};
+}
+
+// On `release`'s defaults: 20 port changes, 5 wipes and 5 injected 409s, each waited for.
+// Returns false if the slices did not settle.
+bool WritesPerChange(const std::string& release, int* worst_rate) {
+  testing::FakeApiServer api(0, release);
+  dra::PublisherOptions o;
+  o.api = {api.server(), api.ca_file(), api.token_file(), "dra-bench"};
+  o.driver = "rdma.example.com";
+  o.node_name = "n1";
+  auto p = dra::SlicePublisher::Start(o);
+  if (!p.ok()) return false;
+  (*p)->Publish({ThreeHcas(false)});
+  int changes = 1;  // the first publish
+  auto settled = [&](int writes) {
+    return api.Await(Cat("stats.writes === ", writes, " && slices.length === 1"))["ok"].get<bool>();
+  };
+  if (!settled(1)) return false;
+  for (int i = 0; i < 20; ++i) {
+    (*p)->Publish({ThreeHcas(i % 2 == 0)});
+    if (!settled(++changes)) return false;
+  }
+  for (int i = 0; i < 5; ++i) {  // the kubelet's wipe: one create puts it back
+    api.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}});
+    if (!settled(++changes)) return false;
+  }
+  for (int i = 0; i < 5; ++i) {  // a 409 on the next update: relist, then one update lands
+    api.Admin("/fault", {{"method", "PUT"}, {"code", 409}, {"count", 1}});
+    (*p)->Publish({ThreeHcas(i % 2 == 0)});
+    if (!settled(++changes)) return false;
+  }
+  auto quiet = api.Await(Cat("stats.writes > ", changes), 3s);
+  const int writes = quiet["stats"]["writes"].get<int>();
+  const double per_change = static_cast<double>(writes) / changes;
+  *worst_rate = std::max(*worst_rate, quiet["stats"]["maxWritesPerSecond"].get<int>());
+  bench::Row(
+      "dra", Cat("API writes per real change, ", release, " defaults (", changes, " changes)"),
+      per_change, "writes", Cat(writes, " writes"), "1.00", per_change == 1.0 ? "ok" : "MISSED");
+  return true;
+}
+
+}  // namespace
 
 int main() {
   testing::FakeApiServer api;
@@ -124,5 +189,15 @@ int main() {
       "0", per_hour == 0 ? "ok" : "MISSED");
   const ProcessFigures f = Figures(h.plugin().pid());
   Row("dra", "RSS with the DRA front end on", f.rss_kib / 1024.0, "MiB", "", "info", "info");
+
+  int worst = 0;
+  for (const char* release : {"1.34", "1.35", "1.36", "1.37"}) {
+    if (!WritesPerChange(release, &worst)) {
+      std::fprintf(stderr, "%s: the slices did not settle\n", release);
+      return 1;
+    }
+  }
+  Row("dra", "worst API write rate in any second (all runs above)", worst, "writes/s",
+      "before issue 27: 500-800/s", "<= 32", worst <= 32 ? "ok" : "MISSED");
   return 0;
 }

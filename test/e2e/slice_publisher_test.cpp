@@ -63,6 +63,8 @@ void ExpectQuietOn(FakeApiServer& api, int writes, std::chrono::milliseconds win
   EXPECT_FALSE(r["ok"].get<bool>()) << r["stats"].dump();
   EXPECT_EQ(r["stats"]["writes"], writes);
   EXPECT_THAT(r["stats"]["invalid"], ::testing::IsEmpty());
+  EXPECT_THAT(r["stats"]["unknownFields"], ::testing::IsEmpty())
+      << "we sent a field the type lacks";
 }
 
 class Publisher : public ::testing::Test {
@@ -302,6 +304,35 @@ TEST_F(Publisher, AWatchTheServerEndsAtOnceBacksOff) {
     std::this_thread::sleep_for(50ms);  // polling the publisher's own state
   }
   EXPECT_EQ(p->stats().problem, "");
+}
+
+// Issue 27: the API server's decoder drops a field its release does not know, with only a
+// warning (fieldValidation's default, Warn). Like a disabled gate's field, that is a fact
+// about the server, not a difference to fix: one write, the field learned, no rewrite.
+TEST_F(Publisher, AFieldTheServerDoesNotKnowIsLearnedNotRewritten) {
+  std::vector<std::string> infos;
+  std::mutex mu;
+  auto p = StartPublisher(api_, nullptr, [&](std::string line) {
+    std::lock_guard lock(mu);
+    infos.push_back(std::move(line));
+  });
+  WantedPool pool = Wanted(3);
+  for (auto& d : pool.slices[0]["spec"]["devices"]) d["futureField"] = "x";  // a later release's
+  p->Publish({pool});
+  auto r = api_.Await("stats.creates === 1 && slices.length === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  auto quiet = api_.Await("stats.writes > 1", 2s);
+  EXPECT_FALSE(quiet["ok"].get<bool>()) << quiet["stats"].dump();
+  EXPECT_EQ(quiet["stats"]["writes"], 1);
+  EXPECT_EQ(quiet["stats"]["unknownFields"].size(), 3u) << quiet["stats"].dump();
+  EXPECT_EQ(quiet["stats"]["unknownFields"]["/spec/devices/0/futureField"], 1);
+  p->Publish({pool});  // the same wish again: still nothing to write
+  auto again = api_.Await("stats.writes > 1", 1500ms);
+  EXPECT_FALSE(again["ok"].get<bool>()) << again["stats"].dump();
+  EXPECT_THAT(again["stats"]["invalid"], ::testing::IsEmpty());
+  std::lock_guard lock(mu);
+  EXPECT_THAT(infos, ::testing::Contains(::testing::HasSubstr(
+                         "does not keep ResourceSlice field spec.devices[].futureField")));
 }
 
 // Issue 31 item 13: a half-open watch (the peer vanished without a FIN or RST, or answers

@@ -43,7 +43,7 @@ import https from "node:https";
 import path from "node:path";
 import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import { allocate } from "./dra_allocator.mjs";
-import { checkStrict, resourceV1 } from "./strict_fields.mjs";
+import { checkStrict, dropUnknown, resourceV1 } from "./strict_fields.mjs";
 import { serverLimits } from "./dra_limits.mjs";
 import { dropDisabledFields, gateDefaults, maxDevices } from "./kube_release.mjs";
 
@@ -75,7 +75,7 @@ let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0, release, gates, dropped: {}, dryRuns: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
+  held: 0, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
 };
 
 function status(res, code, reason, message) {
@@ -131,9 +131,20 @@ let outage = false; // /outage: every API request is answered 503 (and counted)
 let shortWatches = false; // /short-watches: every watch ends as soon as it opens
 let blackHole = false; // /black-hole-watches: watches stay open and silent
 const heldWrites = [];
-function answerWrite(res, code, obj) {
+// Every stored write (create, update, delete) also feeds the worst rate seen: the most
+// writes within any one second (a sliding window), for the benchmarks' write ceiling.
+const recentWrites = [];
+function countWrite() {
+  stats.writes++;
+  const now = performance.now();
+  recentWrites.push(now);
+  while (recentWrites.length && recentWrites[0] <= now - 1000) recentWrites.shift();
+  stats.maxWritesPerSecond = Math.max(stats.maxWritesPerSecond, recentWrites.length);
+}
+
+function answerWrite(res, code, obj, warnings = []) {
   const send = () => {
-    res.writeHead(code, { "content-type": "application/json" });
+    res.writeHead(code, { "content-type": "application/json", ...warningHeaders(warnings) });
     res.end(JSON.stringify(obj));
   };
   if (!holdWrites) return send();
@@ -150,11 +161,24 @@ function record(type, object) {
   }
 }
 
-// The server's write path for a slice (strategy.go PrepareForCreate/PrepareForUpdate, then
-// validation): drop the disabled gates' fields, then validate. `old`: null on create.
+// The server's write path for a slice: decoding drops fields the type does not declare,
+// with a warning (fieldValidation's default, Warn: apiserver's handlers/create.go and
+// update.go); strategy.go PrepareForCreate/PrepareForUpdate drops the disabled gates'
+// fields; then validation. `old`: null on create. Returns [error or null, warnings].
 function admitSlice(obj, old) {
+  const warnings = [];
+  for (const path of dropUnknown(obj, resourceV1("ResourceSlice"))) {
+    stats.unknownFields[path] = (stats.unknownFields[path] ?? 0) + 1;
+    warnings.push(`unknown field "${path.slice(1).replaceAll("/", ".")}"`);
+  }
   for (const path of dropDisabledFields(gates, obj, old)) stats.dropped[path] = (stats.dropped[path] ?? 0) + 1;
-  return validateSlice(obj);
+  return [validateSlice(obj), warnings];
+}
+
+// A warning as the apiserver sends it: `Warning: 299 - "<text>"` (k8s.io/apiserver/pkg/
+// warning, one header line per warning).
+function warningHeaders(warnings) {
+  return warnings.length ? { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {};
 }
 
 function validateSlice(obj) {
@@ -323,7 +347,7 @@ async function api(req, res) {
   }
   if (p === SLICES && req.method === "POST") {
     const obj = JSON.parse(await readBody(req));
-    const bad = admitSlice(obj, null);
+    const [bad, warnings] = admitSlice(obj, null);
     if (bad) {
       stats.invalid.push(bad);
       return status(res, 422, "Invalid", bad);
@@ -339,22 +363,22 @@ async function api(req, res) {
       stats.dryRuns = (stats.dryRuns ?? 0) + 1;
       obj.metadata.uid = crypto.randomUUID();
       obj.metadata.creationTimestamp = new Date().toISOString();
-      res.writeHead(201, { "content-type": "application/json" });
+      res.writeHead(201, { "content-type": "application/json", ...warningHeaders(warnings) });
       return res.end(JSON.stringify(obj));
     }
     stamp(obj);
     slices.set(obj.metadata.name, obj);
-    stats.writes++;
+    countWrite();
     stats.creates++;
     record("ADDED", obj);
-    return answerWrite(res, 201, obj);
+    return answerWrite(res, 201, obj, warnings);
   }
   if ((m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices\/([^/]+)$/))) {
     const existing = slices.get(m[1]);
     if (req.method === "PUT") {
       const obj = JSON.parse(await readBody(req));
       if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
-      const bad = admitSlice(obj, existing);
+      const [bad, warnings] = admitSlice(obj, existing);
       if (bad) {
         stats.invalid.push(bad);
         return status(res, 422, "Invalid", bad);
@@ -365,16 +389,16 @@ async function api(req, res) {
       }
       stamp(obj, existing);
       slices.set(m[1], obj);
-      stats.writes++;
+      countWrite();
       stats.updates++;
       record("MODIFIED", obj);
-      return answerWrite(res, 200, obj);
+      return answerWrite(res, 200, obj, warnings);
     }
     if (req.method === "DELETE") {
       if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
       slices.delete(m[1]);
       rv++;
-      stats.writes++;
+      countWrite();
       stats.deletes++;
       record("DELETED", existing);
       res.writeHead(200, { "content-type": "application/json" });

@@ -63,5 +63,35 @@ export function checkStrict(value, typeFile, where = "") {
   }
 }
 
+// What the API server's decoder does with fieldValidation unset (its default, Warn, since
+// 1.27; staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go and update.go with
+// the structured-merge-diff/serializer strictness errors turned into warnings): every field
+// the type does not declare is dropped from `value` (in place). Returns the dropped paths
+// ("/spec/devices/0/futureField"), each of which the server reports in a Warning header.
+export function dropUnknown(value, typeFile, where = "") {
+  const props = declared(typeFile);
+  const dropped = [];
+  if (props === null || value === null || typeof value !== "object") return dropped;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => dropped.push(...dropUnknown(v, typeFile, `${where}/${i}`)));
+    return dropped;
+  }
+  for (const [key, v] of Object.entries(value)) {
+    if (!props.has(key)) {
+      delete value[key];
+      dropped.push(`${where}/${key}`);
+      continue;
+    }
+    const { file, map } = props.get(key);
+    if (!file) continue;
+    if (map) {
+      for (const [k, item] of Object.entries(v)) dropped.push(...dropUnknown(item, file, `${where}/${key}/${k}`));
+    } else {
+      dropped.push(...dropUnknown(v, file, `${where}/${key}`));
+    }
+  }
+  return dropped;
+}
+
 export const resourceV1 = (kind) =>
   path.join(modules, "kubernetes-models/resource.k8s.io/v1", `${kind}.d.ts`);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -44,9 +45,11 @@ FakeApiServer::FakeApiServer(int bookmark_ms, const std::string& release) {
     args.push_back("--bookmark-ms");
     args.push_back(std::to_string(bookmark_ms));
   }
-  if (!release.empty()) {
+  const char* from_env = std::getenv("RDMADP_KUBE_RELEASE");
+  const std::string chosen = !release.empty() ? release : from_env != nullptr ? from_env : "";
+  if (!chosen.empty()) {
     args.push_back("--release");
-    args.push_back(release);
+    args.push_back(chosen);
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
