@@ -133,7 +133,17 @@ TEST_P(Lifecycle, StreamsEndedInARowAreReRegisteredWithoutBackOff) {
   EXPECT_TRUE(Quiet());
   const SimState after = h.kubelet().State();
   const SimResource& a = after.resources.at(kA);
-  EXPECT_EQ(a.register_calls, before.resources.at(kA).register_calls + kRounds);
+  // The plugin sees its stream end (the RST) before the kubelet's client goroutine has
+  // recorded it; a v1.37 kubelet refuses a Register from that socket path meanwhile
+  // ("already connected", found by the lifecycle loop: 1 run in 5). Each such refusal is
+  // answered by exactly one Register at once, which the kubelet accepts.
+  ASSERT_TRUE(before.rejected.empty());
+  int already_connected = 0;
+  for (const std::string& why : after.rejected) {
+    EXPECT_THAT(why, HasSubstr("already connected"));
+    ++already_connected;
+  }
+  EXPECT_EQ(a.register_calls, before.resources.at(kA).register_calls + kRounds + already_connected);
   EXPECT_EQ(a.registrations, 1 + kRounds);
   EXPECT_EQ(after.resources.at(kB).register_calls, before.resources.at(kB).register_calls);
   EXPECT_EQ(after.resources.at(kB).registrations, 1);
@@ -141,7 +151,6 @@ TEST_P(Lifecycle, StreamsEndedInARowAreReRegisteredWithoutBackOff) {
             << " zero-allocatable "
             << a.zero_allocatable_ms - before.resources.at(kA).zero_allocatable_ms << " ms in "
             << a.zero_windows - before.resources.at(kA).zero_windows << " windows\n";
-  EXPECT_TRUE(after.rejected.empty());
   EXPECT_TRUE(Healthy());
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"7"}).ok());
 }
