@@ -116,7 +116,7 @@ TEST_F(Dra, ReadyzAndMetricsCoverTheDriver) {
   EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_prepare_duration_seconds_count", d, "}")), 1);
   // The API server goes away: not ready, saying why; back: ready again.
   api.Admin("/down");
-  auto down = AwaitHttp("/readyz", 503, 20s);
+  auto down = AwaitNotReadyBecause("cannot reach the API server", 20s);
   EXPECT_EQ(down.first, 503);
   EXPECT_THAT(down.second, HasSubstr("cannot reach the API server"));
   EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_api_reachable", d, "}")), 0);
@@ -522,7 +522,7 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
                s.health.at("n1/hca-ib/hca-0000-10-00-0").health == "Unhealthy";
       },
       20s));
-  auto ready = AwaitHttp("/readyz", 503, 5s);
+  auto ready = AwaitNotReadyBecause("CDI spec not written", 5s);
   EXPECT_EQ(ready.first, 503);
   EXPECT_THAT(ready.second, HasSubstr("CDI spec not written"));
   std::filesystem::remove(cdi_dir + "/filler");
@@ -571,7 +571,8 @@ class DraWithoutTokenAtStart : public Dra {
 
 TEST_F(DraWithoutTokenAtStart, ATokenThatAppearsLaterIsPickedUp) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
-  auto down = AwaitHttp("/readyz", 503, 10s);
+  auto down = AwaitNotReadyBecause("service-account token", 10s);
+  EXPECT_EQ(down.first, 503);
   EXPECT_THAT(down.second, HasSubstr("service-account token")) << down.second;
   EXPECT_EQ(api.Stats()["lists"], 0);
   std::filesystem::rename(api.token_file() + ".later", api.token_file());

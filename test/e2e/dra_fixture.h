@@ -121,6 +121,20 @@ class Dra : public ::testing::Test {
     }
     return r;
   }
+  // Polls /readyz until its answer says `reason` (50 ms apart); the last answer either way.
+  // The kubelet simulator can see a registration before the plugin's event loop has
+  // handled its Notify, so the first 503 may still give an earlier reason.
+  std::pair<int, std::string> AwaitNotReadyBecause(const std::string& reason,
+                                                   std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto r = Http("/readyz");
+    while (r.second.find(reason) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      r = Http("/readyz");
+    }
+    return r;
+  }
   // One sample of /metrics by its full series text, or -1.
   double Sample(const std::string& series) {
     const std::string body = Http("/metrics").second;

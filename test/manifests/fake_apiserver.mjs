@@ -7,6 +7,7 @@
 // the schema lacks; a write that fails is answered 422 and recorded, so a test asserts none.
 //
 // Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N] [--release 1.34|1.35|1.36|1.37]
+//        [--gates Gate=true,Gate=false]   (kube-apiserver's --feature-gates, over the defaults)
 // The release (default 1.37) sets the feature gates at that release's defaults: a write
 // loses the fields of a disabled gate as the real server's strategy drops them, and the
 // slice limits follow its validation (kube_release.mjs names the upstream code).
@@ -52,6 +53,10 @@ const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv
 const bookmarkMs = Number(argOf("--bookmark-ms") || 0);
 let release = argOf("--release") ?? "1.37";
 const gates = gateDefaults(release);
+for (const kv of (argOf("--gates") ?? "").split(",").filter(Boolean)) {
+  const [gate, value] = kv.split("=");
+  gates[gate] = value === "true";
+}
 fs.mkdirSync(dir, { recursive: true });
 execFileSync("openssl", [
   "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kubernetes",

@@ -51,6 +51,10 @@ FakeApiServer::FakeApiServer(int bookmark_ms, const std::string& release) {
     args.push_back("--release");
     args.push_back(chosen);
   }
+  if (const char* gates = std::getenv("RDMADP_KUBE_GATES"); gates != nullptr && *gates != '\0') {
+    args.push_back("--gates");
+    args.push_back(gates);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
