@@ -235,11 +235,10 @@ int main(int argc, char** argv) {
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-  // glibc's per-thread caches off (the process executes itself again for that: glibc reads
-  // the setting only at start) and one arena (malloc_setup.h). Signals stay blocked across.
-  manager::SetUpMalloc(argv);
-  // Backup polling, Abseil's deadlock detector and gRPC's default event engine off: each costs
-  // wake-ups or memory while idle (grpc_runtime.h). Before gRPC starts or threads exist.
+  // One malloc arena unless the operator chose otherwise (malloc_setup.h).
+  manager::SetUpMalloc();
+  // Backup polling and Abseil's deadlock detector off: each costs wake-ups or memory while
+  // idle (grpc_runtime.h). Before gRPC starts or threads exist.
   server::PrepareGrpcRuntime();
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";

@@ -309,22 +309,23 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
 }
 
 std::string Usage(std::string_view program) {
-  std::string out =
-      Cat("Usage: ", program, " [flags]\n\n",
-          "Kubernetes node agent that shares the node's RDMA HCAs among pods: one resource\n"
-          "per config entry, served as a device plugin (rdmaHcaMax share slots) or, with\n"
-          "\"frontend\": \"dra\", through DRA (ResourceSlices published for --node-name, the\n"
-          "kubelet's DRA plugin API). Flags take one or two dashes and -flag=value or\n"
-          "-flag value.\n\n"
-          "Commands:\n"
-          "  (none)     run the device plugin and, for DRA entries, the DRA driver\n"
-          "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
-          "             nodes, port states and the pools they land in (--output table|json)\n"
-          "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
-          "  render     print, as YAML for kubectl apply, the DeviceClasses and ResourceClaimTemplates\n"
-          "             of --config-file's DRA entries (templates in --namespace) and the admission\n"
-          "             policy for --dra-driver-name; exit 1 if no entry has \"frontend\": \"dra\"\n"
-          "\nFlags:\n");
+  std::string out = Cat(
+      "Usage: ", program, " [flags]\n\n",
+      "Kubernetes node agent that shares the node's RDMA HCAs among pods: one resource\n"
+      "per config entry, served as a device plugin (rdmaHcaMax share slots) or, with\n"
+      "\"frontend\": \"dra\", through DRA (ResourceSlices published for --node-name, the\n"
+      "kubelet's DRA plugin API). Flags take one or two dashes and -flag=value or\n"
+      "-flag value.\n\n"
+      "Commands:\n"
+      "  (none)     run the device plugin and, for DRA entries, the DRA driver\n"
+      "  discover   print this node's PCI network functions, their RDMA char devices, NUMA\n"
+      "             nodes, port states and the pools they land in (--output table|json)\n"
+      "  validate   check --config-file and exit 0 (valid) or 1, with the daemon's messages\n"
+      "  render     print, as YAML for kubectl apply, the DeviceClasses and "
+      "ResourceClaimTemplates\n"
+      "             of --config-file's DRA entries (templates in --namespace) and the admission\n"
+      "             policy for --dra-driver-name; exit 1 if no entry has \"frontend\": \"dra\"\n"
+      "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {
     Append(out, "  --", spec.name);
@@ -339,12 +340,10 @@ std::string Usage(std::string_view program) {
          "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
          "stop the servers,\nremove the plugin's sockets and exit 0.\n"
          "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n"
-         "Environment, set at start where the operator has not: GLIBC_TUNABLES gains\n"
-         "glibc.malloc.tcache_count=0 (the process executes itself once more for it; the image "
-         "sets it),\nMALLOC_ARENA_MAX acts as 1, GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS is "
-         "0.\n"
-         "RDMADP_GRPC_TIMERS=grpc keeps gRPC's own timer thread schedule (a wake-up a second); "
-         "by default\nit sleeps until a timer is due.\n");
+         "Environment: the image and the DaemonSet set GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "
+         "and\nMALLOC_ARENA_MAX=1 (MALLOC_ARENA_MAX acts as 1 when unset); "
+         "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS\nis set to 0 where the operator has not "
+         "set it.\n");
   return out;
 }
 

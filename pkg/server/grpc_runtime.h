@@ -8,15 +8,12 @@
 //    absl::Mutex (gRPC's locks are Abseil's) records which locks each thread holds and keeps a
 //    graph of lock orderings in memory Abseil maps itself, and aborts the process on a cycle in
 //    that graph. That is a debugging aid: it costs work on every lock, memory that grows with
-//    the mutexes gRPC creates, and turns an ordering gRPC never deadlocks on into a crash;
-//  - QuietEventEngine instead of gRPC's default event engine (quiet_event_engine.h);
-//  - gRPC's timer thread asleep until its earliest timer is due (quiet_timers.h), unless the
-//    operator set RDMADP_GRPC_TIMERS=grpc (gRPC's own schedule; other values than 'quiet'
-//    are warned about on stderr).
+//    the mutexes gRPC creates, and turns an ordering gRPC never deadlocks on into a crash.
+// Both are public switches (an environment variable gRPC documents, an Abseil API); nothing
+// here reaches into gRPC's internals, which keep their own event engine and timers.
 //
 // Contract: call once from main(), before any gRPC object exists and before other threads
-// start (setenv is not thread-safe). Returns whether the quiet event engine and timers were
-// installed (false with a gRPC other than 1.51, which keeps its defaults).
+// start (setenv is not thread-safe).
 //
 // Threads: the calling thread only, before others exist.
 #pragma once
@@ -28,7 +25,7 @@ class ServerBuilder;
 
 namespace rdmadp::server {
 
-bool PrepareGrpcRuntime();
+void PrepareGrpcRuntime();
 
 // HTTP/2 bandwidth probing off, on every server and channel this process makes.
 //

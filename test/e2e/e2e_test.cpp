@@ -25,7 +25,6 @@
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
-#include "test/support/thread_switches.h"
 
 namespace rdmadp::testing {
 namespace {
@@ -209,15 +208,6 @@ TEST_F(E2E, ConcurrentAllocatesShareOneMallocArena) {
 }
 #endif
 
-// The environment the process runs with now (what it was executed with last).
-std::string EnvironmentValue(pid_t pid, const std::string& name) {
-  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ");
-  for (std::string entry; std::getline(environ, entry, '\0');) {
-    if (entry.rfind(name + "=", 0) == 0) return entry.substr(name.size() + 1);
-  }
-  return "(unset)";
-}
-
 // Sets (or with nullptr unsets) a variable of this process for the plugins it starts, and
 // puts the old value back at the end of the scope.
 class ScopedEnv {
@@ -234,59 +224,6 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
-
-// glibc's per-thread malloc caches are off: the plugin executes itself again with the
-// setting (glibc reads it only at start), keeping its pid, so the kubelet simulator's
-// registration and this test's signals reach the same process.
-TEST_F(E2E, RunsWithoutGlibcThreadCachesUnderTheSamePid) {
-  {
-    ScopedEnv unset("GLIBC_TUNABLES", nullptr);
-    StartAll();
-  }
-  ASSERT_TRUE(WaitRegistered(kA));
-  EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=0");
-  // Still named after its file (the kernel keeps 15 characters), as ps and pgrep show it.
-  std::string name;
-  std::getline(std::ifstream("/proc/" + std::to_string(h.plugin().pid()) + "/comm"), name);
-  EXPECT_EQ(name, std::filesystem::path(PluginBinary()).filename().string().substr(0, 15));
-  ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
-}
-
-TEST_F(E2E, TheOperatorsThreadCacheSettingWins) {
-  {
-    ScopedEnv operators("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3");
-    StartAll();
-  }
-  ASSERT_TRUE(WaitRegistered(kA));
-  EXPECT_EQ(EnvironmentValue(h.plugin().pid(), "GLIBC_TUNABLES"), "glibc.malloc.tcache_count=3");
-}
-
-// gRPC's default event engine (three pool threads and a timer thread awake every second) is
-// replaced by one that starts threads only for work (reconnect back-offs): after
-// registration, ListAndWatch and Allocates the plugin has none of the default's threads.
-// (How many of gRPC's own timer threads, or ours, exist depends on timing: a slow start makes
-// connection attempts fail and back off, and gRPC adds a timer thread when timers pile up.)
-std::map<std::string, int> ThreadsByName(pid_t pid) {
-  std::map<std::string, int> names;
-  const std::string task = "/proc/" + std::to_string(pid) + "/task/";
-  for (const auto& entry : std::filesystem::directory_iterator(task)) {
-    std::string name;
-    std::getline(std::ifstream(entry.path() / "comm"), name);
-    ++names[name];
-  }
-  return names;
-}
-
-TEST_F(E2E, GrpcDefaultEventEngineThreadsAreNotStarted) {
-  StartAll();
-  ASSERT_TRUE(WaitRegistered(kA));
-  ASSERT_TRUE(WaitRegistered(kB));
-  for (const char* r : {kA, kB}) ASSERT_TRUE(h.kubelet().Allocate(r, {"0"}).ok()) << r;
-  const auto names = ThreadsByName(h.plugin().pid());
-  EXPECT_EQ(names.count("event_engine"), 0u);
-  EXPECT_EQ(names.count("timer_manager"), 0u);
-  EXPECT_EQ(names.count("grpc_global_tim"), 1u);  // names as gRPC 1.51 gives them (any count)
-}
 
 // gRPC's HTTP/2 bandwidth probe arms a timer after a connection's first data (100 ms, then
 // longer ones); such timers leave gRPC 1.51's timer thread waking several times a second, for
@@ -322,26 +259,6 @@ TEST_F(E2E, ConnectionsDoNotProbeBandwidth) {
   ASSERT_EQ(allocated, 20);
   EXPECT_GT(g_probe_lines.load(), 0) << "this gRPC does not trace its bandwidth probe";
   EXPECT_THAT(h.PluginLog(), Not(HasSubstr("bdp[")));
-}
-
-// Idle after registration and Allocates spread out as pods start, the plugin's gRPC timer
-// thread does not wake: nothing is due for hours (keepalives). gRPC 1.51's own timer list
-// would wake it once a second, or twice after such calls (quiet_timers.h).
-TEST_F(E2E, IdleGrpcTimerThreadDoesNotWake) {
-  StartAll();
-  ASSERT_TRUE(WaitRegistered(kA));
-  ASSERT_TRUE(WaitRegistered(kB));
-  for (int i = 0; i < 5; ++i) {
-    for (const char* r : {kA, kB}) ASSERT_TRUE(h.kubelet().Allocate(r, {"0"}).ok()) << r;
-    std::this_thread::sleep_for(milliseconds(700));  // the calls' pace, one pod at a time
-  }
-  // The simulator's calls carry 10 s deadlines; the timer thread may wake once at the
-  // earliest of them although the call has finished (waking for an earlier timer is cheap,
-  // re-planning on every cancel is not). Let them pass, then count.
-  std::this_thread::sleep_for(std::chrono::seconds(11));
-  const long before = ContextSwitchesOfThreads(h.plugin().pid(), "grpc_global_tim");
-  std::this_thread::sleep_for(std::chrono::seconds(5));  // the measurement window
-  EXPECT_EQ(ContextSwitchesOfThreads(h.plugin().pid(), "grpc_global_tim") - before, 0);
 }
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {

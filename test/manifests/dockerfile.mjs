@@ -72,9 +72,9 @@ check("labels and exec-form ENTRYPOINT", () => {
   assert.ok(ep, "no ENTRYPOINT");
   assert.match(ep.args, /^\["\/usr\/bin\/k8s-rdma-shared-dp"\]$/);
 });
-check("sets GLIBC_TUNABLES as the plugin sets it for itself (no second exec at start)", () => {
+check("sets the allocator's environment (GLIBC_TUNABLES, MALLOC_ARENA_MAX) where operators see it", () => {
   const envs = final.body.filter((i) => i.op === "ENV").map((i) => i.args);
-  assert.ok(envs.includes("GLIBC_TUNABLES=glibc.malloc.tcache_count=0"), `ENV ${envs}`);
+  assert.ok(envs.includes("GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1"), `ENV ${envs}`);
 });
 check("runs as root by default, so it drops into the Go plugin's DaemonSet", () => {
   const users = final.body.filter((i) => i.op === "USER").map((i) => i.args);

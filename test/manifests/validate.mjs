@@ -96,6 +96,14 @@ check("only the two kubelet socket directories are mounted, host /dev read-only 
   }
 });
 
+check("the allocator's environment is in the DaemonSet, where operators see it, in every overlay", () => {
+  for (const objs of [base, cdi, k0s, dra, draK0s]) {
+    const env = find(objs, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec.containers[0].env;
+    assert.equal(env.find((e) => e.name === "GLIBC_TUNABLES")?.value, "glibc.malloc.tcache_count=0");
+    assert.equal(env.find((e) => e.name === "MALLOC_ARENA_MAX")?.value, "1");
+  }
+});
+
 check("kubelet root dir is one parameter, overridable from an overlay (overlays/k0s)", () => {
   const moved = find(k0s, "DaemonSet", "rdma-shared-dp-ds");
   assert.deepEqual(kubeletRootPlaces(moved), ["--kubelet-root-dir=/var/lib/k0s/kubelet",
