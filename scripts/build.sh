@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 ./scripts/install-deps.sh
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "$@" >/dev/null
+# RDMADP_WERROR=ON makes warnings errors (CI does; off by default for other compilers).
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+  ${RDMADP_WERROR:+-DRDMADP_WERROR="$RDMADP_WERROR"} "$@" >/dev/null
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}"

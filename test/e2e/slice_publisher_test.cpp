@@ -30,7 +30,7 @@ WantedPool Wanted(int n, const std::string& resource = "a", int down = 0) {
   p.resource.resource_name = resource;
   p.resource.rdma_hca_max = 16;
   for (int i = 0; i < n; ++i) {
-    char address[16];
+    char address[32];
     std::snprintf(address, sizeof address, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
     p.hcas.push_back(testing::ConnectXHca(address, 0, /*healthy=*/i >= down));
   }
