@@ -174,6 +174,7 @@ void Manager::PublishDra() {
     });
     dra_->heartbeat = std::make_unique<Timer>(*loop_, [this] { PublishDraHealth(); });
     dra_->heartbeat->ArmPeriodic(kHealthHeartbeat);
+    WatchSocketDirs();  // plugins_registry, watched now in any registration mode
     DriveDra(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
   } else if (!wanted && dra_->active) {
     log::Info(Cat("DRA driver ", ctx.driver,
@@ -375,8 +376,12 @@ lifecycle::Event Manager::ServeDra(uint64_t server_token) {
   dra_->server.reset();
   const std::string plugins = Cat(options_.kubelet_root_dir, "/plugins");
   if (!PathExists(PluginsRegistryDir()) || !PathExists(plugins)) {
+    // Watched (the kubelet root, or its nearest ancestor): the directory's appearance is
+    // the trigger, at once; only an unwatchable root falls back to the retry timer.
+    WatchSocketDirs();
+    const bool watched = root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
     return lifecycle::Event::ServeFailed(
-        server_token, false,
+        server_token, watched,
         Cat(PluginsRegistryDir(), " or ", plugins,
             " does not exist yet (is the kubelet running, and is --kubelet-root-dir right?)"));
   }

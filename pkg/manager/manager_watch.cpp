@@ -117,7 +117,8 @@ void Manager::WatchSocketDirs() {
   if (plugin_dir_watch_ < 0) {
     plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
   }
-  if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_)) {
+  // The DRA driver registers through plugins_registry whatever the device plugin's mode.
+  if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_ || (dra_ && dra_->active))) {
     registry_dir_watch_ =
         ::inotify_add_watch(inotify_fd_.Get(), PluginsRegistryDir().c_str(), kMask);
   }
@@ -218,7 +219,8 @@ void Manager::OnInotifyEvents() {
           (name == "..data" || name == BaseOf(options_.config_file))) {
         config_touched = true;
       }
-      if ((ev->wd == root_dir_watch_ && (name == "device-plugins" || name == "plugins_registry")) ||
+      if ((ev->wd == root_dir_watch_ &&
+           (name == "device-plugins" || name == "plugins_registry" || name == "plugins")) ||
           ev->wd == ancestor_watch_) {
         dirs_appeared = true;
       }
@@ -246,8 +248,15 @@ void Manager::OnInotifyEvents() {
     }
     WatchSocketDirs();
     for (auto& [rname, res] : resources_) Drive(*res, lifecycle::Event::SocketDirAppeared());
+    DriveDra(lifecycle::Event::SocketDirAppeared());  // the kubelet's directories, fanned out
   }
   for (const auto& file : lost) {
+    // The DRA driver's registration socket (the kubelet's cleanup, an operator): re-served
+    // once, as a device-plugin socket is; the plugin watcher then registers it again.
+    if (dra_ && dra_->server && BaseOf(dra_->server->registration_path()) == file &&
+        !PathExists(dra_->server->registration_path())) {
+      DriveDra(lifecycle::Event::OwnSocketDeleted());
+    }
     for (auto& [rname, res] : resources_) {
       if (res->server && BaseOf(res->server->socket_path()) != file &&
           file.starts_with(res->config.resource_name + "-") && file.ends_with(".sock") &&

@@ -541,6 +541,63 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
 // Issue 31 item 18: the spec of an HCA that went away while the plugin was down was never
 // removed. At start, this front end's spec files that no published HCA owns are removed;
 // other files in the directory are not touched.
+// Issue 28: the kubelet-directory events never reached the DRA driver. Its registration
+// socket, once deleted, was not served again (the plugin watcher had nothing to register:
+// the driver stayed unregistered until a restart). Now it is re-served once, and the
+// watcher registers it again.
+TEST_F(Dra, ADeletedRegistrationSocketIsServedAgainOnce) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const std::string registry = h.kubelet_root() + "/plugins_registry";
+  std::string socket;
+  for (const auto& e : std::filesystem::directory_iterator(registry)) {
+    const std::string name = e.path().filename();
+    if (name.starts_with(Cat(kDriver, "-")) && name.ends_with("-reg.sock")) socket = e.path();
+  }
+  ASSERT_FALSE(socket.empty());
+  std::filesystem::remove(socket);  // the kubelet's cleanup, or an operator
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) { return s.registrations == 2 && s.deregistrations == 1; },
+      20s));
+  EXPECT_TRUE(std::filesystem::exists(socket)) << "served again under the same name";
+  // Exactly once: nothing more within a quiet window.
+  EXPECT_FALSE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations > 2; }, 2s));
+  const DraKubeletState after = dra.State();
+  EXPECT_EQ(after.registrations, 2);
+  EXPECT_EQ(after.plugins, 1);
+}
+
+// Issue 28: a kubelet directory that appeared after the plugin started was found by the
+// retry timer only (1 s doubling to 30 s: after 8 s without it, the next try came ~8 s
+// later). The kubelet-root watch now reaches the DRA driver: it serves as soon as the
+// directory is there. The 4 s wait is the requirement (one event, not the back-off).
+class DraWithoutPluginsDirAtStart : public Dra {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    h.WriteConfig(Config());
+    cdi_dir = h.root() + "/cdi";
+    std::filesystem::create_directories(cdi_dir);
+    h.kubelet().EnableWatcher();
+    h.kubelet().SetHandler("DRAPlugin", &dra);
+    ASSERT_TRUE(h.kubelet().Start().ok());
+    std::filesystem::remove(h.kubelet_root() + "/plugins");  // not there yet (node boot)
+    std::vector<std::string> flags = api.PluginFlags();
+    for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug")}) {
+      flags.push_back(f);
+    }
+    h.StartPlugin(flags);
+  }
+};
+
+TEST_F(DraWithoutPluginsDirAtStart, ItIsServedOnceTheDirectoryAppears) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());  // the API side works
+  EXPECT_FALSE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations > 0; }, 8s));
+  std::filesystem::create_directory(h.kubelet_root() + "/plugins");
+  EXPECT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 4s));
+  EXPECT_FALSE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations > 1; }, 1s));
+}
+
 class DraWithStaleSpec : public Dra {
  protected:
   void SetUp() override {
