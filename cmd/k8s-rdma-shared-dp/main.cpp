@@ -15,7 +15,7 @@
 #include "pkg/dra/yaml_output.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/log/log.h"
-#include "pkg/manager/malloc_setup.h"
+#include "pkg/loop/malloc_setup.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/report/discover_report.h"
@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   // One malloc arena unless the operator chose otherwise (malloc_setup.h).
-  manager::SetUpMalloc();
+  loop::SetUpMalloc();
   // Backup polling and Abseil's deadlock detector off: each costs wake-ups or memory while
   // idle (grpc_runtime.h). Before gRPC starts or threads exist.
   server::PrepareGrpcRuntime();

@@ -18,8 +18,8 @@
 #include "pkg/fd/unique_fd.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/log/log.h"
-#include "pkg/manager/event_loop.h"
-#include "pkg/manager/heap_trimmer.h"
+#include "pkg/loop/event_loop.h"
+#include "pkg/loop/heap_trimmer.h"
 #include "pkg/metrics/http_endpoint.h"
 #include "pkg/netlink/kernel_events.h"
 #include "pkg/rdma/verbs_events.h"
@@ -28,6 +28,11 @@
 #include "pkg/sysfs/scanner.h"
 
 namespace rdmadp::manager {
+
+// The loop's room (pkg/loop), used by name throughout the wiring.
+using loop::EventLoop;
+using loop::HeapTrimmer;
+using loop::Timer;
 
 struct ManagerOptions {
   std::string config_file;

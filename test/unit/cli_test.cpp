@@ -97,7 +97,7 @@ TEST(Usage, ListsEveryFlagWithItsDefault) {
   EXPECT_THAT(usage, HasSubstr("(default \"/k8s-rdma-shared-dev-plugin/config.json\")"));
   EXPECT_THAT(usage, HasSubstr("(default \"/var/lib/kubelet\")"));
   // The environment the image and DaemonSet set, and what the process sets itself
-  // (pkg/manager/malloc_setup.h, grpc_runtime.h).
+  // (pkg/loop/malloc_setup.h, grpc_runtime.h).
   for (const char* variable : {"GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", "MALLOC_ARENA_MAX",
                                "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS"}) {
     EXPECT_THAT(usage, HasSubstr(variable));

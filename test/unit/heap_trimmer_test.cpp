@@ -1,6 +1,6 @@
 // The heap trimmer: one trim per burst of activity, none without, and the trim really gives
 // a fragmented heap's free pages back.
-#include "pkg/manager/heap_trimmer.h"
+#include "pkg/loop/heap_trimmer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,4 +81,4 @@ TEST(HeapTrimmer, TheTrimReturnsAFragmentedHeapsFreePages) {
 }
 
 }  // namespace
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop

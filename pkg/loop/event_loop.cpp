@@ -1,4 +1,4 @@
-#include "pkg/manager/event_loop.h"
+#include "pkg/loop/event_loop.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "pkg/text/cat.h"
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 
 absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
   UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
@@ -112,4 +112,4 @@ void Timer::Disarm() {
   ::timerfd_settime(fd_.Get(), 0, &off, nullptr);
 }
 
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop

@@ -11,8 +11,8 @@
 // Threads: main thread only, before any other thread starts.
 #pragma once
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 
 void SetUpMalloc();
 
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop

@@ -1,8 +1,8 @@
-#include "pkg/manager/heap_trimmer.h"
+#include "pkg/loop/heap_trimmer.h"
 
 #include <malloc.h>
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 
 HeapTrimmer::HeapTrimmer(EventLoop& loop, std::chrono::milliseconds delay)
     : loop_(loop), delay_(delay), timer_(loop, [this] { Trim(); }) {}
@@ -19,4 +19,4 @@ void HeapTrimmer::Trim() {
   trims_.fetch_add(1, std::memory_order_relaxed);
 }
 
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop

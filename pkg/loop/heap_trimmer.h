@@ -11,9 +11,9 @@
 #include <atomic>
 #include <chrono>
 
-#include "pkg/manager/event_loop.h"
+#include "pkg/loop/event_loop.h"
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 
 class HeapTrimmer {
  public:
@@ -34,4 +34,4 @@ class HeapTrimmer {
   std::atomic<uint64_t> trims_{0};
 };
 
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop

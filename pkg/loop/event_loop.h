@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "pkg/fd/unique_fd.h"
 
-namespace rdmadp::manager {
+namespace rdmadp::loop {
 
 class EventLoop {
  public:
@@ -61,4 +61,4 @@ class Timer {
   UniqueFd fd_;
 };
 
-}  // namespace rdmadp::manager
+}  // namespace rdmadp::loop
