@@ -1,0 +1,148 @@
+// Health and CDI: port states, vanished char devices, CDI specs that follow the pool.
+#include "test/e2e/e2e_fixture.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// CDI mode: names in the spec file that a runtime would resolve.
+std::vector<std::string> SpecDeviceNames(const std::string& path) {
+  std::vector<std::string> names;
+  YAML::Node spec = YAML::LoadFile(path);
+  for (const auto& d : spec["devices"]) {
+    names.push_back(spec["kind"].Scalar() + "=" + d["name"].Scalar());
+  }
+  return names;
+}
+
+TEST_F(E2E, PeriodicRescanReportsPortHealthAndRecovers) {
+  StartAll(PluginHarness::DemoConfig(/*periodic_update_interval=*/1));
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  // One HCA still has an ACTIVE port: the pool stays healthy and nothing is pushed.
+  h.node().SetPortState("mlx5_1", 1, "1: DOWN");
+  const auto down_at = Clock::now();
+  ASSERT_TRUE(WaitSnapshot(
+      kA, [](const auto& m) { return AllHealth(m, "Unhealthy"); }, milliseconds(5000)));
+  std::cout << "[measured] port down -> Unhealthy at the kubelet (1 s interval): "
+            << MsSince(down_at) << " ms\n";
+  EXPECT_EQ(Resource(kA).allocatable, 0);
+  EXPECT_EQ(Resource(kA).capacity, 1000);
+  h.node().SetPortState("mlx5_1", 1, "4: ACTIVE");
+  ASSERT_TRUE(WaitSnapshot(
+      kA, [](const auto& m) { return AllHealth(m, "Healthy"); }, milliseconds(5000)));
+  EXPECT_EQ(Resource(kA).allocatable, 1000);
+  // Resource b never changed: exactly one message.
+  EXPECT_EQ(Resource(kB).snapshots.size(), 1u);
+}
+
+TEST_F(E2E, VanishedCharDevicesDropTheHcaUntilTheyReturn) {
+  StartAll(PluginHarness::DemoConfig(1));
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.node().RemoveCharDevices("mlx5_1");  // driver reload
+  auto count_paths = [&] {
+    auto r = h.kubelet().Allocate(kA, {"0"});
+    return r.ok() ? r->container_responses(0).devices_size() : -1;
+  };
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 2; },
+      milliseconds(5000)));
+  EXPECT_EQ(count_paths(), 4);  // issm0 umad0 uverbs0 rdma_cm
+  h.node().RestoreCharDevices("mlx5_1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 3; },
+      milliseconds(5000)));
+  EXPECT_EQ(count_paths(), 7);
+}
+
+// Issue 11 item 5: with the CDI directory full (a real tmpfs), Allocate would name devices
+// no runtime can resolve. The kubelet is shown every slot Unhealthy, so it admits no pod,
+// until a rescan writes the spec; then the pool is Healthy again by itself.
+TEST_F(E2E, AFullCdiDirectoryKeepsThePoolUnhealthyUntilTheSpecIsWritten) {
+  const std::string cdi = h.root() + "/cdi-full";
+  std::filesystem::create_directories(cdi);
+  if (::mount("tmpfs", cdi.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno);
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{cdi};
+  {
+    std::ofstream filler(cdi + "/filler");
+    const std::string block(4096, 'x');
+    for (int i = 0; i < 64 && filler; ++i) filler.write(block.data(), block.size()).flush();
+  }
+  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        const auto& r = s.resources.at(kA);
+        return r.stream_open && r.capacity == 1000 && r.allocatable == 0;
+      },
+      milliseconds(5000)))
+      << h.PluginLog();
+  const std::string spec_a = cdi + "/k8s-rdma-shared-dp_rdma_hca_shared_devices_a.json";
+  EXPECT_FALSE(std::filesystem::exists(spec_a));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("every slot is Unhealthy until a rescan writes it"));
+  std::filesystem::remove(cdi + "/filler");  // space again: the next 1 s rescan writes it
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).allocatable == 1000; }, milliseconds(5000)))
+      << h.PluginLog();
+  EXPECT_TRUE(std::filesystem::exists(spec_a));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("CDI spec written again"));
+}
+
+TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {
+  const std::string cdi = h.root() + "/cdi";
+  std::filesystem::create_directories(cdi);
+  std::ofstream(cdi + "/nvidia.com_gpu.yaml") << "foreign spec\n";
+  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  const std::string spec_a = cdi + "/k8s-rdma-shared-dp_rdma_hca_shared_devices_a.json";
+  ASSERT_TRUE(std::filesystem::exists(spec_a));
+  auto names_of = [&](const v1beta1::AllocateResponse& r) {
+    std::vector<std::string> out;
+    for (const auto& d : r.container_responses(0).cdi_devices()) out.push_back(d.name());
+    return out;
+  };
+  auto a = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->container_responses(0).devices_size(), 0);
+  EXPECT_THAT(names_of(*a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0",
+                                        "rdma/hca_shared_devices_a=0000:11:00.0"));
+  EXPECT_EQ(names_of(*a), SpecDeviceNames(spec_a));
+  EXPECT_EQ(
+      a->container_responses(0).annotations().at("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
+      "rdma/hca_shared_devices_a=0000:10:00.0,rdma/hca_shared_devices_a=0000:11:00.0");
+  auto b = h.kubelet().Allocate(kB, {"0"});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(
+      b->container_responses(0).annotations().count("cdi.k8s.io/rdmadp_rdma_hca_shared_devices_a"),
+      0u);  // one key per resource: two pools in one container do not collide
+
+  // The Go plugin's stale-spec bug: the spec must follow the pool.
+  h.node().RemoveCharDevices("mlx5_1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kA).snapshots.size() >= 2; },
+      milliseconds(5000)));
+  EXPECT_THAT(SpecDeviceNames(spec_a), ElementsAre("rdma/hca_shared_devices_a=0000:10:00.0"));
+  auto shrunk = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(shrunk.ok());
+  EXPECT_EQ(names_of(*shrunk), SpecDeviceNames(spec_a));
+
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(10000)), 0);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(cdi))
+    left.push_back(e.path().filename());
+  EXPECT_THAT(left, ElementsAre("nvidia.com_gpu.yaml"));  // only our own files went
+}
+
+}  // namespace
+}  // namespace rdmadp::testing

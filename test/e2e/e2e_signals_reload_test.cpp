@@ -1,0 +1,148 @@
+// Signals and reloads: SIGTERM/SIGINT/SIGQUIT exits, SIGHUP and file-watch reloads.
+#include "test/e2e/e2e_fixture.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST_F(E2E, SigtermStopsAndRemovesOnlyOwnSockets) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  const std::string foreign = h.kubelet().device_plugin_dir() + "/other-plugin.sock";
+  std::ofstream(foreign) << "";
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGTERM);
+  auto status = h.plugin().WaitExit(milliseconds(10000));
+  ASSERT_TRUE(status.has_value()) << "still running 10 s after SIGTERM";
+  std::cout << "[measured] SIGTERM -> exit: " << MsSince(start) << " ms\n";
+  EXPECT_EQ(*status, 0);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(h.kubelet().device_plugin_dir())) {
+    left.push_back(e.path().filename());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_THAT(left, ElementsAre("kubelet.sock", "other-plugin.sock"));
+}
+
+TEST_F(E2E, SigintAndSigquitAlsoExitZero) {
+  for (int sig : {SIGINT, SIGQUIT}) {
+    StartAll();
+    ASSERT_TRUE(WaitRegistered(kA));
+    h.plugin().Signal(sig);
+    EXPECT_EQ(h.plugin().WaitExit(milliseconds(10000)), 0) << strsignal(sig);
+    h.kubelet().Stop();
+  }
+}
+
+TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_c", "rdmaHcaMax": 7, "selectors": {"linkTypes": ["ether"]}}
+  ]})");
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitRegistered("rdma/hca_shared_devices_c", 1, milliseconds(2000)));
+  ASSERT_TRUE(h.kubelet().WaitFor([](const SimState& s) { return !s.resources.at(kB).stream_open; },
+                                  milliseconds(2000)));
+  std::cout << "[measured] SIGHUP -> new resource registered: " << MsSince(start) << " ms\n";
+  SimResource a = Resource(kA);
+  EXPECT_EQ(a.registrations, 1);  // unchanged: same socket, same stream
+  EXPECT_TRUE(a.stream_open);
+  EXPECT_EQ(Resource("rdma/hca_shared_devices_c").capacity, 7);
+}
+
+TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServing) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.WriteConfig(R"({"configList": [{"resourceName": "x", "rdmaHcaMax": -1, "devices": ["ib0"]}]})");
+  h.plugin().Signal(SIGHUP);
+  // The error line is the barrier: a valid reload afterwards proves the loop kept running.
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return h.PluginLog().find("configList[0].rdmaHcaMax: must be >= 0, got -1") !=
+               std::string::npos;
+      },
+      milliseconds(3000)));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("the running config keeps serving"));
+  EXPECT_TRUE(Resource(kA).stream_open);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+}
+
+TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  const auto start = Clock::now();
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+  ]})");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
+  std::cout << "[measured] config file replaced -> new capacity at the kubelet: " << MsSince(start)
+            << " ms\n";
+  EXPECT_EQ(Resource(kA).registrations, 1);
+}
+
+TEST_F(E2E, ConfigMapDataSymlinkSwapReloads) {
+  // The kubelet's atomic writer: config.json -> ..data/config.json, ..data -> ..<timestamp>.
+  namespace fs = std::filesystem;
+  const fs::path dir = h.root() + "/configmap";
+  auto publish = [&](const std::string& version, const std::string& text) {
+    fs::create_directories(dir / version);
+    std::ofstream(dir / version / "config.json") << text;
+    fs::create_directory_symlink(version, dir / "..data_tmp");
+    fs::rename(dir / "..data_tmp", dir / "..data");  // atomic swap: IN_MOVED_TO ..data
+  };
+  publish("..2026_11_21_10_00_00.1", PluginHarness::DemoConfig());
+  fs::create_symlink("..data/config.json", dir / "config.json");
+  ASSERT_TRUE(h.kubelet().Start().ok());
+  h.StartPlugin({"--config-file=" + (dir / "config.json").string()});
+  ASSERT_TRUE(WaitRegistered(kB));
+  const auto start = Clock::now();
+  std::string next = PluginHarness::DemoConfig();
+  next.replace(next.find("500"), 3, "321");
+  publish("..2026_11_21_10_05_00.2", next);
+  fs::remove_all(dir / "..2026_11_21_10_00_00.1");
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 321; }, milliseconds(3000)));
+  std::cout << "[measured] ConfigMap ..data swap -> new capacity at the kubelet: " << MsSince(start)
+            << " ms\n";
+  EXPECT_EQ(Resource(kA).registrations, 1);  // unchanged resource kept its stream
+  EXPECT_TRUE(Resource(kA).stream_open);
+}
+
+TEST_F(E2E, SigtermWhileRegisterHangsDoesNotWaitForIt) {
+  h.kubelet().SetRegisterDelay(milliseconds(30000));
+  StartAll();
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) {
+        return std::any_of(s.events.begin(), s.events.end(), [](const std::string& e) {
+          return e.rfind("register received", 0) == 0;
+        });
+      },
+      milliseconds(5000)));
+  const auto start = Clock::now();
+  h.plugin().Signal(SIGTERM);
+  // The behaviour under test: shutdown does not wait for the Register's 5 s deadline. Half
+  // of it tells the two apart on any machine.
+  auto status = h.plugin().WaitExit(milliseconds(2500));
+  ASSERT_TRUE(status.has_value()) << "still running 2.5 s after SIGTERM: it waited for Register";
+  std::cout << "[measured] SIGTERM during a hung Register -> exit: " << MsSince(start) << " ms\n";
+  EXPECT_EQ(*status, 0);
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
