@@ -61,6 +61,7 @@ metrics::View Manager::BuildView() const {
     r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
     r.registrations = res->fsm->registrations();
     r.registration_failures = res->fsm->registration_failures();
+    r.socket_recreations = res->fsm->socket_recreations();
     r.allocate_rejections =
         res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
     v.resources.push_back(std::move(r));

@@ -130,6 +130,10 @@ std::string FormatPrometheus(const View& v) {
   PerResource(out, v, "rdma_shared_dp_registration_failures_total", "counter",
               "Registrations that failed or that the kubelet rejected.",
               [](const ResourceView& r) { return std::to_string(r.registration_failures); });
+  PerResource(out, v, "rdma_shared_dp_socket_recreations_total", "counter",
+              "Times the resource's socket was served again (for the kubelet's plugin watcher, "
+              "or after it was deleted).",
+              [](const ResourceView& r) { return std::to_string(r.socket_recreations); });
   Family(out, "rdma_shared_dp_kubelet_restarts_total", "counter",
          "Kubelet restarts detected (kubelet.sock re-created).");
   Append(out, "rdma_shared_dp_kubelet_restarts_total ", c.kubelet_restarts, "\n");

@@ -20,6 +20,7 @@ struct ResourceView {
   uint64_t allocate_rejections = 0;  // Allocate answered INVALID_ARGUMENT
   uint64_t registrations = 0;
   uint64_t registration_failures = 0;  // Register failed or rejected, Notify(false)
+  uint64_t socket_recreations = 0;     // our socket served again (watcher mode, a deletion)
   std::string problem;                 // why it must not be allocated from ("" if fine)
 };
 
