@@ -572,21 +572,8 @@ TEST_F(Dra, ADeletedRegistrationSocketIsServedAgainOnce) {
 // directory is there. The 4 s wait is the requirement (one event, not the back-off).
 class DraWithoutPluginsDirAtStart : public Dra {
  protected:
-  void SetUp() override {
-    h.AddDemoHcas();
-    h.WriteConfig(Config());
-    cdi_dir = h.root() + "/cdi";
-    std::filesystem::create_directories(cdi_dir);
-    h.kubelet().EnableWatcher();
-    h.kubelet().SetHandler("DRAPlugin", &dra);
-    ASSERT_TRUE(h.kubelet().Start().ok());
+  void BeforeThePluginStarts() override {
     std::filesystem::remove(h.kubelet_root() + "/plugins");  // not there yet (node boot)
-    std::vector<std::string> flags = api.PluginFlags();
-    for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
-                          "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug")}) {
-      flags.push_back(f);
-    }
-    h.StartPlugin(flags);
   }
 };
 

@@ -81,6 +81,7 @@ class Dra : public ::testing::Test {
     h.kubelet().EnableWatcher();
     h.kubelet().SetHandler("DRAPlugin", &dra);
     ASSERT_TRUE(h.kubelet().Start().ok());
+    BeforeThePluginStarts();
     std::vector<std::string> flags = api.PluginFlags();
     for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
                           "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug"),
@@ -141,7 +142,13 @@ class Dra : public ::testing::Test {
     const auto pos = body.find("\n" + series + " ");
     return pos == std::string::npos ? -1 : std::stod(body.substr(pos + series.size() + 2));
   }
+  // What a case changes on the node between the kubelet's start and the plugin's.
+  virtual void BeforeThePluginStarts() {}
   void TearDown() override {
+    // Every field the plugin sent is one the type declares: the fake drops unknown fields
+    // with a warning as kube-apiserver does (fieldValidation unset), so a typo would
+    // otherwise pass unseen.
+    EXPECT_THAT(api.Stats()["unknownFields"], ::testing::IsEmpty());
     if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
   }
 

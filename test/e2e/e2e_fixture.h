@@ -32,6 +32,9 @@
 namespace rdmadp::testing {
 
 using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 inline constexpr char kA[] = "rdma/hca_shared_devices_a";

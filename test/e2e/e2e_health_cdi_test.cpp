@@ -4,11 +4,6 @@
 namespace rdmadp::testing {
 namespace {
 
-using std::chrono::milliseconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
 // CDI mode: names in the spec file that a runtime would resolve.
 std::vector<std::string> SpecDeviceNames(const std::string& path) {
   std::vector<std::string> names;

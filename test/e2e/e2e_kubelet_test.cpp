@@ -5,11 +5,6 @@
 namespace rdmadp::testing {
 namespace {
 
-using std::chrono::milliseconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
 // Each restart costs exactly one registration per resource. How fast is a figure
 // (`[measured]`, registration_bench), not a bound: the 10 s waits are hang guards.
 TEST_F(E2E, KubeletRestartReRegistersOncePerRestart) {

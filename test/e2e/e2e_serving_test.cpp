@@ -4,11 +4,6 @@
 namespace rdmadp::testing {
 namespace {
 
-using std::chrono::milliseconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
 TEST_F(E2E, RegistersEveryResourceWithTheKubelet) {
   const auto start = Clock::now();
   StartAll();

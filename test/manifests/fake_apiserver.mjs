@@ -188,8 +188,7 @@ function warningHeaders(warnings) {
 
 function validateSlice(obj) {
   try {
-    new ResourceSlice(obj).validate();
-    checkStrict(obj, resourceV1("ResourceSlice"));
+    new ResourceSlice(obj).validate(); // unknown fields: already dropped by decoding
     serverLimits(obj, maxDevices(release, obj.spec ?? {}));
     if (!obj.spec.nodeName) throw new Error("spec.nodeName: the plugin publishes node-local slices only");
     return null;
