@@ -19,7 +19,7 @@
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/report/discover_report.h"
-#include "pkg/server/grpc_runtime.h"
+#include "pkg/rpc/grpc_runtime.h"
 #include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
 
@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   loop::SetUpMalloc();
   // Backup polling and Abseil's deadlock detector off: each costs wake-ups or memory while
   // idle (grpc_runtime.h). Before gRPC starts or threads exist.
-  server::PrepareGrpcRuntime();
+  rpc::PrepareGrpcRuntime();
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
   std::vector<std::string_view> args(argv + 1, argv + argc);

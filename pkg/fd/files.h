@@ -22,4 +22,10 @@ std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes);
 // "/a/b" -> "/a", "/a" -> "/", "/" and "a" -> "" (no parent left to try).
 std::string ParentDir(const std::string& path);
 
+// "/a/b" -> "b", "b" -> "b".
+std::string BaseName(const std::string& path);
+
+// Something (of any type, a dangling symlink too) is at `path`.
+bool PathExists(const std::string& path);
+
 }  // namespace rdmadp::fd

@@ -2,7 +2,6 @@
 
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 
 #include <cctype>
 #include <cerrno>
@@ -11,15 +10,29 @@
 #include <utility>
 
 #include "pkg/cdi/cdi_spec.h"
+#include "pkg/deviceplugin/front_end.h"
+#include "pkg/dra/front_end.h"
 #include "pkg/log/log.h"
-#include "pkg/manager/manager_internal.h"
+#include "pkg/netlink/link_up.h"
+#include "pkg/pool/pool_model.h"
 #include "pkg/pool/selector.h"
-#include "pkg/pool/snapshot.h"
-#include "pkg/server/socket_path.h"
+#include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::manager {
 namespace {
+
+using std::chrono::milliseconds;
+
+// Freed heap goes back to the system this long after the first Allocate, rescan or reload
+// since the last trim: at most one malloc_trim per 5 s under load, none when idle.
+constexpr milliseconds kHeapTrimDelay{5000};
+
+std::string DirOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
 
 // The trigger class of a rescan reason, for a bounded metric label.
 std::string RescanTrigger(std::string_view reason) {
@@ -41,7 +54,8 @@ Manager::Manager(ManagerOptions options, config::Config config,
       config_(std::move(config)),
       skipped_(std::move(skipped)),
       scanner_(options_.sysfs_root, options_.dev_root),
-      instance_id_(server::NewInstanceId()) {
+      instance_id_(rpc::NewInstanceId()),
+      dirs_{options_.kubelet_root_dir} {
   // Every label value from the start, at 0: a series that appears late breaks rate().
   for (const char* trigger :
        {"periodic", "link", "uevent", "verbs", "sighup", "config_file", "other"}) {
@@ -50,40 +64,36 @@ Manager::Manager(ManagerOptions options, config::Config config,
   for (const char* cls : {"config", "registration", "cdi", "link", "metrics"}) {
     counters_.errors_by_class[cls] = 0;
   }
+  frontend::Host& host = *this;
+  front_ends_.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(
+      host, deviceplugin::FrontEndOptions{.registration_mode = options_.registration_mode,
+                                          .auto_detect_timeout = options_.auto_detect_timeout,
+                                          .use_cdi = options_.use_cdi,
+                                          .cdi_spec_dir = options_.cdi_spec_dir}));
+  front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(
+      host, dra::FrontEndOptions{.driver = options_.dra_driver,
+                                 .node_name = options_.node_name,
+                                 .kube_api_server = options_.kube_api_server,
+                                 .kube_ca_file = options_.kube_ca_file,
+                                 .kube_token_file = options_.kube_token_file,
+                                 .user_agent = "k8s-rdma-shared-dp/" + options_.version,
+                                 .cdi_spec_dir = options_.cdi_spec_dir}));
 }
 
-Manager::~Manager() = default;
-
-bool Manager::WatcherMode() const { return mode_ == cli::RegistrationMode::kWatcher; }
-
-std::string Manager::DevicePluginDir() const {
-  return Cat(options_.kubelet_root_dir, "/device-plugins");
-}
-
-std::string Manager::PluginsRegistryDir() const {
-  return Cat(options_.kubelet_root_dir, "/plugins_registry");
-}
-
-std::string Manager::SocketDir() const {
-  return WatcherMode() ? PluginsRegistryDir() : DevicePluginDir();
-}
-
-std::string Manager::KubeletSocket() const {
-  return Cat(options_.kubelet_root_dir, "/device-plugins/", kKubeletSocketName);
-}
+Manager::~Manager() { front_ends_.clear(); }
 
 int Manager::Run() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
   signal_fd_.Reset(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
-  auto loop = EventLoop::Create();
+  auto loop = loop::EventLoop::Create();
   if (!signal_fd_.Valid() || !loop.ok()) {
     log::Error(Cat("cannot set up the event loop: ", std::strerror(errno)));
     return 1;
   }
   loop_ = std::move(*loop);
-  heap_trimmer_ = std::make_unique<HeapTrimmer>(*loop_, kHeapTrimDelay);
+  heap_trimmer_ = std::make_unique<loop::HeapTrimmer>(*loop_, kHeapTrimDelay);
   loop_->Add(signal_fd_.Get(), [this] { OnSignal(); });
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
@@ -92,8 +102,9 @@ int Manager::Run() {
     config_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
                                             IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
   }
-  reload_debounce_ = std::make_unique<Timer>(*loop_, [this] { Reload("config file changed"); });
-  event_debounce_ = std::make_unique<Timer>(*loop_, [this] {
+  reload_debounce_ =
+      std::make_unique<loop::Timer>(*loop_, [this] { Reload("config file changed"); });
+  event_debounce_ = std::make_unique<loop::Timer>(*loop_, [this] {
     const PendingRescan pending = *std::exchange(pending_rescan_, std::nullopt);
     Rescan(pending.reason, pending.full ? nullptr : &pending.addresses);
   });
@@ -112,13 +123,10 @@ int Manager::Run() {
   http_.reset();
   http_retry_.reset();
 
-  // Shutdown: cancel registrations first (they may be mid-RPC), then stop every server,
-  // which ends streams and removes our own sockets and nothing else.
+  // Shutdown: every front end stops its servers, which end streams and remove our own
+  // sockets and nothing else.
   stopping_ = true;
-  for (auto& [name, res] : resources_) res->registration.reset();
-  while (!resources_.empty()) StopResource(resources_.begin());
-  StopDra();
-  kubelet_channel_.reset();
+  for (auto& front_end : front_ends_) front_end->Stop();
   verbs_.reset();
   periodic_timer_.reset();
   reload_debounce_.reset();
@@ -138,7 +146,8 @@ void Manager::StartMetrics() {
                       "; the device plugin keeps serving; "
                       "retrying in ",
                       http_backoff_.count(), " ms"));
-    if (!http_retry_) http_retry_ = std::make_unique<Timer>(*loop_, [this] { StartMetrics(); });
+    if (!http_retry_)
+      http_retry_ = std::make_unique<loop::Timer>(*loop_, [this] { StartMetrics(); });
     http_retry_->ArmOnce(http_backoff_);
     http_backoff_ = std::min(http_backoff_ * 2, std::chrono::milliseconds(60000));
     return;
@@ -152,51 +161,26 @@ void Manager::StartMetrics() {
 }
 
 void Manager::InitialStart() {
-  mode_ = options_.registration_mode;
-  if (mode_ == cli::RegistrationMode::kAuto) {
-    // Decided by what the kubelet does, never by whether a directory exists: a missing
-    // plugins_registry only rules the watcher out.
-    if (PathExists(PluginsRegistryDir())) {
-      mode_ = cli::RegistrationMode::kWatcher;
-      auto_deciding_ = true;
-      auto_timer_ = std::make_unique<Timer>(*loop_, [this] {
-        DecideAutoMode(cli::RegistrationMode::kKubelet,
-                       Cat("the kubelet's plugin watcher did not call GetInfo within ",
-                           options_.auto_detect_timeout.count(), " ms"));
-      });
-      auto_timer_->ArmOnce(options_.auto_detect_timeout);
-    } else {
-      mode_ = cli::RegistrationMode::kKubelet;
-      log::Info(Cat("auto: ", PluginsRegistryDir(), " does not exist; using kubelet.sock"));
-    }
-  }
-  log::Info(Cat("instance ", instance_id_, ": registration mode ",
-                cli::RegistrationModeName(options_.registration_mode),
-                auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
-  WatchSocketDirs();
-  CleanStaleSockets(SocketDir());
-  const sysfs::NodeInventory& inventory = ScanNode();
-  for (const auto& p : inventory.AllProblems()) {
+  WatchKubeletDirs();
+  ScanNode();
+  for (const auto& p : inventory_.AllProblems()) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
   size_t capable = 0;
-  for (const auto& fn : inventory.functions) capable += fn.rdma_capable ? 1 : 0;
-  log::Info(Cat("discovered ", inventory.functions.size(), " PCI network function(s), ", capable,
+  for (const auto& fn : inventory_.functions) capable += fn.rdma_capable ? 1 : 0;
+  log::Info(Cat("discovered ", inventory_.functions.size(), " PCI network function(s), ", capable,
                 " RDMA-capable"));
-  LogInventoryDetail(inventory);
-  for (const auto& rc : config_.resources) {
-    if (rc.frontend == config::Frontend::kDevicePlugin) StartResource(rc, inventory);
-  }
-  SyncDra(inventory);
+  LogInventoryDetail();
+  for (auto& front_end : front_ends_) front_end->Apply(config_, inventory_, "start");
   if (options_.link_up) BringLinksUp();
   ApplyPeriodicInterval();
   TrackVerbsDevices();
   heap_trimmer_->Activity();  // the config parse and the first scan left freed memory
 }
 
-void Manager::LogInventoryDetail(const sysfs::NodeInventory& inventory) const {
+void Manager::LogInventoryDetail() const {
   if (!log::Enabled(log::Level::kDebug)) return;  // big nodes: no work unless asked
-  for (const auto& fn : inventory.functions) {
+  for (const auto& fn : inventory_.functions) {
     std::string line = Cat("found ", fn.address, " vendor ", fn.vendor, " device ", fn.device,
                            " driver ", fn.driver.empty() ? "(none)" : fn.driver, " netdev ",
                            fn.if_name.empty() ? "(none)" : fn.if_name, " link ",
@@ -224,13 +208,13 @@ void Manager::ApplyPeriodicInterval() {
     return;
   }
   if (!periodic_timer_) {
-    periodic_timer_ = std::make_unique<Timer>(*loop_, [this] { Rescan("periodic"); });
+    periodic_timer_ = std::make_unique<loop::Timer>(*loop_, [this] { Rescan("periodic"); });
   }
   periodic_timer_->ArmPeriodic(milliseconds(secs * 1000));
   log::Info(Cat("periodic rescan every ", secs, " s"));
 }
 
-const sysfs::NodeInventory& Manager::ScanNode(const std::set<std::string>* only) {
+void Manager::ScanNode(const std::set<std::string>* only) {
   sysfs::ScanStats stats;
   inventory_ =
       only != nullptr ? scanner_.Refresh(inventory_, *only, &stats) : scanner_.Scan(&stats);
@@ -239,63 +223,42 @@ const sysfs::NodeInventory& Manager::ScanNode(const std::set<std::string>* only)
   for (const auto& fn : inventory_.functions) {
     for (const auto& netdev : fn.netdevs) link_owners_.emplace(netdev, fn.address);
   }
-  return inventory_;
 }
 
-pool::SnapshotPtr Manager::BuildSnapshot(const Resource& res,
-                                         const sysfs::NodeInventory& inventory) {
-  return pool::PoolSnapshot::Build(res.config, inventory,
-                                   options_.use_cdi ? &res.cdi_naming : nullptr, res.snapshot);
-}
-
-void Manager::StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
-                           bool keep_spec) {
-  Drive(*it->second, lifecycle::Event::Stop());  // our socket goes before we look for others
-  if (!keep_spec) RemoveCdiSpec(*it->second);
-  resources_.erase(it);
-}
-
-void Manager::StartResource(const config::ResourceConfig& rc,
-                            const sysfs::NodeInventory& inventory) {
-  auto res = std::make_unique<Resource>();
-  res->config = rc;
-  res->cdi_naming = {cdi::Kind(rc), cdi::AnnotationKey(rc)};
-  res->snapshot = BuildSnapshot(*res, inventory);
-  SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
-  log::Info(Describe(*res->snapshot));
-  if (res->snapshot->hcas().empty()) {
-    log::Warn(Cat(rc.FullName(),
-                  ": no RDMA device matches its selectors; registering with 0 "
-                  "devices (run with --log-level=debug to see what was found)"));
-  }
-  res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &tokens_);
-  const std::string name = rc.resource_name;
-  res->timer = std::make_unique<Timer>(*loop_, [this, name] {
-    if (auto it = resources_.find(name); it != resources_.end()) {
-      Drive(*it->second, lifecycle::Event::Timer(it->second->timer_token));
+std::vector<const sysfs::PciFunction*> Manager::SelectedFunctions() const {
+  std::vector<const sysfs::PciFunction*> out;
+  for (const auto& fn : inventory_.functions) {
+    for (const auto& rc : config_.resources) {
+      if (fn.rdma_capable && pool::Matches(rc.selectors, fn)) {  // as pool::SelectPool
+        out.push_back(&fn);
+        break;
+      }
     }
-  });
-  Resource& ref = *res;
-  resources_[name] = std::move(res);
-  Drive(ref, lifecycle::Event::Start(WatcherMode() ? lifecycle::Mode::kWatcher
-                                                   : lifecycle::Mode::kKubelet));
+  }
+  return out;
+}
+
+void Manager::BringLinksUp() {
+  std::set<std::string> links;
+  for (const sysfs::PciFunction* fn : SelectedFunctions()) {
+    if (!fn->if_name.empty()) links.insert(fn->if_name);
+  }
+  for (const auto& link : links) {
+    if (auto status = netlink::SetLinkUp(link); !status.ok()) {
+      ReportProblem(log::Level::kWarn, "link",
+                    Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
+    }
+  }
 }
 
 void Manager::Rescan(std::string_view reason, const std::set<std::string>* only) {
   const auto started = std::chrono::steady_clock::now();
   const uint64_t read_before = counters_.functions_read;
-  const sysfs::NodeInventory& inventory = ScanNode(only);
-  for (const auto& p : inventory.AllProblems()) {
+  ScanNode(only);
+  for (const auto& p : inventory_.AllProblems()) {
     if (known_problems_.insert(p).second) log::Warn(p);
   }
-  for (auto& [name, res] : resources_) {
-    res->snapshot = BuildSnapshot(*res, inventory);
-    SyncCdiSpec(*res);  // before publishing, so Allocate never names a device the spec lacks
-    if (res->server && res->server->Publish(Served(*res))) {
-      log::Info(Cat("pool changed (", reason, "): ", Describe(*res->snapshot)));
-    }
-  }
-  SyncDra(inventory);
+  for (auto& front_end : front_ends_) front_end->Apply(config_, inventory_, reason);
   TrackVerbsDevices();
   counters_.last_rescan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -334,33 +297,56 @@ void Manager::Reload(std::string_view reason) {
     return;
   }
   log::Info(Cat("reload (", reason, "): applying the new config"));
-  const sysfs::NodeInventory& inventory = ScanNode();
-  std::set<std::string> wanted;
-  for (const auto& rc : loaded->config.resources) {
-    if (rc.frontend != config::Frontend::kDevicePlugin) continue;  // SyncDra's, in Rescan
-    wanted.insert(rc.resource_name);
-    auto it = resources_.find(rc.resource_name);
-    if (it != resources_.end() && it->second->config == rc) continue;  // keeps its streams
-    if (it != resources_.end()) {
-      log::Info(Cat(rc.FullName(), ": config changed; restarting its server"));
-      StopResource(it, cdi::SpecFileName(it->second->config) == cdi::SpecFileName(rc));
-    }
-    StartResource(rc, inventory);
-  }
-  for (auto it = resources_.begin(); it != resources_.end();) {
-    if (wanted.count(it->first) == 0) {
-      log::Info(Cat(it->second->config.FullName(), ": removed from the config; stopping"));
-      StopResource(it++);
-    } else {
-      ++it;
-    }
-  }
   config_ = std::move(loaded->config);
   skipped_.clear();
-  LogInventoryDetail(inventory);
   ++counters_.reloads;
   ApplyPeriodicInterval();
-  Rescan(reason);
+  Rescan(reason);  // every front end restarts what changed and stops what went
+  LogInventoryDetail();
+}
+
+void Manager::ReportProblem(log::Level level, std::string_view error_class,
+                            const std::string& message) {
+  log::Write(level, message);
+  ++counters_.errors;
+  ++counters_.errors_by_class[std::string(error_class)];
+  counters_.last_error_class = error_class;
+  counters_.last_error_unix_seconds =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void Manager::ReportOnce(log::Level level, std::string_view error_class,
+                         const std::string& message) {
+  if (known_problems_.insert(message).second) ReportProblem(level, error_class, message);
+}
+
+metrics::View Manager::BuildView() const {
+  metrics::View v;
+  v.version = options_.version;
+  for (const auto& entry : skipped_) {
+    v.skipped_entries.push_back({entry.index, entry.resource_name});
+  }
+  v.counters = counters_;
+  for (const auto& front_end : front_ends_) front_end->Collect(v);
+  v.process = metrics::ReadProcess(start_time_seconds_);
+  return v;
+}
+
+std::optional<metrics::View> Manager::CollectFromLoop() {
+  struct Box {
+    std::optional<metrics::View> view;
+  };
+  auto gate = collect_gate_;
+  auto box = std::make_shared<Box>();
+  loop_->Post([this, gate, box] {
+    metrics::View v = BuildView();
+    std::lock_guard lock(gate->mu);
+    box->view = std::move(v);
+    gate->cv.notify_all();
+  });
+  std::unique_lock lock(gate->mu);
+  gate->cv.wait_for(lock, std::chrono::seconds(1), [&] { return box->view || gate->closed; });
+  return box->view;
 }
 
 }  // namespace rdmadp::manager

@@ -1,9 +1,15 @@
-// Wires everything on the one event loop: scans, pool snapshots, one ResourceServer per
-// configured resource, registration with the kubelet, kubelet-restart detection, reload,
-// periodic rescans and shutdown. Everything here runs on the loop thread; gRPC and
-// registration threads only Post() results back.
+// The wiring. One event loop runs everything: signals, the config file and the kubelet's
+// directories (inotify), kernel link events and uevents, verbs events, node scans with
+// debounced rescans, reloads, periodic rescans, the metrics endpoint and shutdown. What is
+// served lives in the front ends (pkg/deviceplugin, pkg/dra) behind frontend::FrontEnd: the
+// manager hands each the config and every scan, fans out what it sees in the kubelet's
+// directories, and gathers their metrics. It knows nothing of gRPC or of the kubelet's APIs.
+//
+// Threads: everything here runs on the loop thread. The metrics endpoint's HTTP threads ask
+// the loop for a view (CollectFromLoop); front ends' threads Post() to the loop.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -11,28 +17,20 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
-#include "pkg/dra/dra_view.h"
 #include "pkg/fd/unique_fd.h"
-#include "pkg/lifecycle/registration_fsm.h"
-#include "pkg/log/log.h"
+#include "pkg/frontend/front_end.h"
 #include "pkg/loop/event_loop.h"
 #include "pkg/loop/heap_trimmer.h"
 #include "pkg/metrics/http_endpoint.h"
 #include "pkg/netlink/kernel_events.h"
 #include "pkg/rdma/verbs_events.h"
-#include "pkg/server/registrar.h"
-#include "pkg/server/resource_server.h"
 #include "pkg/sysfs/scanner.h"
 
 namespace rdmadp::manager {
-
-// The loop's room (pkg/loop), used by name throughout the wiring.
-using loop::EventLoop;
-using loop::HeapTrimmer;
-using loop::Timer;
 
 struct ManagerOptions {
   std::string config_file;
@@ -54,125 +52,82 @@ struct ManagerOptions {
   std::string kube_token_file;
 };
 
-class Manager {
+class Manager final : private frontend::Host {
  public:
   // `skipped`: config entries left out at start (invalid on their own); reported by /readyz
   // and the metrics until a reload applies a fully valid config.
   Manager(ManagerOptions options, config::Config config,
           std::vector<config::SkippedEntry> skipped = {});
-  ~Manager();
+  ~Manager() override;
 
   // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
   // any thread starts, so that only our signalfd sees them). Returns the exit status.
   int Run();
 
  private:
-  struct Resource;
-  struct DraDriver;
+  // frontend::Host.
+  loop::EventLoop& Loop() override { return *loop_; }
+  lifecycle::TokenSource& Tokens() override { return tokens_; }
+  const std::string& InstanceId() const override { return instance_id_; }
+  const frontend::KubeletDirs& Dirs() const override { return dirs_; }
+  void ReportProblem(log::Level level, std::string_view error_class,
+                     const std::string& message) override;
+  void ReportOnce(log::Level level, std::string_view error_class,
+                  const std::string& message) override;
+  loop::HeapTrimmer& Trimmer() override { return *heap_trimmer_; }
+  bool WatchKubeletDirs() override;
+  bool Stopping() const override { return stopping_; }
 
   void InitialStart();
-  // --log-level=debug: every function found, and per resource why it is (not) in the pool.
-  void LogInventoryDetail(const sysfs::NodeInventory& inventory) const;
-  // Re-reads sysfs (all of it, or only the PCI functions in `only`) and publishes what
-  // changed.
+  // --log-level=debug: every function found, and per entry why it is (not) in the pool.
+  void LogInventoryDetail() const;
+  // Re-reads sysfs (all of it, or only the PCI functions in `only`) and hands the result to
+  // every front end.
   void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
+  // Reads the config file again; a config with any invalid entry changes nothing.
   void Reload(std::string_view reason);
-  void StartResource(const config::ResourceConfig& rc, const sysfs::NodeInventory& inventory);
-  // The DRA front end (manager_dra.cpp): one driver instance for every DRA entry. SyncDra
-  // starts, updates or stops it to match config_ and `inventory`.
-  void SyncDra(const sysfs::NodeInventory& inventory);
-  // Publishes dra_->pools: CDI specs, the Prepare view, slices, health, registration.
-  void PublishDra();
-  void StopDra();
-  void DriveDra(const lifecycle::Event& event);
-  lifecycle::Event ServeDra(uint64_t server_token);
-  // Writes the view's CDI specs; answers those that could not be written (file -> why).
-  std::map<std::string, std::string> SyncDraCdiSpecs(const dra::DraView& view);
-  // Creates the API client and the slice publisher (retried by SyncDra until it works).
-  void StartDraApi();
-  void PublishDraHealth();
-  // Scans sysfs (all of it, or only the functions in `only`), keeps the result as
-  // inventory_ and remembers which links matter for link events.
-  const sysfs::NodeInventory& ScanNode(const std::set<std::string>* only = nullptr);
-  pool::SnapshotPtr BuildSnapshot(const Resource& res, const sysfs::NodeInventory& inventory);
-  // CDI mode: (re)writes the resource's spec if the pool changed since the last good write.
-  void SyncCdiSpec(Resource& res);
-  // Removes the resource's spec unless a live instance of ours still serves it.
-  void RemoveCdiSpec(const Resource& res);
-  bool AnotherInstanceServes(const std::string& resource_name) const;
-  // Destroys the resource's server, keeping its allocation count for the metrics.
-  void DropServer(Resource& res);
-  // Logs a problem an operator must see and records it for the metrics under `error_class`
-  // (config, registration, cdi, link, metrics: a bounded label set).
-  void ReportProblem(log::Level level, std::string_view error_class, const std::string& message);
-  // Starts the metrics endpoint; a busy port is retried with back-off, never fatal.
-  void StartMetrics();
-  // What the kubelet is shown: the pool, or all of it Unhealthy while its CDI spec is not
-  // on disk.
-  pool::SnapshotPtr Served(const Resource& res) const;
-  metrics::View BuildView() const;
-  metrics::DraView BuildDraView() const;  // requires an active dra_
-  // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
-  std::optional<metrics::View> CollectFromLoop();
-  // Stops the resource's server; removes its CDI spec unless `keep_spec` (a restart that
-  // rewrites the same file).
-  void StopResource(std::map<std::string, std::unique_ptr<Resource>>::iterator it,
-                    bool keep_spec = false);
-  // Hands `event` to the resource's state machine and carries out what it decides.
-  void Drive(Resource& res, const lifecycle::Event& event);
-  // Posts `event` for resource `name` to the loop (any thread); dropped if it is gone.
-  std::function<void(lifecycle::Event)> PostTo(const std::string& name);
-  lifecycle::Facts CurrentFacts(const Resource& res) const;
-  // Publishes the resource's socket; the outcome is the event to hand back.
-  lifecycle::Event ServeSocket(Resource& res, uint64_t server_token);
-  void StartRegistration(Resource& res, uint64_t attempt, bool fresh);
-  void OnWatcherGetInfo();
-  void DecideAutoMode(cli::RegistrationMode mode, std::string_view why);
-  // Default: device-plugin sockets of configured resources; with `prefix`, the DRA
-  // driver's sockets named <prefix><instance><suffix>.
-  void CleanStaleSockets(const std::string& dir, std::string_view prefix = "",
-                         std::string_view suffix = "");
-  void WatchSocketDirs();
-  void OnSignal();
-  void OnInotifyEvents();
+  // Scans sysfs (all of it, or only the functions in `only`) into inventory_ and remembers
+  // which links matter for link events.
+  void ScanNode(const std::set<std::string>* only = nullptr);
+  // The PCI functions some entry of the config selects (both front ends).
+  std::vector<const sysfs::PciFunction*> SelectedFunctions() const;
+  void BringLinksUp();
+  void TrackVerbsDevices();
   void ApplyPeriodicInterval();
   // Coalesces bursts of kernel events into one rescan shortly after the first. An event
   // that names the PCI function it concerns (`address`) costs a re-read of that function
   // only; one that does not (nullopt) makes the rescan a full one.
   void RequestRescan(std::string reason, std::optional<std::string> address);
   void OpenKernelEventSources();
-  void TrackVerbsDevices();
-  void BringLinksUp();
-
-  std::string DevicePluginDir() const;
-  std::string PluginsRegistryDir() const;
-  std::string SocketDir() const;
-  std::string KubeletSocket() const;
-  bool WatcherMode() const;
+  void OnSignal();
+  void OnInotifyEvents();
+  void FanOut(const frontend::KubeletEvent& event);
+  // Starts the metrics endpoint; a busy port is retried with back-off, never fatal.
+  void StartMetrics();
+  metrics::View BuildView() const;
+  // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
+  std::optional<metrics::View> CollectFromLoop();
 
   ManagerOptions options_;
   config::Config config_;
   std::vector<config::SkippedEntry> skipped_;
   sysfs::Scanner scanner_;
   std::string instance_id_;
+  frontend::KubeletDirs dirs_;
   lifecycle::TokenSource tokens_;  // one per process: tokens never repeat
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<loop::EventLoop> loop_;
   // After start, rescans, reloads and Allocates; outlives the servers that call it.
-  std::unique_ptr<HeapTrimmer> heap_trimmer_;
+  std::unique_ptr<loop::HeapTrimmer> heap_trimmer_;
   UniqueFd signal_fd_;
   UniqueFd inotify_fd_;
-  // Effective mode: kKubelet or kWatcher (auto starts as watcher until decided).
-  cli::RegistrationMode mode_ = cli::RegistrationMode::kKubelet;
-  bool auto_deciding_ = false;
-  std::unique_ptr<Timer> auto_timer_;
   int plugin_dir_watch_ = -1;
   int registry_dir_watch_ = -1;
   int root_dir_watch_ = -1;  // the kubelet root, to see the socket directories appear
   int ancestor_watch_ = -1;  // nearest existing ancestor while the kubelet root is missing
   int config_dir_watch_ = -1;
-  std::unique_ptr<Timer> periodic_timer_;
-  std::unique_ptr<Timer> reload_debounce_;
-  std::unique_ptr<Timer> event_debounce_;
+  std::unique_ptr<loop::Timer> periodic_timer_;
+  std::unique_ptr<loop::Timer> reload_debounce_;
+  std::unique_ptr<loop::Timer> event_debounce_;
   struct PendingRescan {
     std::string reason;  // of the first event
     bool full = false;
@@ -185,7 +140,7 @@ class Manager {
   std::map<std::string, std::string> link_owners_;
   std::unique_ptr<netlink::UeventSocket> uevents_;
   std::unique_ptr<rdma::VerbsEvents> verbs_;
-  metrics::Counters counters_;  // loop thread
+  metrics::Counters counters_;
   // Hand-over between HTTP threads and the loop; `closed` releases waiters at shutdown.
   struct CollectGate {
     std::mutex mu;
@@ -194,14 +149,13 @@ class Manager {
   };
   std::shared_ptr<CollectGate> collect_gate_ = std::make_shared<CollectGate>();
   std::unique_ptr<metrics::HttpEndpoint> http_;
-  std::unique_ptr<Timer> http_retry_;
+  std::unique_ptr<loop::Timer> http_retry_;
   std::chrono::milliseconds http_backoff_{1000};
   double start_time_seconds_ = 0;
-  std::map<std::string, std::unique_ptr<Resource>> resources_;  // by resourceName
-  std::unique_ptr<DraDriver> dra_;                              // while a DRA entry is configured
-  std::shared_ptr<grpc::Channel> kubelet_channel_;              // long-lived, see registrar.h
   std::set<std::string> known_problems_;
   bool stopping_ = false;
+  // The device-plugin front end, then the DRA front end. Last: they go before the loop.
+  std::vector<std::unique_ptr<frontend::FrontEnd>> front_ends_;
 };
 
 }  // namespace rdmadp::manager

@@ -1,5 +1,5 @@
 // Manager: what it watches. Signals, the kubelet's socket directories and the config
-// directory (inotify), kernel link events and uevents, verbs events, and the auto-mode choice.
+// directory (inotify), kernel link events and uevents, verbs events.
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -12,11 +12,18 @@
 
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
-#include "pkg/manager/manager_internal.h"
-#include "pkg/server/socket_path.h"
+#include "pkg/manager/manager.h"
 #include "pkg/sysfs/sysfs_parse.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::manager {
+namespace {
+
+// A ConfigMap update is several file operations; kernel events come in bursts.
+constexpr std::chrono::milliseconds kReloadDebounce{100};
+constexpr std::chrono::milliseconds kEventDebounce{20};
+
+}  // namespace
 
 void Manager::OpenKernelEventSources() {
   if (auto links = netlink::LinkEventSocket::Open(); links.ok()) {
@@ -70,11 +77,8 @@ void Manager::OpenKernelEventSources() {
 void Manager::TrackVerbsDevices() {
   if (!verbs_) return;
   std::set<std::string> ibdevs;
-  for (const auto& [name, res] : resources_) {
-    for (const auto& hca : res->snapshot->hcas()) {
-      const sysfs::PciFunction& fn = hca.function;
-      for (const auto& dev : fn.rdma_devices) ibdevs.insert(dev.name);
-    }
+  for (const sysfs::PciFunction* fn : SelectedFunctions()) {
+    for (const auto& dev : fn->rdma_devices) ibdevs.insert(dev.name);
   }
   verbs_->Track(ibdevs);
 }
@@ -93,12 +97,12 @@ void Manager::RequestRescan(std::string reason, std::optional<std::string> addre
   }
 }
 
-void Manager::WatchSocketDirs() {
-  if (!inotify_fd_.Valid()) return;
+bool Manager::WatchKubeletDirs() {
+  if (!inotify_fd_.Valid()) return false;
   constexpr uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
   if (root_dir_watch_ < 0) {
-    root_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), options_.kubelet_root_dir.c_str(),
-                                          IN_CREATE | IN_MOVED_TO);
+    root_dir_watch_ =
+        ::inotify_add_watch(inotify_fd_.Get(), dirs_.root.c_str(), IN_CREATE | IN_MOVED_TO);
     if (root_dir_watch_ >= 0 && ancestor_watch_ >= 0) {
       ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
       ancestor_watch_ = -1;
@@ -107,85 +111,24 @@ void Manager::WatchSocketDirs() {
   if (root_dir_watch_ < 0 && ancestor_watch_ < 0) {
     // The kubelet root itself is missing: watch the nearest existing ancestor and follow
     // the path down as directories appear.
-    std::string dir = fd::ParentDir(options_.kubelet_root_dir);
-    while (!dir.empty() && !PathExists(dir)) dir = fd::ParentDir(dir);
+    std::string dir = fd::ParentDir(dirs_.root);
+    while (!dir.empty() && !fd::PathExists(dir)) dir = fd::ParentDir(dir);
     if (!dir.empty()) {
       ancestor_watch_ =
           ::inotify_add_watch(inotify_fd_.Get(), dir.c_str(), IN_CREATE | IN_MOVED_TO);
     }
   }
+  // Both socket directories, whatever the front ends use: the device plugin's mode may
+  // change (auto), and the DRA driver registers through plugins_registry in any mode.
   if (plugin_dir_watch_ < 0) {
-    plugin_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DevicePluginDir().c_str(), kMask);
+    plugin_dir_watch_ =
+        ::inotify_add_watch(inotify_fd_.Get(), dirs_.DevicePlugins().c_str(), kMask);
   }
-  // The DRA driver registers through plugins_registry whatever the device plugin's mode.
-  if (registry_dir_watch_ < 0 && (WatcherMode() || auto_deciding_ || (dra_ && dra_->active))) {
+  if (registry_dir_watch_ < 0) {
     registry_dir_watch_ =
-        ::inotify_add_watch(inotify_fd_.Get(), PluginsRegistryDir().c_str(), kMask);
+        ::inotify_add_watch(inotify_fd_.Get(), dirs_.PluginsRegistry().c_str(), kMask);
   }
-}
-
-void Manager::CleanStaleSockets(const std::string& dir, std::string_view prefix,
-                                std::string_view suffix) {
-  // Only sockets named like ours (<resourceName>-<8 hex>.sock for a configured resource, or
-  // the DRA driver's <prefix><8 hex><suffix>), of another instance, and with nobody
-  // accepting on them: provably dead.
-  for (const std::string& name : fd::ListDir(dir)) {
-    const std::string path = Cat(dir, "/", name);
-    std::string file = name;
-    if (file.starts_with(".")) file.erase(0, 1);  // not yet published by a dead instance
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    std::string id;
-    if (!prefix.empty()) {
-      if (!file.starts_with(prefix) || !file.ends_with(suffix) ||
-          file.size() != prefix.size() + 8 + suffix.size()) {
-        continue;
-      }
-      id = file.substr(prefix.size(), 8);
-    } else {
-      if (!file.ends_with(".sock") || file.size() < 14) continue;
-      const std::string stem = file.substr(0, file.size() - 5);
-      const auto dash = stem.rfind('-');
-      if (dash == std::string::npos || stem.size() - dash - 1 != 8) continue;
-      id = stem.substr(dash + 1);
-      const std::string resource = stem.substr(0, dash);
-      const bool ours = std::any_of(config_.resources.begin(), config_.resources.end(),
-                                    [&](const auto& rc) { return rc.resource_name == resource; });
-      if (!ours) continue;
-    }
-    if (id == instance_id_ || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      continue;
-    }
-    if (server::SocketHasListener(path)) continue;
-    if (::unlink(path.c_str()) == 0) {
-      log::Info(Cat("removed stale socket ", path, " of a dead instance (nothing accepts on it)"));
-    }
-  }
-}
-
-void Manager::OnWatcherGetInfo() {
-  if (auto_deciding_) {
-    DecideAutoMode(cli::RegistrationMode::kWatcher, "the kubelet's plugin watcher called GetInfo");
-  }
-}
-
-void Manager::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
-  if (!auto_deciding_) return;
-  auto_deciding_ = false;
-  auto_timer_.reset();
-  log::Info(
-      Cat("auto: ", why, "; using ",
-          mode == cli::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
-  if (mode == mode_) return;
-  mode_ = mode;
-  WatchSocketDirs();
-  CleanStaleSockets(SocketDir());
-  const auto fsm_mode = mode == cli::RegistrationMode::kWatcher ? lifecycle::Mode::kWatcher
-                                                                : lifecycle::Mode::kKubelet;
-  for (auto& [name, res] : resources_) {
-    res->own_channel.reset();  // the socket moves to the other directory
-    Drive(*res, lifecycle::Event::Start(fsm_mode));
-  }
+  return root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
 }
 
 void Manager::OnSignal() {
@@ -203,12 +146,17 @@ void Manager::OnSignal() {
   }
 }
 
+void Manager::FanOut(const frontend::KubeletEvent& event) {
+  for (auto& front_end : front_ends_) front_end->OnKubeletEvent(event);
+}
+
 void Manager::OnInotifyEvents() {
+  using Kind = frontend::KubeletEvent::Kind;
   alignas(inotify_event) char buf[8192];
   bool kubelet_started = false;
   bool config_touched = false;
   bool dirs_appeared = false;
-  std::vector<std::string> lost;
+  std::vector<frontend::KubeletEvent> lost;
   ssize_t n;
   while ((n = ::read(inotify_fd_.Get(), buf, sizeof(buf))) > 0) {
     for (char* p = buf; p < buf + n;) {
@@ -216,7 +164,7 @@ void Manager::OnInotifyEvents() {
       p += sizeof(inotify_event) + ev->len;
       const std::string name = ev->len > 0 ? ev->name : "";
       if (ev->wd == config_dir_watch_ &&
-          (name == "..data" || name == BaseOf(options_.config_file))) {
+          (name == "..data" || name == fd::BaseName(options_.config_file))) {
         config_touched = true;
       }
       if ((ev->wd == root_dir_watch_ &&
@@ -232,11 +180,16 @@ void Manager::OnInotifyEvents() {
         continue;
       }
       if (ev->wd != plugin_dir_watch_ && ev->wd != registry_dir_watch_) continue;
-      if (ev->wd == plugin_dir_watch_ && name == kKubeletSocketName &&
+      if (ev->wd == plugin_dir_watch_ && name == "kubelet.sock" &&
           (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
         kubelet_started = true;
       }
-      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) lost.push_back(name);
+      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+        lost.push_back(
+            {.kind = Kind::kFileDeleted,
+             .dir = ev->wd == plugin_dir_watch_ ? dirs_.DevicePlugins() : dirs_.PluginsRegistry(),
+             .file = name});
+      }
     }
   }
   if (config_touched) reload_debounce_->ArmOnce(kReloadDebounce);
@@ -246,40 +199,13 @@ void Manager::OnInotifyEvents() {
       ::inotify_rm_watch(inotify_fd_.Get(), ancestor_watch_);
       ancestor_watch_ = -1;
     }
-    WatchSocketDirs();
-    for (auto& [rname, res] : resources_) Drive(*res, lifecycle::Event::SocketDirAppeared());
-    DriveDra(lifecycle::Event::SocketDirAppeared());  // the kubelet's directories, fanned out
+    WatchKubeletDirs();
+    FanOut({Kind::kDirsAppeared, {}, {}});
   }
-  for (const auto& file : lost) {
-    // The DRA driver's registration socket (the kubelet's cleanup, an operator): re-served
-    // once, as a device-plugin socket is; the plugin watcher then registers it again.
-    if (dra_ && dra_->server && BaseOf(dra_->server->registration_path()) == file &&
-        !PathExists(dra_->server->registration_path())) {
-      DriveDra(lifecycle::Event::OwnSocketDeleted());
-    }
-    for (auto& [rname, res] : resources_) {
-      if (res->server && BaseOf(res->server->socket_path()) != file &&
-          file.starts_with(res->config.resource_name + "-") && file.ends_with(".sock") &&
-          file.find('-', res->config.resource_name.size() + 1) == std::string::npos) {
-        // Another instance of this resource went (the old pod of a rolling update). The
-        // kubelet's view is whatever list was written last, maybe that instance's (a
-        // v1.37 kubelet promotes the survivor without asking it again; a v1.24 one ignores
-        // the old stream's end): ours is sent again, so the view becomes ours at once.
-        log::Info(Cat(res->config.FullName(), ": another instance's socket ", file,
-                      " went away; sending our device list again"));
-        res->server->Resend();
-        continue;
-      }
-      if (!res->server || BaseOf(res->server->socket_path()) != file) continue;
-      // Our own re-creation replaces the file too; only a socket that is still gone was lost.
-      if (PathExists(res->server->socket_path())) continue;
-      Drive(*res, lifecycle::Event::OwnSocketDeleted());
-    }
-  }
+  for (const auto& event : lost) FanOut(event);
   if (kubelet_started) {
-    if (!WatcherMode()) ++counters_.kubelet_restarts;
-    log::Info(Cat(KubeletSocket(), " created (kubelet (re)started)"));
-    for (auto& [rname, res] : resources_) Drive(*res, lifecycle::Event::KubeletSocketCreated());
+    log::Info(Cat(dirs_.KubeletSocket(), " created (kubelet (re)started)"));
+    FanOut({Kind::kKubeletSocketCreated, {}, {}});
   }
 }
 

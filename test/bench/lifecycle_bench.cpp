@@ -11,9 +11,9 @@
 #include <random>
 #include <thread>
 
+#include "pkg/deviceplugin/resource_server.h"
 #include "pkg/netlink/link_up.h"
 #include "pkg/netlink/nl_socket.h"
-#include "pkg/server/resource_server.h"
 #include "test/bench/bench_common.h"
 #include "test/support/plugin_harness.h"
 
@@ -216,9 +216,9 @@ void BigPools() {
     auto snap = pool::PoolSnapshot::Build(rc, inv);
     const double build_ms = MsSince(t);
     testing::TempDir tmp;
-    server::ResourceServerOptions opts;
+    deviceplugin::ResourceServerOptions opts;
     opts.socket_path = tmp.path() + "/big.sock";
-    auto srv = server::ResourceServer::Start(opts, snap);
+    auto srv = deviceplugin::ResourceServer::Start(opts, snap);
     if (!srv.ok()) return;
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(4 * 1024 * 1024);  // the kubelet's limit

@@ -257,7 +257,7 @@ TEST_F(CdiConsumer, DraHcaSpecsResolve) {
        "selectors": {"ifNames": ["ib0", "ib1"]}}]})");
   ASSERT_TRUE(h.kubelet().Start().ok());
   // No API server here: the specs are written before anything is published.
-  h.StartPlugin({"--node-name=n1", "--cdi-spec-dir=" + cdi});
+  h.StartPlugin({"--node-name=n1", "--cdi-spec-dir=" + cdi, "--metrics-address=127.0.0.1:0"});
   ASSERT_TRUE(WaitForFiles(
       cdi, [&] { return SpecFiles() == 2; }, milliseconds(10000)));
   const std::vector<std::string> ids = {"rdma.k8s-rdma-shared-dp.io/hca=hca-0000-10-00-0",
@@ -265,7 +265,9 @@ TEST_F(CdiConsumer, DraHcaSpecsResolve) {
   const Checked c = Check(cdi, 2, ids);
   EXPECT_EQ(c.status, 0) << c.output;
   EXPECT_THAT(c.output, HasSubstr("ok: 2 device(s) declared, 2 name(s) resolved"));
-  EXPECT_THAT(h.PluginLog(), HasSubstr("no API server"));
+  // No API server to publish to: counted, and shown as unreachable.
+  EXPECT_EQ(h.Metric("rdma_shared_dp_errors_by_class_total{class=\"dra\"}"), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_dra_api_reachable{driver=\"rdma.k8s-rdma-shared-dp.io\"}"), 0);
 }
 
 }  // namespace

@@ -94,7 +94,12 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   ASSERT_TRUE(un.ok());
   EXPECT_EQ(un->claims_size(), 1);
   EXPECT_EQ(un->claims().begin()->second.error(), "");
-  EXPECT_THAT(h.PluginLog(), HasSubstr("(share 00000000-0000-0000-0000-000000000001)"));
+  // Counted per claim: both batches' good claims, the one whose uid no longer matches.
+  const std::string driver = Cat("{driver=\"", kDriver, "\"");
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_prepared_claims_total", driver, ",result=\"ok\"}")), 3);
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_prepared_claims_total", driver, ",result=\"error\"}")),
+            1);
+  EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_unprepared_claims_total", driver, "}")), 1);
 }
 
 // Issue 27 item 10: /readyz answered 200 while the DRA driver was unregistered or could
@@ -298,8 +303,7 @@ TEST_F(Dra, ClaimsAllocatedWithSharesArePreparedAndTaintsSteerTheScheduler) {
     EXPECT_THAT(answer.devices(0).cdi_device_ids(),
                 ElementsAre(Cat(kDriver, "/hca=", result["device"].get<std::string>())));
     ++per_hca[answer.devices(0).device_name()];
-    EXPECT_THAT(h.PluginLog(),
-                HasSubstr(Cat("(share ", result["shareID"].get<std::string>(), ")")));
+    EXPECT_EQ(answer.devices(0).share_id(), result["shareID"].get<std::string>());
   }
   EXPECT_THAT(per_hca,
               ElementsAre(std::pair{"hca-0000-10-00-0", 4}, std::pair{"hca-0000-11-00-0", 4}));

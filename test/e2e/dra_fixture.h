@@ -90,27 +90,8 @@ class Dra : public ::testing::Test {
     }
     h.StartPlugin(flags);
   }
-  // The metrics endpoint's port, from the plugin's log line.
-  int MetricsPort() {
-    std::smatch m;
-    const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
-    std::string log;
-    WaitForFiles(
-        h.root(),
-        [&] {
-          log = h.PluginLog();
-          return std::regex_search(log, m, re);
-        },
-        std::chrono::milliseconds(5000));
-    return m.empty() ? 0 : std::stoi(m[1]);
-  }
-  // GET `path` on the metrics endpoint: {status, body} ({0, ""} when it does not answer).
-  std::pair<int, std::string> Http(const std::string& path) {
-    httplib::Client client("127.0.0.1", MetricsPort());
-    client.set_read_timeout(5, 0);
-    auto r = client.Get(path.c_str());
-    return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
-  }
+  int MetricsPort() { return h.MetricsPort(); }
+  std::pair<int, std::string> Http(const std::string& path) { return h.MetricsHttp(path); }
   // Polls `path` until it answers `status` (50 ms apart); the last answer either way.
   std::pair<int, std::string> AwaitHttp(const std::string& path, int status,
                                         std::chrono::milliseconds timeout) {
@@ -136,12 +117,7 @@ class Dra : public ::testing::Test {
     }
     return r;
   }
-  // One sample of /metrics by its full series text, or -1.
-  double Sample(const std::string& series) {
-    const std::string body = Http("/metrics").second;
-    const auto pos = body.find("\n" + series + " ");
-    return pos == std::string::npos ? -1 : std::stod(body.substr(pos + series.size() + 2));
-  }
+  double Sample(const std::string& series) { return h.Metric(series); }
   // What a case changes on the node between the kubelet's start and the plugin's.
   virtual void BeforeThePluginStarts() {}
   void TearDown() override {

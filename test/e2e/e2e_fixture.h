@@ -76,6 +76,21 @@ class E2E : public ::testing::Test {
         h.root(), [&] { return h.PluginLog().find(text) != std::string::npos; }, timeout);
   }
   SimResource Resource(const std::string& name) { return h.kubelet().State().resources[name]; }
+  // A per-resource series of /metrics (the plugin started with kMetricsFlag).
+  static std::string Series(std::string_view name, std::string_view resource) {
+    return std::string(name) + "{resource=\"" + std::string(resource) + "\"}";
+  }
+  static constexpr char kMetricsFlag[] = "--metrics-address=127.0.0.1:0";
+  // Polls /metrics until build_info says registration mode `mode` (2 s at most).
+  bool AwaitMode(const std::string& mode) {
+    const std::string want = ",mode=\"" + mode + "\"} 1";
+    const auto deadline = Clock::now() + milliseconds(2000);
+    while (h.MetricsHttp("/metrics").second.find(want) == std::string::npos) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(milliseconds(50));  // polling a remote state, not a sync
+    }
+    return true;
+  }
 
   void StartAll(const std::string& config = PluginHarness::DemoConfig(),
                 std::vector<std::string> extra = {}) {

@@ -72,7 +72,7 @@ TEST_F(E2E, AFullCdiDirectoryKeepsThePoolUnhealthyUntilTheSpecIsWritten) {
     const std::string block(4096, 'x');
     for (int i = 0; i < 64 && filler; ++i) filler.write(block.data(), block.size()).flush();
   }
-  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi});
+  StartAll(PluginHarness::DemoConfig(1), {"--use-cdi", "--cdi-spec-dir=" + cdi, kMetricsFlag});
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) {
@@ -83,13 +83,16 @@ TEST_F(E2E, AFullCdiDirectoryKeepsThePoolUnhealthyUntilTheSpecIsWritten) {
       << h.PluginLog();
   const std::string spec_a = cdi + "/k8s-rdma-shared-dp_rdma_hca_shared_devices_a.json";
   EXPECT_FALSE(std::filesystem::exists(spec_a));
-  EXPECT_THAT(h.PluginLog(), HasSubstr("every slot is Unhealthy until a rescan writes it"));
+  // One CDI error per resource, however many rescans meet the full directory.
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_healthy_slots", kA)), 0);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_errors_by_class_total{class=\"cdi\"}"), 2);
   std::filesystem::remove(cdi + "/filler");  // space again: the next 1 s rescan writes it
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) { return s.resources.at(kA).allocatable == 1000; }, milliseconds(5000)))
       << h.PluginLog();
   EXPECT_TRUE(std::filesystem::exists(spec_a));
-  EXPECT_THAT(h.PluginLog(), HasSubstr("CDI spec written again"));
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_healthy_slots", kA)), 1000);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_errors_by_class_total{class=\"cdi\"}"), 2);
 }
 
 TEST_F(E2E, CdiModeSpecsResolveAndFollowThePool) {

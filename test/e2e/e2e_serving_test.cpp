@@ -219,12 +219,14 @@ TEST_F(E2E, DebugLogExplainsEveryFunctionAndSelectorDecision) {
 
 TEST_F(E2E, EmptyPoolRegistersAndAdvertisesZero) {
   StartAll(R"({"configList": [{"resourceName": "nothing", "rdmaHcaMax": 100,
-                               "selectors": {"vendors": ["abcd"]}}]})");
+                               "selectors": {"vendors": ["abcd"]}}]})",
+           {kMetricsFlag});
   ASSERT_TRUE(WaitRegistered("rdma/nothing"));
   SimResource r = Resource("rdma/nothing");
   EXPECT_EQ(r.capacity, 0);
   EXPECT_EQ(r.allocatable, 0);
-  EXPECT_THAT(h.PluginLog(), HasSubstr("no RDMA device matches its selectors"));
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_hcas", "rdma/nothing")), 0);
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_registered", "rdma/nothing")), 1);
 }
 
 TEST_F(E2E, YamlConfigAndCustomPrefix) {

@@ -1,9 +1,14 @@
 #include "test/support/plugin_harness.h"
 
+#include <httplib.h>
+
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <thread>
 
 #include "pkg/text/cat.h"
+#include "test/support/fs_wait.h"
 
 namespace rdmadp::testing {
 
@@ -29,9 +34,50 @@ std::vector<std::string> PluginHarness::PluginArgs(const std::vector<std::string
 
 PluginProcess& PluginHarness::StartPlugin(const std::vector<std::string>& extra,
                                           bool inherit_stderr) {
+  metrics_port_ = 0;
   plugin_ = std::make_unique<PluginProcess>(PluginBinary(), PluginArgs(extra),
                                             inherit_stderr ? "" : log_path());
   return *plugin_;
+}
+
+int PluginHarness::MetricsPort() {
+  if (metrics_port_ != 0) return metrics_port_;
+  std::smatch m;
+  const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
+  std::string log;
+  WaitForFiles(
+      root(),
+      [&] {
+        log = PluginLog();
+        return std::regex_search(log, m, re);
+      },
+      std::chrono::milliseconds(5000));
+  metrics_port_ = m.empty() ? 0 : std::stoi(m[1]);
+  return metrics_port_;
+}
+
+std::pair<int, std::string> PluginHarness::MetricsHttp(const std::string& path) {
+  httplib::Client client("127.0.0.1", MetricsPort());
+  client.set_read_timeout(5, 0);
+  auto r = client.Get(path.c_str());
+  return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+}
+
+double PluginHarness::Metric(const std::string& series) {
+  const std::string body = MetricsHttp("/metrics").second;
+  const auto pos = body.find("\n" + series + " ");
+  return pos == std::string::npos ? -1 : std::stod(body.substr(pos + series.size() + 2));
+}
+
+double PluginHarness::AwaitMetric(const std::string& series, double value,
+                                  std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  double v = Metric(series);
+  while (v != value && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    v = Metric(series);
+  }
+  return v;
 }
 
 void PluginHarness::AddDemoHcas() {

@@ -3,8 +3,10 @@
 // at all of them.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test/support/fake_node.h"
@@ -34,6 +36,17 @@ class PluginHarness {
   PluginProcess& plugin() { return *plugin_; }
   std::string PluginLog() const { return ReadFileOrEmpty(log_path()); }
 
+  // The plugin's metrics endpoint, when it was started with --metrics-address=127.0.0.1:0
+  // (the port is read from its start-up line, waiting up to 5 s for it).
+  int MetricsPort();
+  // GET `path` there: {status, body}; {0, ""} when it does not answer.
+  std::pair<int, std::string> MetricsHttp(const std::string& path);
+  // One sample of /metrics by its full series text (`name{labels}`), or -1 when absent.
+  double Metric(const std::string& series);
+  // Polls Metric(series) until it equals `value` (50 ms apart); the last value either way.
+  double AwaitMetric(const std::string& series, double value,
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+
   // Four ConnectX HCAs: two InfiniBand on NUMA 0 (ib0, ib1), two RoCE on NUMA 1, plus an
   // Intel NIC without RDMA.
   void AddDemoHcas();
@@ -45,6 +58,7 @@ class PluginHarness {
   FakeNode node_;
   KubeletSimulator kubelet_;
   std::unique_ptr<PluginProcess> plugin_;
+  int metrics_port_ = 0;
 };
 
 }  // namespace rdmadp::testing

@@ -1,6 +1,6 @@
 // PrepareGrpcRuntime() changes process-wide state once, so each test runs it in a child
 // process (a gtest death test that exits 0) and leaves this process as it was.
-#include "pkg/server/grpc_runtime.h"
+#include "pkg/rpc/grpc_runtime.h"
 
 #include <absl/synchronization/mutex.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 namespace {
 
 class GrpcRuntime : public ::testing::Test {
@@ -67,4 +67,4 @@ TEST_F(GrpcRuntime, KeepsTheOperatorsBackupPollingInterval) {
 }
 
 }  // namespace
-}  // namespace rdmadp::server
+}  // namespace rdmadp::rpc

@@ -17,16 +17,18 @@
 #include <future>
 
 #include "pkg/api/pluginregistration.grpc.pb.h"
+#include "pkg/deviceplugin/registrar.h"
+#include "pkg/deviceplugin/resource_server.h"
+#include "pkg/dra/health_stream.h"
 #include "pkg/fd/unique_fd.h"
-#include "pkg/server/cq_call.h"
-#include "pkg/server/health_stream.h"
-#include "pkg/server/registrar.h"
-#include "pkg/server/resource_server.h"
-#include "pkg/server/socket_path.h"
+#include "pkg/rpc/cq_call.h"
+#include "pkg/rpc/socket_path.h"
 #include "test/support/kubelet_sim.h"
 #include "test/support/temp_dir.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
+using namespace rdmadp::rpc;  // NOLINT(google-build-using-namespace): the rooms under test
+using namespace rdmadp::dra;  // NOLINT(google-build-using-namespace)
 namespace {
 
 using std::chrono::milliseconds;
@@ -487,13 +489,15 @@ TEST_F(RegistrarTest, DestructionCancelsWithoutCallingBack) {
 }
 
 }  // namespace
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin
 
 // A call accepted just before its server shuts down can be answered after the queue was shut
 // down (a deferred answer, or one the queue's thread reaches late). gRPC aborts the process
 // when an operation starts on a shut-down queue; the answer must be dropped instead, and the
 // call freed. (CI saw the abort once in 200 kubelet restarts before the gate existed.)
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
+using namespace rdmadp::rpc;  // NOLINT(google-build-using-namespace): the rooms under test
+using namespace rdmadp::dra;  // NOLINT(google-build-using-namespace)
 namespace {
 
 TEST(CqCall, AnAnswerAfterTheQueueShutDownIsDroppedNotStarted) {
@@ -560,4 +564,4 @@ TEST(HealthHub, AtMostSixteenStreamsTheOldestEndsFirst) {
 }
 
 }  // namespace
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

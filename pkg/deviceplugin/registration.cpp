@@ -1,38 +1,35 @@
-// Manager: the thin adapter between each resource's registration state machine
-// (pkg/lifecycle) and the world: it observes facts, hands in events and carries out the
-// actions (serve a socket, start or cancel a Register, arm a timer, log). Loop thread only;
-// other threads reach it through PostTo().
-#include <sys/stat.h>
-
-#include <ctime>
-
+// The device-plugin front end: the thin adapter between each resource's registration state
+// machine (pkg/lifecycle) and the world. It observes facts, hands in events and carries out
+// the actions (serve a socket, start or cancel a Register, arm a timer, log). Loop thread
+// only; other threads reach it through PostTo().
+#include "pkg/deviceplugin/front_end_internal.h"
+#include "pkg/fd/files.h"
+#include "pkg/frontend/kubelet_facts.h"
 #include "pkg/log/log.h"
-#include "pkg/manager/manager_internal.h"
-#include "pkg/server/socket_path.h"
+#include "pkg/rpc/socket_path.h"
+#include "pkg/text/cat.h"
 
-namespace rdmadp::manager {
+namespace rdmadp::deviceplugin {
 
-lifecycle::Facts Manager::CurrentFacts(const Resource& res) const {
-  lifecycle::Facts facts{.now = lifecycle::Clock::now(), .kubelet_socket = {}};
-  if (res.server) facts.streams_opened = res.server->streams_opened();
-  facts.kubelet_socket = SocketIdOf(KubeletSocket());
-  return facts;
-}
+using frontend::WallNowNs;
 
-std::function<void(lifecycle::Event)> Manager::PostTo(const std::string& name) {
+std::function<void(lifecycle::Event)> DevicePluginFrontEnd::PostTo(const std::string& name) {
   return [this, name](lifecycle::Event event) {
-    loop_->Post([this, name, event = std::move(event)] {
-      if (stopping_) return;
+    host_.Loop().Post([this, name, event = std::move(event)] {
+      if (host_.Stopping()) return;
       if (auto it = resources_.find(name); it != resources_.end()) Drive(*it->second, event);
     });
   };
 }
 
-void Manager::Drive(Resource& res, const lifecycle::Event& event) {
+void DevicePluginFrontEnd::Drive(Resource& res, const lifecycle::Event& event) {
   using Kind = lifecycle::Action::Kind;
-  lifecycle::Facts facts = CurrentFacts(res);
+  const std::string kubelet_socket = host_.Dirs().KubeletSocket();
+  lifecycle::Facts facts{.now = lifecycle::Clock::now(),
+                         .kubelet_socket = frontend::SocketIdOf(kubelet_socket)};
+  if (res.server) facts.streams_opened = res.server->streams_opened();
   if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
-    facts.kubelet_listening = server::SocketHasListener(KubeletSocket());
+    facts.kubelet_listening = rpc::SocketHasListener(kubelet_socket);
   }
   const lifecycle::Phase before = res.fsm->phase();
   const std::vector<lifecycle::Action> actions = res.fsm->Handle(event, facts);
@@ -72,7 +69,7 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
             log::Info(action.message);
             break;
           case lifecycle::Action::Level::kWarn:
-            ReportProblem(log::Level::kWarn, "registration", action.message);
+            host_.ReportProblem(log::Level::kWarn, "registration", action.message);
             break;
         }
         break;
@@ -80,19 +77,18 @@ void Manager::Drive(Resource& res, const lifecycle::Event& event) {
   }
 }
 
-lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
+lifecycle::Event DevicePluginFrontEnd::ServeSocket(Resource& res, uint64_t server_token) {
   DropServer(res);
-  if (!PathExists(SocketDir())) {
+  if (!fd::PathExists(SocketDir())) {
     const std::string why = Cat(SocketDir(), " does not exist yet; will serve when the kubelet ",
                                 "creates it (is --kubelet-root-dir right?)");
     // Without a watch that would see it appear, wait with back-off instead.
-    const bool watched = root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
-    return lifecycle::Event::ServeFailed(server_token, watched, why);
+    return lifecycle::Event::ServeFailed(server_token, host_.WatchKubeletDirs(), why);
   }
   auto post = PostTo(res.config.resource_name);
-  server::ResourceServerOptions opts;
+  ResourceServerOptions opts;
   opts.socket_path =
-      Cat(SocketDir(), "/", server::SocketFileName(res.config.resource_name, instance_id_));
+      Cat(SocketDir(), "/", rpc::SocketFileName(res.config.resource_name, host_.InstanceId()));
   opts.serve_watcher_registration = WatcherMode();
   opts.on_stream_open = [post, server_token](uint64_t stream) {
     post(lifecycle::Event::StreamOpened(server_token, stream, WallNowNs()));
@@ -101,14 +97,14 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
     post(lifecycle::Event::StreamEnded(server_token, stream, newest));
   };
   opts.watcher.on_get_info = [this, post, server_token] {
-    loop_->Post([this] { OnWatcherGetInfo(); });
+    host_.Loop().Post([this] { OnWatcherGetInfo(); });
     post(lifecycle::Event::GetInfo(server_token));
   };
   opts.watcher.on_status = [post, server_token](bool ok, const std::string& error) {
     post(lifecycle::Event::Notify(server_token, ok, error, WallNowNs()));
   };
-  opts.on_allocate = [trimmer = heap_trimmer_.get()] { trimmer->Activity(); };
-  auto started = server::ResourceServer::Start(std::move(opts), Served(res));
+  opts.on_allocate = [trimmer = &host_.Trimmer()] { trimmer->Activity(); };
+  auto started = ResourceServer::Start(std::move(opts), Served(res));
   if (!started.ok()) {
     return lifecycle::Event::ServeFailed(server_token, false,
                                          std::string(started.status().message()));
@@ -118,14 +114,14 @@ lifecycle::Event Manager::ServeSocket(Resource& res, uint64_t server_token) {
   return lifecycle::Event::ServeOk(server_token);
 }
 
-void Manager::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
+void DevicePluginFrontEnd::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
   res.registration.reset();  // the machine cancelled any earlier one already
   if (!res.server) return;
-  server::RegistrationRequest req;
+  RegistrationRequest req;
   req.own_socket = res.server->socket_path();
-  req.kubelet_socket = KubeletSocket();
-  if (!kubelet_channel_) kubelet_channel_ = server::UnixChannel(KubeletSocket());
-  if (!res.own_channel) res.own_channel = server::UnixChannel(req.own_socket);
+  req.kubelet_socket = host_.Dirs().KubeletSocket();
+  if (!kubelet_channel_) kubelet_channel_ = UnixChannel(req.kubelet_socket);
+  if (!res.own_channel) res.own_channel = UnixChannel(req.own_socket);
   req.own_channel = res.own_channel;
   req.kubelet_channel = kubelet_channel_;
   req.self_check_timeout = kSelfCheckTimeout;
@@ -133,10 +129,34 @@ void Manager::StartRegistration(Resource& res, uint64_t attempt, bool fresh) {
   req.resource_name = res.config.FullName();
   req.probe_kubelet = !fresh;
   auto post = PostTo(res.config.resource_name);
-  res.registration = std::make_unique<server::KubeletRegistration>(
+  res.registration = std::make_unique<KubeletRegistration>(
       std::move(req), [post, attempt](lifecycle::RegisterOutcome outcome, std::string detail) {
         post(lifecycle::Event::RegisterDone(attempt, outcome, std::move(detail)));
       });
 }
 
-}  // namespace rdmadp::manager
+void DevicePluginFrontEnd::OnWatcherGetInfo() {
+  if (auto_deciding_) {
+    DecideAutoMode(cli::RegistrationMode::kWatcher, "the kubelet's plugin watcher called GetInfo");
+  }
+}
+
+void DevicePluginFrontEnd::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
+  if (!auto_deciding_) return;
+  auto_deciding_ = false;
+  auto_timer_.reset();
+  log::Info(
+      Cat("auto: ", why, "; using ",
+          mode == cli::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
+  if (mode == mode_) return;
+  mode_ = mode;
+  RemoveDeadSockets();
+  const auto fsm_mode = mode == cli::RegistrationMode::kWatcher ? lifecycle::Mode::kWatcher
+                                                                : lifecycle::Mode::kKubelet;
+  for (auto& [name, res] : resources_) {
+    res->own_channel.reset();  // the socket moves to the other directory
+    Drive(*res, lifecycle::Event::Start(fsm_mode));
+  }
+}
+
+}  // namespace rdmadp::deviceplugin

@@ -1,4 +1,4 @@
-#include "pkg/server/socket_path.h"
+#include "pkg/rpc/socket_path.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -11,10 +11,12 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "pkg/fd/files.h"
 #include "pkg/fd/unique_fd.h"
+#include "pkg/log/log.h"
 #include "pkg/text/cat.h"
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 
 std::string NewInstanceId() {
   unsigned char bytes[4] = {};
@@ -106,4 +108,24 @@ void RemoveOwnSocket(const std::string& path, ino_t inode) {
   if (inode != 0 && ::lstat(path.c_str(), &st) == 0 && st.st_ino == inode) ::unlink(path.c_str());
 }
 
-}  // namespace rdmadp::server
+void RemoveDeadSockets(const std::string& dir, const std::string& own_instance,
+                       const InstanceOfFn& instance_of) {
+  for (const std::string& name : fd::ListDir(dir)) {
+    const std::string path = Cat(dir, "/", name);
+    // A hidden name: not yet published by an instance that died.
+    const std::optional<std::string> id =
+        instance_of(name.starts_with(".") ? name.substr(1) : name);
+    if (!id || *id == own_instance || id->size() != 8 ||
+        id->find_first_not_of("0123456789abcdef") != std::string::npos) {
+      continue;
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (SocketHasListener(path)) continue;
+    if (::unlink(path.c_str()) == 0) {
+      log::Info(Cat("removed stale socket ", path, " of a dead instance (nothing accepts on it)"));
+    }
+  }
+}
+
+}  // namespace rdmadp::rpc

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "pkg/server/cq_call.h"
+#include "pkg/rpc/cq_call.h"
 
-namespace rdmadp::server {
+namespace rdmadp::dra {
 
 // A device list, serialised once (a v1 NodeWatchResourcesResponse).
 using HealthPayload = std::shared_ptr<const std::string>;
@@ -89,7 +89,7 @@ class HealthStream final
         self_.reset();  // shutting down: may destroy this object
         return;
       }
-      QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
+      rpc::QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
       hub_->Opened(this->shared_from_this());
     };
     op_done_.on = [this](bool ok) {
@@ -117,13 +117,13 @@ class HealthStream final
         pending_.reset();
         op_in_flight_ = true;
         lock.unlock();
-        if (QueueGate::StartOp(cq_, [&] { writer_.Write(message_, &op_done_); })) return;
+        if (rpc::QueueGate::StartOp(cq_, [&] { writer_.Write(message_, &op_done_); })) return;
         lock.lock();  // shutting down: the call-done tag releases the stream
         op_in_flight_ = false;
       } else if (ending_) {
         finish_started_ = op_in_flight_ = true;
         lock.unlock();
-        if (QueueGate::StartOp(cq_, [&] { writer_.Finish(grpc::Status::OK, &op_done_); })) {
+        if (rpc::QueueGate::StartOp(cq_, [&] { writer_.Finish(grpc::Status::OK, &op_done_); })) {
           return;
         }
         lock.lock();
@@ -142,7 +142,7 @@ class HealthStream final
   Request request_;
   Response message_;
   grpc::ServerAsyncWriter<Response> writer_;
-  Tag accepted_, op_done_, call_done_;
+  rpc::Tag accepted_, op_done_, call_done_;
   std::shared_ptr<HealthStream> self_;
   std::mutex mu_;
   HealthPayload pending_;
@@ -152,4 +152,4 @@ class HealthStream final
   bool call_done_seen_ = false;
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::dra

@@ -1,8 +1,8 @@
-#include "pkg/server/stream_hub.h"
+#include "pkg/deviceplugin/stream_hub.h"
 
 #include <algorithm>
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 
 SnapshotStream::SnapshotStream(StreamHub* hub, DevicePluginService* service,
                                grpc::ServerCompletionQueue* cq)
@@ -26,7 +26,7 @@ void SnapshotStream::OnAccepted(bool ok) {
     self_.reset();  // may destroy this object: nothing after this line
     return;
   }
-  QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
+  rpc::QueueGate::StartOp(cq_, [&] { Serve(hub_, service_, cq_); });  // the next one
   hub_->Opened(shared_from_this());
 }
 
@@ -71,7 +71,8 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
       lock.unlock();
       const std::string& bytes = next->list_response_bytes();
       grpc::Slice slice(bytes.data(), bytes.size());  // a copy: gRPC owns it from here
-      if (QueueGate::StartOp(cq_, [&] { writer_.Write(grpc::ByteBuffer(&slice, 1), &op_done_); })) {
+      if (rpc::QueueGate::StartOp(cq_,
+                                  [&] { writer_.Write(grpc::ByteBuffer(&slice, 1), &op_done_); })) {
         return;
       }
       lock.lock();  // shutting down: the call-done tag releases the stream
@@ -87,7 +88,7 @@ void SnapshotStream::Pump(std::unique_lock<std::mutex>& lock) {
       const grpc::Status status =
           failed ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream write failed")
                  : grpc::Status::OK;
-      if (QueueGate::StartOp(cq_, [&] { writer_.Finish(status, &op_done_); })) return;
+      if (rpc::QueueGate::StartOp(cq_, [&] { writer_.Finish(status, &op_done_); })) return;
       lock.lock();
       op_in_flight_ = false;
       MaybeRelease(lock);
@@ -187,4 +188,4 @@ void StreamHub::Closed(SnapshotStream* stream) {
   if (on_end) on_end(id, was_newest);
 }
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

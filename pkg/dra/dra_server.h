@@ -27,11 +27,11 @@
 #include "pkg/api/dra_v1.grpc.pb.h"
 #include "pkg/api/dra_v1beta1.grpc.pb.h"
 #include "pkg/api/pluginregistration.grpc.pb.h"
-#include "pkg/server/cq_call.h"
-#include "pkg/server/device_plugin_service.h"
-#include "pkg/server/health_stream.h"
+#include "pkg/dra/health_stream.h"
+#include "pkg/rpc/plugin_watcher.h"
+#include "pkg/rpc/unix_server.h"
 
-namespace rdmadp::server {
+namespace rdmadp::dra {
 
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
@@ -45,9 +45,9 @@ inline const std::vector<std::string> kDraServices = {
 
 struct DraServerOptions {
   std::string driver;
-  std::string endpoint_path;       // <kubelet root>/plugins/<driver>/dra-<instance>.sock
-  std::string registration_path;   // <kubelet root>/plugins_registry/<driver>-<instance>.sock
-  WatcherHandlers::Hooks watcher;  // gRPC thread
+  std::string endpoint_path;            // <kubelet root>/plugins/<driver>/dra-<instance>.sock
+  std::string registration_path;        // <kubelet root>/plugins_registry/<driver>-<instance>.sock
+  rpc::WatcherHandlers::Hooks watcher;  // gRPC thread
   // Worker threads (kDraWorkers of them, `worker` says which); may block, but should give
   // up on a claim once `deadline` (the kubelet's) has passed: nobody waits for it then.
   std::function<drav1::NodePrepareResourcesResponse(const drav1::NodePrepareResourcesRequest&,
@@ -80,33 +80,30 @@ class DraServer {
   size_t open_health_streams() const { return health_.open_streams(); }
   uint64_t health_streams_opened() const { return health_.streams_opened(); }
   const std::string& endpoint_path() const { return options_.endpoint_path; }
+  // Where the plugin watcher finds us.
   const std::string& registration_path() const { return options_.registration_path; }
 
  private:
   DraServer(DraServerOptions options, HealthPayload initial_health);
-  void ServeCalls();
+  void ServeCalls(grpc::ServerCompletionQueue* cq);
   void Work(int worker);  // a worker thread
   void Enqueue(std::function<void(bool run, int worker)> job);
 
   const DraServerOptions options_;
   HealthHub health_;
-  WatcherHandlers watcher_;
+  rpc::WatcherHandlers watcher_;
   drav1::DRAPlugin::AsyncService v1_;
   drav1beta1::DRAPlugin::AsyncService v1beta1_;
   v1alpha1::DRAResourceHealth::AsyncService health_v1alpha1_;
   v1::DRAResourceHealth::AsyncService health_v1_;
   pluginregistration::Registration::AsyncService registration_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
-  std::unique_ptr<CqThread> cq_thread_;
-  ino_t endpoint_inode_ = 0;
-  ino_t registration_inode_ = 0;
 
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void(bool run, int worker)>> jobs_;  // run=false: "shutting down"
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+  std::unique_ptr<rpc::UnixServer> rpc_;  // last: goes first, before what it serves
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::dra

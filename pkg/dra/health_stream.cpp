@@ -1,8 +1,8 @@
-#include "pkg/server/health_stream.h"
+#include "pkg/dra/health_stream.h"
 
 #include <algorithm>
 
-namespace rdmadp::server {
+namespace rdmadp::dra {
 
 HealthPayload HealthHub::Current() const {
   std::lock_guard lock(mu_);
@@ -71,4 +71,4 @@ void HealthHub::Closed(const HealthStreamBase* s) {
       streams_.end());
 }
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::dra

@@ -1,4 +1,4 @@
-#include "pkg/server/grpc_runtime.h"
+#include "pkg/rpc/grpc_runtime.h"
 
 #include <absl/synchronization/mutex.h>
 #include <grpc/grpc.h>
@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 
 void PrepareGrpcRuntime() {
   // Our only client channel (to the kubelet) carries Register calls with deadlines, whose own
@@ -25,4 +25,4 @@ void DisableBandwidthProbing(grpc::ChannelArguments& args) {
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
 }
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::rpc

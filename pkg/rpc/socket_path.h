@@ -4,11 +4,13 @@
 
 #include <sys/types.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 
 // 8 random hex characters, fixed for the life of the process.
 std::string NewInstanceId();
@@ -40,4 +42,12 @@ absl::StatusOr<ino_t> PublishSocket(const std::string& path);
 // Removes `path` if it is still the file with `inode` (a newer server may own the path).
 void RemoveOwnSocket(const std::string& path, ino_t inode);
 
-}  // namespace rdmadp::server
+// Says which instance a socket file name belongs to (its 8 hex characters), or nullopt when
+// the name is not one of ours.
+using InstanceOfFn = std::function<std::optional<std::string>(const std::string& file)>;
+// Removes the sockets in `dir` (published, or still hidden) that are named like ours, belong
+// to another instance and have nobody accepting on them: provably dead. Logs each one.
+void RemoveDeadSockets(const std::string& dir, const std::string& own_instance,
+                       const InstanceOfFn& instance_of);
+
+}  // namespace rdmadp::rpc

@@ -21,7 +21,7 @@
 #include <set>
 #include <thread>
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 
 struct Tag {
   std::function<void(bool ok)> on;
@@ -181,4 +181,4 @@ struct UnaryCall {
   }
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::rpc

@@ -23,7 +23,7 @@ class ChannelArguments;
 class ServerBuilder;
 }  // namespace grpc
 
-namespace rdmadp::server {
+namespace rdmadp::rpc {
 
 void PrepareGrpcRuntime();
 
@@ -42,4 +42,4 @@ void PrepareGrpcRuntime();
 void DisableBandwidthProbing(grpc::ServerBuilder& builder);
 void DisableBandwidthProbing(grpc::ChannelArguments& args);
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::rpc

@@ -1,10 +1,10 @@
-#include "pkg/server/device_plugin_service.h"
+#include "pkg/deviceplugin/device_plugin_service.h"
 
 #include "pkg/log/log.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/json.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 
 grpc::Status DevicePluginHandlers::GetDevicePluginOptions(const v1beta1::Empty& /*request*/,
                                                           v1beta1::DevicePluginOptions* response) {
@@ -76,21 +76,4 @@ grpc::Status DevicePluginHandlers::PreStartContainer(
   return grpc::Status::OK;
 }
 
-grpc::Status WatcherHandlers::GetInfo(const pluginregistration::InfoRequest& /*request*/,
-                                      pluginregistration::PluginInfo* response) const {
-  response->set_type(type_);
-  response->set_name(resource_name_);
-  response->set_endpoint(endpoint_);
-  for (const auto& v : versions_) response->add_supported_versions(v);
-  if (hooks_.on_get_info) hooks_.on_get_info();
-  return grpc::Status::OK;
-}
-
-grpc::Status WatcherHandlers::NotifyRegistrationStatus(
-    const pluginregistration::RegistrationStatus& request,
-    pluginregistration::RegistrationStatusResponse* /*response*/) const {
-  if (hooks_.on_status) hooks_.on_status(request.plugin_registered(), request.error());
-  return grpc::Status::OK;
-}
-
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

@@ -26,7 +26,7 @@
 
 #include "pkg/lifecycle/registration_fsm.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 
 // A channel to a unix socket that reconnects quickly after its peer restarts.
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path);
@@ -68,4 +68,4 @@ class KubeletRegistration {
   std::thread thread_;
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

@@ -1,16 +1,8 @@
-#include "pkg/server/dra_server.h"
-
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server_builder.h>
+#include "pkg/dra/dra_server.h"
 
 #include <chrono>
 
-#include "absl/status/status.h"
-#include "pkg/server/grpc_runtime.h"
-#include "pkg/server/socket_path.h"
-#include "pkg/text/cat.h"
-
-namespace rdmadp::server {
+namespace rdmadp::dra {
 namespace {
 
 // v1beta1 and v1 of the DRA plugin API are the same messages on the wire, but for v1's
@@ -43,42 +35,18 @@ DraServer::DraServer(DraServerOptions options, HealthPayload initial_health)
 
 absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions options,
                                                             HealthPayload initial_health) {
-  for (const std::string* path : {&options.endpoint_path, &options.registration_path}) {
-    if (auto ready = PrepareSocketPath(*path); !ready.ok()) return ready;
-  }
   std::unique_ptr<DraServer> s(new DraServer(std::move(options), std::move(initial_health)));
-  grpc::ServerBuilder builder;
-  DisableBandwidthProbing(builder);  // grpc_runtime.h: no probe timers to wake us later
-  int bound_endpoint = 0;
-  int bound_registration = 0;
-  builder.AddListeningPort("unix:" + HiddenSocketPath(s->options_.endpoint_path),
-                           grpc::InsecureServerCredentials(), &bound_endpoint);
-  builder.AddListeningPort("unix:" + HiddenSocketPath(s->options_.registration_path),
-                           grpc::InsecureServerCredentials(), &bound_registration);
-  builder.RegisterService(&s->v1_);
-  builder.RegisterService(&s->v1beta1_);
-  builder.RegisterService(&s->health_v1alpha1_);
-  builder.RegisterService(&s->health_v1_);
-  builder.RegisterService(&s->registration_);
-  s->cq_ = builder.AddCompletionQueue();
-  s->server_ = builder.BuildAndStart();
-  if (!s->server_ || bound_endpoint == 0 || bound_registration == 0) {
-    return absl::UnavailableError(Cat("cannot listen on ", s->options_.endpoint_path, " and ",
-                                      s->options_.registration_path,
-                                      ": check that both directories are writable"));
-  }
   for (int i = 0; i < kDraWorkers; ++i) {
     s->workers_.emplace_back([raw = s.get(), i] { raw->Work(i); });
   }
-  s->ServeCalls();
-  s->cq_thread_ = std::make_unique<CqThread>(s->cq_.get());
+  rpc::UnixServerSpec spec;
   // The endpoint first: the kubelet dials it as soon as it reads the registration.
-  auto endpoint = PublishSocket(s->options_.endpoint_path);
-  if (!endpoint.ok()) return endpoint.status();
-  s->endpoint_inode_ = *endpoint;
-  auto registration = PublishSocket(s->options_.registration_path);
-  if (!registration.ok()) return registration.status();
-  s->registration_inode_ = *registration;
+  spec.socket_paths = {s->options_.endpoint_path, s->options_.registration_path};
+  spec.services = {&s->v1_, &s->v1beta1_, &s->health_v1alpha1_, &s->health_v1_, &s->registration_};
+  spec.serve_calls = [raw = s.get()](grpc::ServerCompletionQueue* cq) { raw->ServeCalls(cq); };
+  auto server = rpc::UnixServer::Start(std::move(spec));
+  if (!server.ok()) return server.status();
+  s->rpc_ = std::move(*server);
   return s;
 }
 
@@ -108,8 +76,8 @@ void DraServer::Work(int worker) {
   }
 }
 
-void DraServer::ServeCalls() {
-  grpc::ServerCompletionQueue* cq = cq_.get();
+void DraServer::ServeCalls(grpc::ServerCompletionQueue* cq) {
+  using rpc::DeferredUnaryCall;
   const grpc::Status stopping(grpc::StatusCode::UNAVAILABLE, "the DRA driver is stopping");
   auto prepare = [this, stopping](const drav1::NodePrepareResourcesRequest& req, auto done,
                                   auto deadline) {
@@ -156,26 +124,12 @@ void DraServer::ServeCalls() {
                v1alpha1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1alpha1_, cq);
   HealthStream<v1::DRAResourceHealth::AsyncService, v1::NodeWatchResourcesRequest,
                v1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1_, cq);
-  auto* reg = &registration_;
-  const WatcherHandlers* watcher = &watcher_;
-  UnaryCall<pluginregistration::InfoRequest, pluginregistration::PluginInfo>::Serve(
-      [reg](auto* ctx, auto* req, auto* w, auto* q, void* tag) {
-        reg->RequestGetInfo(ctx, req, w, q, q, tag);
-      },
-      [watcher](const auto& req, auto* resp) { return watcher->GetInfo(req, resp); }, cq);
-  UnaryCall<pluginregistration::RegistrationStatus,
-            pluginregistration::RegistrationStatusResponse>::
-      Serve([reg](auto* ctx, auto* req, auto* w, auto* q,
-                  void* tag) { reg->RequestNotifyRegistrationStatus(ctx, req, w, q, q, tag); },
-            [watcher](const auto& req, auto* resp) {
-              return watcher->NotifyRegistrationStatus(req, resp);
-            },
-            cq);
+  rpc::ServeWatcher(&registration_, &watcher_, cq);
 }
 
 DraServer::~DraServer() {
   // The registration goes first: the plugin watcher deregisters us while we still answer.
-  RemoveOwnSocket(options_.registration_path, registration_inode_);
+  if (rpc_) rpc_->Unpublish(1);
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -185,23 +139,8 @@ DraServer::~DraServer() {
   for (auto& w : workers_) {
     if (w.joinable()) w.join();  // every accepted call is answered now
   }
-  if (server_) {
-    health_.EndAll();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-  }
-  if (cq_) {
-    QueueGate::Shutdown(cq_.get());
-    if (cq_thread_) {
-      cq_thread_.reset();
-    } else {
-      void* tag = nullptr;
-      bool ok = false;
-      while (cq_->Next(&tag, &ok)) static_cast<Tag*>(tag)->on(ok);
-    }
-    QueueGate::Forget(cq_.get());
-  }
-  server_.reset();
-  RemoveOwnSocket(options_.endpoint_path, endpoint_inode_);
+  health_.EndAll();
+  rpc_.reset();
 }
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::dra

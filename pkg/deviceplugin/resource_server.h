@@ -1,29 +1,24 @@
-// One resource's gRPC server on its own unix socket. Owns the socket file: created on
-// Start, removed on destruction if it is still the file Start created (and nothing else is
-// ever removed).
+// One resource's gRPC server on its own unix socket (a pkg/rpc UnixServer: published
+// atomically, removed on destruction if it is still the file Start created, and nothing else
+// is ever removed): v1beta1.DevicePlugin, and in watcher mode the plugin watcher's
+// Registration service on the same socket.
 //
-// The socket is published atomically: bound and listening under a hidden name (".<file>",
-// which the kubelet's plugin watcher ignores), then rename()d into place. A client that
-// reacts to the file's appearance never meets ECONNREFUSED (and gRPC's 1 s back-off).
-// Served with gRPC's completion-queue API on one thread per server that blocks while idle
-// (see cq_call.h). Created and destroyed on the event-loop thread; Publish() is called
-// there too.
+// Threads: created and destroyed on the event-loop thread; Publish() and Resend() are called
+// there too. The handlers run on the server's completion-queue thread.
 #pragma once
-
-#include <grpcpp/completion_queue.h>
-#include <grpcpp/server.h>
-#include <sys/types.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "pkg/deviceplugin/device_plugin_service.h"
+#include "pkg/deviceplugin/stream_hub.h"
 #include "pkg/pool/snapshot.h"
-#include "pkg/server/device_plugin_service.h"
-#include "pkg/server/stream_hub.h"
+#include "pkg/rpc/plugin_watcher.h"
+#include "pkg/rpc/unix_server.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 
 struct ResourceServerOptions {
   std::string socket_path;  // absolute
@@ -31,7 +26,7 @@ struct ResourceServerOptions {
   bool serve_watcher_registration = false;
   StreamHub::StreamEndFn on_stream_end;    // gRPC thread
   StreamHub::StreamOpenFn on_stream_open;  // gRPC thread
-  WatcherHandlers::Hooks watcher;          // gRPC thread
+  rpc::WatcherHandlers::Hooks watcher;     // gRPC thread
   std::function<void()> on_allocate;       // gRPC thread, after each Allocate answered
 };
 
@@ -61,18 +56,15 @@ class ResourceServer {
 
  private:
   ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial);
-  void ServeCalls();  // puts one call of every method in wait
+  void ServeCalls(grpc::ServerCompletionQueue* cq);  // one call of every method in wait
 
   const ResourceServerOptions options_;
   StreamHub hub_;
   DevicePluginHandlers plugin_;
-  std::unique_ptr<WatcherHandlers> watcher_;
+  std::unique_ptr<rpc::WatcherHandlers> watcher_;
   DevicePluginService plugin_service_;  // ListAndWatch raw (stream_hub.h)
   std::unique_ptr<pluginregistration::Registration::AsyncService> watcher_service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
-  std::unique_ptr<CqThread> cq_thread_;
-  ino_t inode_ = 0;  // of the published socket file
+  std::unique_ptr<rpc::UnixServer> rpc_;  // last: goes first, before what it serves
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

@@ -1,14 +1,14 @@
-#include "pkg/server/registrar.h"
+#include "pkg/deviceplugin/registrar.h"
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
-#include "pkg/server/grpc_runtime.h"
-#include "pkg/server/socket_path.h"
+#include "pkg/rpc/grpc_runtime.h"
+#include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 namespace {
 
 std::string BaseName(const std::string& path) {
@@ -24,7 +24,7 @@ std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  DisableBandwidthProbing(args);
+  rpc::DisableBandwidthProbing(args);
   return grpc::CreateCustomChannel("unix://" + path, grpc::InsecureChannelCredentials(), args);
 }
 
@@ -71,11 +71,11 @@ void KubeletRegistration::Run() {
   // 0. A listener on kubelet.sock. A bare connect: nothing reaches the kubelet's handlers.
   // Something that cannot be a socket at all is a configuration problem, named at once
   // (otherwise the Register below would only say "Deadline Exceeded", 5 s later).
-  if (std::string problem = NotASocketProblem(request_.kubelet_socket); !problem.empty()) {
+  if (std::string problem = rpc::NotASocketProblem(request_.kubelet_socket); !problem.empty()) {
     Report(RegisterOutcome::kFailed, problem);
     return;
   }
-  if (request_.probe_kubelet && !SocketHasListener(request_.kubelet_socket)) {
+  if (request_.probe_kubelet && !rpc::SocketHasListener(request_.kubelet_socket)) {
     Report(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
     return;
   }
@@ -121,4 +121,4 @@ void KubeletRegistration::Run() {
   }
 }
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

@@ -17,9 +17,9 @@
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
 #include "pkg/pool/snapshot.h"
-#include "pkg/server/cq_call.h"
+#include "pkg/rpc/cq_call.h"
 
-namespace rdmadp::server {
+namespace rdmadp::deviceplugin {
 
 class StreamHub;
 
@@ -61,7 +61,7 @@ class SnapshotStream final : public std::enable_shared_from_this<SnapshotStream>
   grpc::ServerContext ctx_;
   grpc::ByteBuffer request_;  // an Empty: nothing to read
   grpc::ServerAsyncWriter<grpc::ByteBuffer> writer_;
-  Tag accepted_, op_done_, call_done_;
+  rpc::Tag accepted_, op_done_, call_done_;
   std::shared_ptr<SnapshotStream> self_;  // while a tag may still come
 
   std::mutex mu_;
@@ -110,4 +110,4 @@ class StreamHub {
   StreamOpenFn on_open_;
 };
 
-}  // namespace rdmadp::server
+}  // namespace rdmadp::deviceplugin

@@ -1,0 +1,238 @@
+// The device-plugin front end: applying the config and scans, kubelet-directory events, the
+// metrics view, shutdown.
+#include "pkg/deviceplugin/front_end.h"
+
+#include "pkg/cdi/cdi_spec.h"
+#include "pkg/deviceplugin/front_end_internal.h"
+#include "pkg/fd/files.h"
+#include "pkg/log/log.h"
+#include "pkg/rpc/socket_path.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::deviceplugin {
+namespace {
+
+std::string Describe(const pool::PoolSnapshot& snap) {
+  const auto& adv = snap.advertised();
+  std::vector<std::string> hcas;
+  for (const auto& hca : snap.hcas()) {
+    const sysfs::PciFunction& fn = hca.function;
+    hcas.push_back(fn.if_name.empty() ? fn.address : Cat(fn.address, "/", fn.if_name));
+  }
+  std::string out = Cat(snap.resource().FullName(), ": ", hcas.size(), " HCA(s)");
+  if (!hcas.empty()) Append(out, " [", Join(hcas, " "), "]");
+  Append(out, ", ", adv.slots, " slot(s), ", adv.healthy ? "Healthy" : "Unhealthy", ", ",
+         adv.device_paths.size(), " device node(s)");
+  if (!adv.numa_nodes.empty()) Append(out, ", NUMA [", Join(adv.numa_nodes, ","), "]");
+  if (snap.topology_dropped()) Append(out, " (topology dropped: message over 4 MiB)");
+  return out;
+}
+
+}  // namespace
+
+DevicePluginFrontEnd::DevicePluginFrontEnd(frontend::Host& host, FrontEndOptions options)
+    : host_(host), options_(std::move(options)) {}
+
+DevicePluginFrontEnd::~DevicePluginFrontEnd() { Stop(); }
+
+std::string DevicePluginFrontEnd::SocketDir() const {
+  return WatcherMode() ? host_.Dirs().PluginsRegistry() : host_.Dirs().DevicePlugins();
+}
+
+void DevicePluginFrontEnd::ChooseMode() {
+  mode_ = options_.registration_mode;
+  if (mode_ == cli::RegistrationMode::kAuto) {
+    // Decided by what the kubelet does, never by whether a directory exists: a missing
+    // plugins_registry only rules the watcher out.
+    if (fd::PathExists(host_.Dirs().PluginsRegistry())) {
+      mode_ = cli::RegistrationMode::kWatcher;
+      auto_deciding_ = true;
+      auto_timer_ = std::make_unique<loop::Timer>(host_.Loop(), [this] {
+        DecideAutoMode(cli::RegistrationMode::kKubelet,
+                       Cat("the kubelet's plugin watcher did not call GetInfo within ",
+                           options_.auto_detect_timeout.count(), " ms"));
+      });
+      auto_timer_->ArmOnce(options_.auto_detect_timeout);
+    } else {
+      mode_ = cli::RegistrationMode::kKubelet;
+      log::Info(
+          Cat("auto: ", host_.Dirs().PluginsRegistry(), " does not exist; using kubelet.sock"));
+    }
+  }
+  log::Info(Cat("instance ", host_.InstanceId(), ": registration mode ",
+                cli::RegistrationModeName(options_.registration_mode),
+                auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
+}
+
+void DevicePluginFrontEnd::RemoveDeadSockets() const {
+  // <resourceName>-<8 hex>.sock, for a configured resource.
+  rpc::RemoveDeadSockets(
+      SocketDir(), host_.InstanceId(),
+      [this](const std::string& file) -> std::optional<std::string> {
+        if (!file.ends_with(".sock") || file.size() < 14) return std::nullopt;
+        const std::string stem = file.substr(0, file.size() - 5);
+        const auto dash = stem.rfind('-');
+        if (dash == std::string::npos || configured_.count(stem.substr(0, dash)) == 0) {
+          return std::nullopt;
+        }
+        return stem.substr(dash + 1);
+      });
+}
+
+void DevicePluginFrontEnd::Apply(const config::Config& config,
+                                 const sysfs::NodeInventory& inventory, std::string_view reason) {
+  configured_.clear();
+  for (const auto& rc : config.resources) {
+    if (rc.frontend == config::Frontend::kDevicePlugin) configured_.insert(rc.resource_name);
+  }
+  if (!started_) {
+    started_ = true;
+    ChooseMode();
+    RemoveDeadSockets();
+  }
+  for (const auto& rc : config.resources) {
+    if (rc.frontend != config::Frontend::kDevicePlugin) continue;
+    auto it = resources_.find(rc.resource_name);
+    if (it != resources_.end() && it->second->config == rc) {  // keeps its streams
+      Resource& res = *it->second;
+      res.snapshot = BuildSnapshot(res, inventory);
+      SyncCdiSpec(res);  // before publishing, so Allocate never names a device the spec lacks
+      if (res.server && res.server->Publish(Served(res))) {
+        log::Info(Cat("pool changed (", reason, "): ", Describe(*res.snapshot)));
+      }
+      continue;
+    }
+    if (it != resources_.end()) {
+      log::Info(Cat(rc.FullName(), ": config changed; restarting its server"));
+      StopResource(it, cdi::SpecFileName(it->second->config) == cdi::SpecFileName(rc));
+    }
+    StartResource(rc, inventory);
+  }
+  for (auto it = resources_.begin(); it != resources_.end();) {
+    if (configured_.count(it->first) == 0) {
+      log::Info(Cat(it->second->config.FullName(), ": removed from the config; stopping"));
+      StopResource(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+pool::SnapshotPtr DevicePluginFrontEnd::BuildSnapshot(const Resource& res,
+                                                      const sysfs::NodeInventory& inventory) const {
+  return pool::PoolSnapshot::Build(res.config, inventory,
+                                   options_.use_cdi ? &res.cdi_naming : nullptr, res.snapshot);
+}
+
+pool::SnapshotPtr DevicePluginFrontEnd::Served(const Resource& res) {
+  return res.cdi_problem.empty() ? res.snapshot : pool::PoolSnapshot::AllUnhealthy(res.snapshot);
+}
+
+void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
+                                         const sysfs::NodeInventory& inventory) {
+  auto res = std::make_unique<Resource>();
+  res->config = rc;
+  res->cdi_naming = {cdi::Kind(rc), cdi::AnnotationKey(rc)};
+  res->snapshot = BuildSnapshot(*res, inventory);
+  SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
+  log::Info(Describe(*res->snapshot));
+  if (res->snapshot->hcas().empty()) {
+    log::Warn(Cat(rc.FullName(),
+                  ": no RDMA device matches its selectors; registering with 0 "
+                  "devices (run with --log-level=debug to see what was found)"));
+  }
+  res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
+  const std::string name = rc.resource_name;
+  res->timer = std::make_unique<loop::Timer>(host_.Loop(), [this, name] {
+    if (auto it = resources_.find(name); it != resources_.end()) {
+      Drive(*it->second, lifecycle::Event::Timer(it->second->timer_token));
+    }
+  });
+  Resource& ref = *res;
+  resources_[name] = std::move(res);
+  Drive(ref, lifecycle::Event::Start(WatcherMode() ? lifecycle::Mode::kWatcher
+                                                   : lifecycle::Mode::kKubelet));
+}
+
+void DevicePluginFrontEnd::StopResource(ResourceMap::iterator it, bool keep_spec) {
+  Drive(*it->second, lifecycle::Event::Stop());  // our socket goes before we look for others
+  if (!keep_spec) RemoveCdiSpec(*it->second);
+  resources_.erase(it);
+}
+
+void DevicePluginFrontEnd::DropServer(Resource& res) {
+  if (res.server) res.allocations_before += res.server->allocations();
+  if (res.server) res.rejections_before += res.server->allocate_rejections();
+  res.server.reset();
+}
+
+void DevicePluginFrontEnd::Stop() {
+  // Registrations first (they may be mid-RPC), then every server, which ends its streams and
+  // removes our own sockets and nothing else.
+  for (auto& [name, res] : resources_) res->registration.reset();
+  while (!resources_.empty()) StopResource(resources_.begin());
+  auto_timer_.reset();
+  kubelet_channel_.reset();
+}
+
+void DevicePluginFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
+  using Kind = frontend::KubeletEvent::Kind;
+  switch (event.kind) {
+    case Kind::kDirsAppeared:
+      for (auto& [name, res] : resources_) Drive(*res, lifecycle::Event::SocketDirAppeared());
+      return;
+    case Kind::kKubeletSocketCreated:
+      if (!WatcherMode()) ++kubelet_restarts_;
+      for (auto& [name, res] : resources_) Drive(*res, lifecycle::Event::KubeletSocketCreated());
+      return;
+    case Kind::kFileDeleted:
+      break;
+  }
+  if (event.dir != SocketDir()) return;
+  const std::string& file = event.file;
+  for (auto& [rname, res] : resources_) {
+    if (!res->server) continue;
+    const std::string own = fd::BaseName(res->server->socket_path());
+    if (own != file && file.starts_with(res->config.resource_name + "-") &&
+        file.ends_with(".sock") &&
+        file.find('-', res->config.resource_name.size() + 1) == std::string::npos) {
+      // Another instance of this resource went (the old pod of a rolling update). The
+      // kubelet's view is whatever list was written last, maybe that instance's (a v1.37
+      // kubelet promotes the survivor without asking it again; a v1.24 one ignores the old
+      // stream's end): ours is sent again, so the view becomes ours at once.
+      log::Info(Cat(res->config.FullName(), ": another instance's socket ", file,
+                    " went away; sending our device list again"));
+      res->server->Resend();
+      continue;
+    }
+    // Our own re-creation replaces the file too; only a socket that is still gone was lost.
+    if (own != file || fd::PathExists(res->server->socket_path())) continue;
+    Drive(*res, lifecycle::Event::OwnSocketDeleted());
+  }
+}
+
+void DevicePluginFrontEnd::Collect(metrics::View& view) const {
+  view.registration_mode =
+      auto_deciding_ ? "auto (deciding)" : std::string(cli::RegistrationModeName(mode_));
+  view.counters.kubelet_restarts += kubelet_restarts_;
+  for (const auto& [name, res] : resources_) {
+    metrics::ResourceView r;
+    const auto& adv = res->snapshot->advertised();
+    r.resource = res->config.FullName();
+    r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
+    r.slots = adv.slots;
+    r.healthy_slots = adv.healthy && res->cdi_problem.empty() ? adv.slots : 0;
+    r.problem = res->cdi_problem;
+    r.registered = res->fsm->registered();
+    r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
+    r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);
+    r.registrations = res->fsm->registrations();
+    r.registration_failures = res->fsm->registration_failures();
+    r.socket_recreations = res->fsm->socket_recreations();
+    r.allocate_rejections =
+        res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
+    view.resources.push_back(std::move(r));
+  }
+}
+
+}  // namespace rdmadp::deviceplugin

@@ -1,0 +1,39 @@
+// Internal to the device-plugin front end: what its .cpp files share. Loop thread only.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pkg/deviceplugin/front_end.h"
+
+namespace rdmadp::deviceplugin {
+
+using std::chrono::milliseconds;
+
+inline constexpr milliseconds kSelfCheckTimeout{2000};
+inline constexpr milliseconds kRegisterTimeout{5000};
+// The state machine's watchdog must never fire on an attempt the registrar will still answer.
+static_assert(kSelfCheckTimeout + kRegisterTimeout < lifecycle::kRegisterAnswerDeadline);
+
+struct DevicePluginFrontEnd::Resource {
+  config::ResourceConfig config;
+  pool::SnapshotPtr snapshot;  // latest, kept even while not serving
+  // The registration lifecycle; this struct only carries out its actions.
+  std::unique_ptr<lifecycle::RegistrationFsm> fsm;
+  std::unique_ptr<ResourceServer> server;
+  std::unique_ptr<KubeletRegistration> registration;
+  std::unique_ptr<loop::Timer> timer;
+  uint64_t timer_token = 0;                    // the FSM's token for the armed timer
+  std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
+  uint64_t allocations_before = 0;             // answered by earlier servers of this resource
+  uint64_t rejections_before = 0;
+  pool::CdiNaming cdi_naming;
+  std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
+  // Why the spec for `snapshot` is not on disk ("" when it is): the kubelet is then shown
+  // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
+  std::string cdi_problem;
+};
+
+}  // namespace rdmadp::deviceplugin

@@ -1,0 +1,271 @@
+// The DRA front end: the config's DRA entries over the latest scan become one view, its CDI
+// specs, its slices (through the publisher) and the health the kubelet is streamed.
+#include "pkg/dra/front_end.h"
+
+#include "pkg/cdi/spec_files.h"
+#include "pkg/fd/files.h"
+#include "pkg/log/log.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::dra {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Well inside the kubelet's 30 s: a device not reported for that long turns "Unknown".
+constexpr milliseconds kHealthHeartbeat{10000};
+constexpr int64_t kHealthTimeoutSeconds = 30;
+constexpr size_t kMaxHealthMessage = 1024;
+
+}  // namespace
+
+DraFrontEnd::DraFrontEnd(frontend::Host& host, FrontEndOptions options)
+    : host_(host), options_(std::move(options)) {}
+
+DraFrontEnd::~DraFrontEnd() { Stop(); }
+
+void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
+                        std::string_view /*reason*/) {
+  std::vector<pool::PoolModel> pools;
+  for (const auto& rc : config.resources) {
+    if (rc.frontend == config::Frontend::kDra) pools.push_back(pool::SelectPool(rc, inventory));
+  }
+  if (pools.empty() && !created_) return;
+  if (!created_) {
+    created_ = true;
+    if (options_.kube_api_server.empty()) {
+      api_problem_ = "no API server configured (--kube-api-server)";
+      host_.ReportProblem(log::Level::kError, "dra",
+                          "DRA front end: no API server (KUBERNETES_SERVICE_HOST is not set and "
+                          "--kube-api-server is empty): ResourceSlices are not published and "
+                          "Prepare fails; run it in a pod or set --kube-api-server");
+    }
+  }
+  if (!publisher_ && !options_.kube_api_server.empty()) StartApi();
+  pools_ = std::move(pools);
+  Publish();
+}
+
+void DraFrontEnd::Publish() {
+  const std::vector<pool::PoolModel>& pools = pools_;
+  SliceContext ctx;
+  ctx.driver = options_.driver;
+  ctx.node_name = options_.node_name;
+  ctx.auto_model = auto_model_;
+  auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
+  for (const auto& p : view->problems) {
+    host_.ReportOnce(log::Level::kWarn, "config", p);
+  }
+  // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
+  // or read-only /var/run/cdi) would fail at container creation: it is published as
+  // unhealthy (tainted, or left out where the server drops taints), its health stream says
+  // why, and /readyz says not ready, until a rescan writes the spec (issue 31 item 10).
+  const std::map<std::string, std::string> unwritable = SyncCdiSpecs(*view);
+  cdi_problem_.clear();
+  if (!unwritable.empty()) {
+    std::vector<pool::PoolModel> marked = pools;
+    for (auto& pool : marked) {
+      for (auto& hca : pool.hcas) {
+        const auto it = unwritable.find(
+            Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"));
+        if (it == unwritable.end()) continue;
+        hca.healthy = false;
+        hca.health_reason = it->second;
+        if (cdi_problem_.empty()) cdi_problem_ = it->second;
+      }
+    }
+    view = std::make_shared<const DraView>(BuildDraView(marked, ctx));
+  }
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->view = view;
+  }
+  if (publisher_) publisher_->Publish(view->pools);
+  const bool wanted = !pools.empty();
+  if (wanted && !active_) {
+    active_ = true;
+    fsm_ = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", ctx.driver),
+                                                        &host_.Tokens(), /*expect_stream=*/false);
+    timer_ = std::make_unique<loop::Timer>(
+        host_.Loop(), [this] { Drive(lifecycle::Event::Timer(timer_token_)); });
+    heartbeat_ = std::make_unique<loop::Timer>(host_.Loop(), [this] { PublishHealth(); });
+    heartbeat_->ArmPeriodic(kHealthHeartbeat);
+    Drive(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
+  } else if (!wanted && active_) {
+    log::Info(Cat("DRA driver ", ctx.driver,
+                  ": no DRA entry left; deregistering and deleting "
+                  "its ResourceSlices"));
+    Drive(lifecycle::Event::Stop());
+    active_ = false;
+    heartbeat_.reset();
+    timer_.reset();
+    fsm_.reset();
+  }
+  for (const auto& pool : view->pools) {
+    size_t devices = 0;
+    for (const auto& s : pool.slices) devices += s["spec"]["devices"].size();
+    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ", pool.slices.size(),
+                   " slice(s)"));
+  }
+  PublishHealth();
+}
+
+void DraFrontEnd::StartApi() {
+  const kube::ApiConfig api{options_.kube_api_server, options_.kube_ca_file,
+                            options_.kube_token_file, options_.user_agent};
+  std::vector<std::shared_ptr<kube::RestClient>> clients;
+  absl::Status claims = absl::OkStatus();
+  for (int i = 0; i < kDraWorkers && claims.ok(); ++i) {
+    auto client = kube::RestClient::Create(api);
+    if (client.ok()) {
+      clients.push_back(std::move(*client));
+    } else {
+      claims = client.status();
+    }
+  }
+  PublisherOptions po;
+  po.api = api;
+  po.driver = options_.driver;
+  po.node_name = options_.node_name;
+  po.on_capabilities = [this](ServerCapabilities caps) {
+    host_.Loop().Post([this, caps] {
+      if (host_.Stopping() || !created_) return;
+      const auto model =
+          caps.consumable_capacity ? config::DeviceModel::kPerHca : config::DeviceModel::kSlots;
+      if (auto_model_ == model) return;
+      log::Info(Cat(
+          "DRA: the API server ",
+          caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
+          " consumable capacity; deviceModel \"auto\" publishes ", config::DeviceModelName(model)));
+      auto_model_ = model;
+      Publish();
+    });
+  };
+  po.on_info = [](std::string line) { log::Info("DRA front end: " + line); };
+  po.on_problem = [this](std::string p) {
+    host_.Loop().Post([this, p = std::move(p)] {
+      if (!host_.Stopping()) host_.ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
+    });
+  };
+  auto publisher = claims.ok() ? SlicePublisher::Start(po)
+                               : absl::StatusOr<std::unique_ptr<SlicePublisher>>(claims);
+  if (!publisher.ok()) {
+    // Retried at every rescan and reload; reported once per distinct problem.
+    api_problem_ = std::string(publisher.status().message());
+    const std::string p = Cat("DRA front end: ", api_problem_);
+    host_.ReportOnce(log::Level::kError, "dra", p);
+    if (!api_retry_) {
+      api_retry_ = std::make_unique<loop::Timer>(host_.Loop(), [this] {
+        if (!publisher_ && !host_.Stopping()) StartApi();
+        if (publisher_) Publish();
+      });
+    }
+    api_retry_->ArmOnce(api_backoff_.Next());
+    return;
+  }
+  api_problem_.clear();
+  api_backoff_.Reset();
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->claims = std::move(clients);
+  }
+  publisher_ = std::move(*publisher);
+}
+
+std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view) {
+  std::map<std::string, std::string> wanted;
+  for (const auto& spec : view.cdi_specs) wanted[spec.file_name] = spec.json;
+  if (!stale_specs_checked_) {
+    // Specs of HCAs gone while the plugin was down: nobody else removes them (issue 31
+    // item 18). Only this front end's own file names are touched.
+    stale_specs_checked_ = true;
+    for (const std::string& name : fd::ListDir(options_.cdi_spec_dir)) {
+      if (!name.starts_with("k8s-rdma-shared-dp_dra_") || !name.ends_with(".json")) continue;
+      if (wanted.count(name) != 0) continue;
+      if (cdi::RemoveSpec(options_.cdi_spec_dir, name).ok()) {
+        log::Info(Cat("DRA: removed the CDI spec of an HCA no longer published: ",
+                      options_.cdi_spec_dir, "/", name));
+      }
+    }
+  }
+  std::map<std::string, std::string> unwritable;  // file name -> why
+  for (const auto& [name, json] : wanted) {
+    auto it = specs_written_.find(name);
+    if (it != specs_written_.end() && it->second == json) continue;
+    if (auto st = cdi::WriteSpecAtomically(options_.cdi_spec_dir, name, json); !st.ok()) {
+      const std::string why = Cat("CDI spec not written: ", std::string(st.message()));
+      unwritable[name] = why;
+      const std::string p = Cat("DRA front end: ", why);
+      host_.ReportOnce(log::Level::kError, "cdi", p);
+      continue;
+    }
+    specs_written_[name] = json;
+  }
+  for (auto it = specs_written_.begin(); it != specs_written_.end();) {
+    if (wanted.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    (void)cdi::RemoveSpec(options_.cdi_spec_dir, it->first);
+    it = specs_written_.erase(it);
+  }
+  return unwritable;
+}
+
+void DraFrontEnd::PublishHealth() {
+  if (!server_) return;
+  const DraViewPtr view = shared_->Get();
+  if (!view) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  v1::NodeWatchResourcesResponse list;
+  std::string key;
+  for (const auto& [id, device] : view->devices) {
+    auto* h = list.add_devices();
+    h->mutable_device()->set_pool_name(device.pool);
+    h->mutable_device()->set_device_name(device.name);
+    h->set_health(device.healthy ? v1::HEALTHY : v1::UNHEALTHY);
+    h->set_last_updated_time(now);
+    h->set_health_check_timeout_seconds(kHealthTimeoutSeconds);
+    h->set_message(device.health_message.substr(0, kMaxHealthMessage));
+    Append(key, device.pool, "/", device.name, device.healthy ? " ok " : " bad ",
+           device.health_message, "\n");
+  }
+  if (key != health_key_) {
+    log::Debug(Cat("DRA health changed: ", list.devices_size(), " device(s)"));
+    health_key_ = key;
+  }
+  server_->PublishHealth(std::make_shared<const std::string>(list.SerializeAsString()));
+}
+
+void DraFrontEnd::Collect(metrics::View& view) const {
+  if (!active_) return;
+  metrics::DraView& d = view.dra.emplace();
+  d.driver = options_.driver;
+  d.registered = fsm_ && fsm_->registered();
+  d.registrations = fsm_ ? fsm_->registrations() : 0;
+  d.api_problem = api_problem_;
+  d.cdi_problem = cdi_problem_;
+  if (publisher_) {
+    const PublisherStats s = publisher_->stats();
+    if (d.api_problem.empty()) d.api_problem = s.problem;
+    d.slices_synced = s.synced;
+    d.slices_in_sync = s.in_sync;
+    d.slice_writes = s.writes_by_verb_code;
+    d.write_budget_waits = s.budget_waits;
+    d.api_failures = s.failures;
+    for (const auto& field : s.dropped_fields)
+      d.dropped_fields.emplace_back(field, GateDropping(field));
+  } else if (d.api_problem.empty()) {
+    d.api_problem = "no API client yet (see the log)";
+  }
+  const DriverShared& sh = *shared_;
+  d.prepares = sh.prepares;
+  d.prepare_failures = sh.prepare_failures;
+  d.prepare_calls = sh.prepare_calls;
+  d.prepare_seconds_sum = static_cast<double>(sh.prepare_nanos.load()) / 1e9;
+  d.unprepares = sh.unprepares;
+}
+
+}  // namespace rdmadp::dra

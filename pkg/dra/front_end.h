@@ -1,0 +1,110 @@
+// The DRA front end: one driver instance serves every configList entry with "frontend":
+// "dra". Its pools become one DraView (slices, devices, CDI specs, health), published to the
+// API server by the SlicePublisher and served to the kubelet by the DraServer, registered
+// through plugins_registry with the same state machine (pkg/lifecycle) as a device plugin
+// in watcher mode, without the device plugin's stream expectations.
+//
+// Threads: the event loop's (pkg/frontend/front_end.h), except Prepare and Unprepare, which
+// run on the DraServer's workers and read the view and the API clients through Shared. The
+// publisher's threads post their results back through the loop.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pkg/dra/dra_server.h"
+#include "pkg/dra/dra_view.h"
+#include "pkg/dra/slice_publisher.h"
+#include "pkg/frontend/front_end.h"
+#include "pkg/kube/backoff.h"
+#include "pkg/kube/rest_client.h"
+#include "pkg/lifecycle/registration_fsm.h"
+#include "pkg/pool/pool_model.h"
+
+namespace rdmadp::dra {
+
+struct FrontEndOptions {
+  std::string driver = "rdma.k8s-rdma-shared-dp.io";
+  std::string node_name;
+  std::string kube_api_server;  // "" = no API server: slices are not published
+  std::string kube_ca_file;
+  std::string kube_token_file;
+  std::string user_agent;
+  std::string cdi_spec_dir = "/var/run/cdi";
+};
+
+// What the loop and the DraServer's workers share: the view (swapped whole) and one API
+// client per worker, under a mutex; the Prepare counters are atomics.
+struct DriverShared {
+  std::mutex mu;
+  DraViewPtr view;
+  // One per DRA worker thread (kDraWorkers; a client serves one thread at a time): read the
+  // claims Prepare is asked for. Set once the API client could be created.
+  std::vector<std::shared_ptr<kube::RestClient>> claims;
+  std::atomic<uint64_t> prepares{0}, prepare_failures{0}, prepare_calls{0}, unprepares{0};
+  std::atomic<uint64_t> prepare_nanos{0};
+  DraViewPtr Get() {
+    std::lock_guard lock(mu);
+    return view;
+  }
+  std::shared_ptr<kube::RestClient> Claims(int worker) {
+    std::lock_guard lock(mu);
+    return worker >= 0 && static_cast<size_t>(worker) < claims.size() ? claims[worker] : nullptr;
+  }
+};
+
+class DraFrontEnd final : public frontend::FrontEnd {
+ public:
+  DraFrontEnd(frontend::Host& host, FrontEndOptions options);
+  ~DraFrontEnd() override;
+
+  void Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
+             std::string_view reason) override;
+  void OnKubeletEvent(const frontend::KubeletEvent& event) override;
+  void Collect(metrics::View& view) const override;
+  void Stop() override;
+
+ private:
+  // Publishes pools_: CDI specs, the Prepare view, slices, health, registration.
+  void Publish();
+  // Writes the view's CDI specs; answers those that could not be written (file -> why).
+  std::map<std::string, std::string> SyncCdiSpecs(const DraView& view);
+  // Creates the API clients and the slice publisher (retried with back-off until it works).
+  void StartApi();
+  void PublishHealth();
+  void Drive(const lifecycle::Event& event);
+  lifecycle::Event Serve(uint64_t server_token);
+
+  frontend::Host& host_;
+  const FrontEndOptions options_;
+  std::shared_ptr<DriverShared> shared_ = std::make_shared<DriverShared>();
+  bool created_ = false;  // some entry used this front end since start
+  // Why there is no API client ("" once there is one): for /readyz and the metrics.
+  std::string api_problem_;
+  // The DRA entries' pools at the latest scan, and what deviceModel "auto" means here
+  // (nullopt until the publisher's first capability probe answers).
+  std::vector<pool::PoolModel> pools_;
+  std::optional<config::DeviceModel> auto_model_;
+  std::string cdi_problem_;  // a CDI spec that could not be written ("" when none)
+  // Creating the API client failed (a token not mounted yet, say): retried on this timer,
+  // 1 s doubling to 30 s, jittered, not only at the next rescan.
+  std::unique_ptr<loop::Timer> api_retry_;
+  kube::Backoff api_backoff_{std::chrono::seconds(1), std::chrono::seconds(30)};
+  bool stale_specs_checked_ = false;  // the CDI directory was swept of specs of gone HCAs
+  std::unique_ptr<lifecycle::RegistrationFsm> fsm_;
+  std::unique_ptr<DraServer> server_;
+  std::unique_ptr<loop::Timer> timer_;
+  uint64_t timer_token_ = 0;
+  std::unique_ptr<loop::Timer> heartbeat_;
+  std::unique_ptr<SlicePublisher> publisher_;
+  std::map<std::string, std::string> specs_written_;  // CDI spec file name -> content
+  std::string health_key_;  // what the last health list said, timestamps left out
+  bool active_ = false;     // serving: some entry uses the DRA front end
+};
+
+}  // namespace rdmadp::dra

@@ -1,0 +1,93 @@
+#include "pkg/dra/prepare.h"
+
+#include "pkg/config/k8s_names.h"
+#include "pkg/log/log.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::dra {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Prepare's claim GETs end this long before the kubelet's deadline, so that the answer
+// still reaches it.
+constexpr milliseconds kDeadlineMargin{500};
+
+}  // namespace
+
+drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
+                                            const DraViewPtr& view, kube::RestClient* claims,
+                                            std::chrono::system_clock::time_point deadline,
+                                            const std::atomic<bool>& cancelled) {
+  drav1::NodePrepareResourcesResponse resp;
+  if (claims != nullptr) claims->ResetCancel();
+  for (const auto& c : req.claims()) {
+    auto& out = (*resp.mutable_claims())[c.uid()];
+    const std::string name = Cat(c.namespace_(), "/", c.name());
+    if (claims == nullptr || !view) {
+      out.set_error(Cat("cannot prepare ResourceClaim ", name,
+                        ": the DRA driver has no API server connection (see its log)"));
+      continue;
+    }
+    const auto left = std::chrono::duration_cast<milliseconds>(
+        deadline - std::chrono::system_clock::now() - kDeadlineMargin);
+    if (cancelled || left.count() <= 0) {
+      // Nobody waits for this answer any more: the claim is not fetched (the kubelet
+      // retries the whole batch).
+      out.set_error(Cat("cannot prepare ResourceClaim ", name, ": ",
+                        cancelled ? "the DRA driver is stopping"
+                                  : "the kubelet's deadline passed before it was read"));
+      continue;
+    }
+    // The names go into the URL: only what Kubernetes can name (DNS-1123 subdomains; a
+    // namespace is even narrower) is asked for, so "../" never reaches another API path
+    // with our token.
+    const std::string bad_namespace = config::DnsSubdomainProblem(c.namespace_());
+    const std::string bad_name = config::DnsSubdomainProblem(c.name());
+    if (!bad_namespace.empty() || !bad_name.empty()) {
+      out.set_error(Cat(
+          "cannot prepare ResourceClaim ", name, ": ",
+          !bad_namespace.empty() ? Cat("namespace: ", bad_namespace) : Cat("name: ", bad_name)));
+      log::Warn(out.error());
+      continue;
+    }
+    auto r = claims->Call(
+        "GET",
+        Cat("/apis/resource.k8s.io/v1/namespaces/", c.namespace_(), "/resourceclaims/", c.name()),
+        "", std::min(left, kube::kCallTimeout));
+    if (!r.ok() || r->code != 200) {
+      out.set_error(Cat("reading ResourceClaim ", name, ": ",
+                        r.ok() ? Cat("HTTP ", r->code) : std::string(r.status().message())));
+      log::Warn(out.error());
+      continue;
+    }
+    auto devices = PrepareClaim(nlohmann::json::parse(r->body, nullptr, false), c.uid(), *view);
+    if (!devices.ok()) {
+      out.set_error(std::string(devices.status().message()));
+      log::Warn(out.error());
+      continue;
+    }
+    std::vector<std::string> described;
+    for (const auto& d : *devices) {
+      auto* dev = out.add_devices();
+      for (const auto& request : d.request_names) dev->add_request_names(request);
+      dev->set_pool_name(d.pool);
+      dev->set_device_name(d.device);
+      for (const auto& id : d.cdi_ids) dev->add_cdi_device_ids(id);
+      if (!d.share_id.empty()) dev->set_share_id(d.share_id);  // v1: echoed, as the kubelet expects
+      described.push_back(
+          Cat(d.pool, "/", d.device, d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
+    }
+    log::Info(Cat("prepared ResourceClaim ", name, " (", c.uid(),
+                  "): ", described.empty() ? "no device of ours" : Join(described, ", ")));
+  }
+  return resp;
+}
+
+drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req) {
+  drav1::NodeUnprepareResourcesResponse resp;
+  for (const auto& c : req.claims()) (*resp.mutable_claims())[c.uid()];
+  return resp;
+}
+
+}  // namespace rdmadp::dra

@@ -1,0 +1,25 @@
+#!/bin/sh
+# The house rules that a compiler does not check (docs/architecture.md, "Rooms"):
+#  - the two front ends never include each other;
+#  - the manager is wiring: no gRPC, no kubelet API, at most 900 lines with its headers;
+#  - the shared rooms (rpc, frontend) include neither front end.
+# Fails with one line per broken rule.
+set -eu
+root=${1:-$(dirname "$0")/..}
+cd "$root"
+fail=0
+broken() { echo "rooms: $*" >&2; fail=1; }
+
+if grep -rn '#include "pkg/dra/' pkg/deviceplugin; then broken "pkg/deviceplugin includes pkg/dra"; fi
+if grep -rn '#include "pkg/deviceplugin/' pkg/dra; then broken "pkg/dra includes pkg/deviceplugin"; fi
+for room in rpc frontend; do
+  if grep -rnE '#include "pkg/(dra|deviceplugin)/' "pkg/$room"; then
+    broken "pkg/$room includes a front end"
+  fi
+done
+if grep -rnE '#include [<"](grpc|grpcpp)/|#include "pkg/api/' pkg/manager; then
+  broken "pkg/manager includes gRPC or a kubelet API"
+fi
+lines=$(cat pkg/manager/*.h pkg/manager/*.cpp | wc -l)
+[ "$lines" -le 900 ] || broken "pkg/manager has $lines lines (at most 900)"
+exit $fail
