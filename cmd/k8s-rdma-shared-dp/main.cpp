@@ -160,15 +160,20 @@ int RunValidate(const cli::Options& opts) {
 // `discover`: what this node has and where it would land, without serving anything.
 int RunDiscover(const cli::Options& opts) {
   config::Config config;
+  report::ConfigFindings findings;
   if (auto loaded = config::LoadConfigFile(opts.config_file); loaded.ok()) {
     config = loaded->config;
+    findings.skipped = loaded->skipped;
+    findings.problems = loaded->warnings;
   } else {
-    std::fprintf(stderr, "%s\n(pools not shown: fix the config or pass --config-file)\n",
-                 std::string(loaded.status().message()).c_str());
+    findings.problems.push_back(Cat(std::string(loaded.status().message()),
+                                    " (pools not shown: fix the config or pass --config-file)"));
+    std::fprintf(stderr, "%s\n", findings.problems.back().c_str());
   }
   const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
-  const std::string out = opts.output == "json" ? report::DiscoverJson(inventory, config)
-                                                : report::DiscoverTable(inventory, config);
+  const std::string out = opts.output == "json"
+                              ? report::DiscoverJson(inventory, config, findings)
+                              : report::DiscoverTable(inventory, config, findings);
   std::fputs(out.c_str(), stdout);
   return 0;
 }
@@ -243,7 +248,10 @@ int main(int argc, char** argv) {
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
   std::vector<std::string_view> args(argv + 1, argv + argc);
-  auto parsed = cli::ParseFlags(args);
+  auto parsed = cli::ParseFlags(args, [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  });
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s\n%s", std::string(parsed.status().message()).c_str(),
                  cli::Usage(program).c_str());
@@ -305,6 +313,7 @@ int main(int argc, char** argv) {
   mo.link_up = opts.link_up;
   mo.use_cdi = opts.use_cdi;
   mo.metrics_address = opts.metrics_address;
+  mo.health_address = opts.health_address;
   mo.version = RDMADP_VERSION;
   mo.cdi_spec_dir = opts.cdi_spec_dir;
   mo.dra_driver = opts.dra_driver_name;

@@ -119,10 +119,19 @@ const std::vector<FlagSpec>& Specs() {
        }},
       {"metrics-address", "HOST:PORT",
        "Serve Prometheus metrics on /metrics and probes on /healthz and /readyz "
-       "(e.g. :9109); off when empty.",
+       "(the DaemonSet: :10109); off when empty.",
        ShowString(&Options::metrics_address),
        [](Options& o, std::string_view v) {
          o.metrics_address = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"health-address", "HOST:PORT",
+       "Serve /healthz and /readyz on a listener of their own, so that a busy or taken "
+       "metrics port never fails the kubelet's probes (the DaemonSet: 127.0.0.1:10110); off "
+       "when empty.",
+       ShowString(&Options::health_address),
+       [](Options& o, std::string_view v) {
+         o.health_address = std::string(v);
          return absl::OkStatus();
        }},
       {"log-level", "debug|info|warning|error", "Minimum level of log lines on stderr.",
@@ -256,9 +265,25 @@ std::string_view RegistrationModeName(RegistrationMode mode) {
   return "kubelet";
 }
 
-absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args) {
+std::string EnvName(std::string_view flag) {
+  std::string out = "RDMADP_";
+  for (char c : flag) out += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return out;
+}
+
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, const EnvFn& env) {
   Options options;
   Command requested = Command::kRun;
+  for (const auto& spec : Specs()) {
+    if (!env || spec.name == "help" || spec.name == "version") continue;
+    const std::string name = EnvName(spec.name);
+    if (const auto value = env(name); value) {
+      if (auto status = spec.set(options, *value); !status.ok()) {
+        return absl::InvalidArgumentError(
+            Cat("environment ", name, ": ", std::string(status.message())));
+      }
+    }
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (arg == "--") {
@@ -340,7 +365,9 @@ std::string Usage(std::string_view program) {
          "\nSignals: SIGHUP reloads the config and rescans; SIGTERM, SIGINT and SIGQUIT "
          "stop the servers,\nremove the plugin's sockets and exit 0.\n"
          "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n"
-         "Environment: the image and the DaemonSet set GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "
+         "Environment: RDMADP_<FLAG> sets a flag's default (RDMADP_DEV_ROOT=/host/dev for "
+         "--dev-root);\nthe command line wins. The image and the DaemonSet set "
+         "GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "
          "and\nMALLOC_ARENA_MAX=1 (MALLOC_ARENA_MAX acts as 1 when unset); "
          "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS\nis set to 0 where the operator has not "
          "set it.\n");

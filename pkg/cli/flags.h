@@ -3,6 +3,8 @@
 // `--flag=true|false`, and `--` ends the flags. Pure: no I/O, no exit.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,7 @@ struct Options {
   std::string log_format = "text";
   std::string output = "table";  // discover: table or json
   std::string metrics_address;   // "" = no HTTP endpoint
+  std::string health_address;    // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.
   std::string dra_driver_name = "rdma.k8s-rdma-shared-dp.io";
   std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
@@ -45,11 +48,21 @@ struct Options {
   std::vector<std::string> positional;
 };
 
+// Reads one environment variable (nullopt: unset).
+using EnvFn = std::function<std::optional<std::string>(const std::string& name)>;
+
 // Parses argv[1..]. A first positional `discover`, `validate` or `render` selects that
-// command; any
-// other positional argument is an error (with "did you mean" for a mistyped command).
-// Errors name the flag: `flag provided but not defined: -foo`.
-absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args);
+// command; any other positional argument is an error (with "did you mean" for a mistyped
+// command). Errors name the flag: `flag provided but not defined: -foo`.
+// Every flag but --help and --version may also come from the environment, RDMADP_ and its
+// name upper-cased with '_' for '-' (RDMADP_DEV_ROOT for --dev-root): the DaemonSet sets
+// the daemon's paths there, so `kubectl exec ... discover` and `validate` in its pod see the
+// same node and config. A flag on the command line wins over the environment.
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args,
+                                   const EnvFn& env = nullptr);
+
+// RDMADP_DEV_ROOT for "dev-root".
+std::string EnvName(std::string_view flag);
 
 // Complete usage text, one block per flag with its default.
 std::string Usage(std::string_view program);

@@ -56,6 +56,10 @@ Manager::Manager(ManagerOptions options, config::Config config,
       scanner_(options_.sysfs_root, options_.dev_root),
       instance_id_(rpc::NewInstanceId()),
       dirs_{options_.kubelet_root_dir} {
+  metrics_http_.address = options_.metrics_address;
+  metrics_http_.what = "metrics";
+  health_http_.address = options_.health_address;
+  health_http_.what = "health";
   // Every label value from the start, at 0: a series that appears late breaks rate().
   for (const char* trigger :
        {"periodic", "link", "uevent", "verbs", "sighup", "config_file", "other"}) {
@@ -112,7 +116,7 @@ int Manager::Run() {
 
   start_time_seconds_ =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  StartMetrics();
+  StartHttp();
   InitialStart();
   loop_->Run();
   {
@@ -120,7 +124,8 @@ int Manager::Run() {
     collect_gate_->closed = true;
     collect_gate_->cv.notify_all();
   }
-  http_.reset();
+  metrics_http_.http.reset();
+  health_http_.http.reset();
   http_retry_.reset();
 
   // Shutdown: every front end stops its servers, which end streams and remove our own
@@ -135,29 +140,34 @@ int Manager::Run() {
   return 0;
 }
 
-void Manager::StartMetrics() {
-  if (options_.metrics_address.empty() || http_) return;
-  auto http =
-      metrics::HttpEndpoint::Start(options_.metrics_address, [this] { return CollectFromLoop(); });
-  if (!http.ok()) {
-    // Capacity matters more than metrics: keep serving the kubelet, try the port again.
-    ReportProblem(log::Level::kError, "metrics",
-                  Cat(std::string(http.status().message()),
-                      "; the device plugin keeps serving; "
-                      "retrying in ",
-                      http_backoff_.count(), " ms"));
-    if (!http_retry_)
-      http_retry_ = std::make_unique<loop::Timer>(*loop_, [this] { StartMetrics(); });
-    http_retry_->ArmOnce(http_backoff_);
-    http_backoff_ = std::min(http_backoff_ * 2, std::chrono::milliseconds(60000));
-    return;
+void Manager::StartHttp() {
+  bool retry = false;
+  for (Listener* l : {&metrics_http_, &health_http_}) {
+    if (l->address.empty() || l->http) continue;
+    auto http = metrics::HttpEndpoint::Start(
+        l->address, [this] { return CollectFromLoop(); }, Cat("--", l->what, "-address"));
+    if (!http.ok()) {
+      // Capacity matters more than metrics: keep serving the kubelet, try the port again.
+      const auto wait = l->backoff.Next();
+      ReportProblem(log::Level::kError, "metrics",
+                    Cat(std::string(http.status().message()),
+                        "; the device plugin keeps serving; retrying in ", wait.count(), " ms"));
+      if (!http_retry_) {
+        http_retry_ = std::make_unique<loop::Timer>(*loop_, [this] { StartHttp(); });
+      }
+      if (!retry) http_retry_->ArmOnce(wait);  // one timer retries every failed listener
+      retry = true;
+      continue;
+    }
+    l->http = std::move(*http);
+    l->backoff.Reset();
+    const std::string& h = l->http->host();
+    const std::string host = h.find(':') != std::string::npos ? Cat("[", h, "]") : h;
+    log::Info(Cat(l->what == "metrics" ? "metrics on http://" : "probes on http://", host, ":",
+                  l->http->port(),
+                  l->what == "metrics" ? "/metrics, probes on /healthz and /readyz"
+                                       : "/healthz and /readyz"));
   }
-  http_ = std::move(*http);
-  http_retry_.reset();
-  const std::string host =
-      http_->host().find(':') != std::string::npos ? Cat("[", http_->host(), "]") : http_->host();
-  log::Info(Cat("metrics on http://", host, ":", http_->port(),
-                "/metrics, probes on /healthz and /readyz"));
 }
 
 void Manager::InitialStart() {

@@ -23,6 +23,7 @@
 #include "pkg/config/config.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/frontend/front_end.h"
+#include "pkg/kube/backoff.h"
 #include "pkg/loop/event_loop.h"
 #include "pkg/loop/heap_trimmer.h"
 #include "pkg/metrics/http_endpoint.h"
@@ -43,6 +44,7 @@ struct ManagerOptions {
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
   std::string metrics_address;  // "" = off
+  std::string health_address;   // "" = off: probes on the metrics endpoint only
   std::string version;
   // The DRA front end (entries with frontend: dra).
   std::string dra_driver = "rdma.k8s-rdma-shared-dp.io";
@@ -102,8 +104,9 @@ class Manager final : private frontend::Host {
   void OnSignal();
   void OnInotifyEvents();
   void FanOut(const frontend::KubeletEvent& event);
-  // Starts the metrics endpoint; a busy port is retried with back-off, never fatal.
-  void StartMetrics();
+  // Starts the metrics and health endpoints; a busy port is retried with back-off, never
+  // fatal (each endpoint on its own).
+  void StartHttp();
   metrics::View BuildView() const;
   // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
   std::optional<metrics::View> CollectFromLoop();
@@ -148,9 +151,15 @@ class Manager final : private frontend::Host {
     bool closed = false;
   };
   std::shared_ptr<CollectGate> collect_gate_ = std::make_shared<CollectGate>();
-  std::unique_ptr<metrics::HttpEndpoint> http_;
+  struct Listener {
+    std::string address;  // "" = off
+    std::string what;     // "metrics" or "health", for the log
+    std::unique_ptr<metrics::HttpEndpoint> http;
+    kube::Backoff backoff{std::chrono::seconds(1), std::chrono::seconds(60)};
+  };
+  Listener metrics_http_;
+  Listener health_http_;
   std::unique_ptr<loop::Timer> http_retry_;
-  std::chrono::milliseconds http_backoff_{1000};
   double start_time_seconds_ = 0;
   std::set<std::string> known_problems_;
   bool stopping_ = false;

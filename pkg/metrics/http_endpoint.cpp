@@ -33,11 +33,11 @@ constexpr milliseconds kAcceptPause{100};
 constexpr uint64_t kListenId = 0;
 constexpr uint64_t kStopId = 1;
 
-absl::Status ParseAddress(const std::string& address, std::string& host, int& port) {
+absl::Status ParseAddress(const std::string& address, std::string_view flag, std::string& host,
+                          int& port) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(
-        Cat("--metrics-address \"", address, "\": use HOST:PORT or :PORT"));
+    return absl::InvalidArgumentError(Cat(flag, " \"", address, "\": use HOST:PORT or :PORT"));
   }
   host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -47,8 +47,7 @@ absl::Status ParseAddress(const std::string& address, std::string& host, int& po
   const std::string p = address.substr(colon + 1);
   auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
   if (ec != std::errc() || ptr != p.data() + p.size() || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        Cat("--metrics-address \"", address, "\": port must be 0..65535"));
+    return absl::InvalidArgumentError(Cat(flag, " \"", address, "\": port must be 0..65535"));
   }
   return absl::OkStatus();
 }
@@ -336,10 +335,11 @@ class HttpEndpoint::Connections {
 
 absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const std::string& address,
                                                                   Collect collect,
+                                                                  std::string_view flag,
                                                                   HttpLimits limits) {
   std::unique_ptr<HttpEndpoint> ep(new HttpEndpoint());
   int port = 0;
-  if (auto s = ParseAddress(address, ep->host_, port); !s.ok()) return s;
+  if (auto s = ParseAddress(address, flag, ep->host_, port); !s.ok()) return s;
   std::string error;
   ep->listen_fd_ = Listen(ep->host_, port, error);
   if (!ep->listen_fd_.Valid() && ep->host_ == "::" && !Ipv6Available()) {  // no IPv6 here
@@ -347,8 +347,8 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const std::str
     ep->listen_fd_ = Listen(ep->host_, port, error);
   }
   if (!ep->listen_fd_.Valid()) {
-    return absl::UnavailableError(Cat("cannot listen on ", address, " for metrics: ", error,
-                                      " (pick another --metrics-address)"));
+    return absl::UnavailableError(
+        Cat("cannot listen on ", address, " (", flag, "): ", error, " (pick another port)"));
   }
   ep->port_ = BoundPort(ep->listen_fd_.Get());
   ep->stop_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));

@@ -42,9 +42,10 @@ class HttpEndpoint {
   using Collect = std::function<std::optional<View>()>;
 
   // `address` is HOST:PORT, :PORT or [V6]:PORT; port 0 picks a free one (see port()).
-  static absl::StatusOr<std::unique_ptr<HttpEndpoint>> Start(const std::string& address,
-                                                             Collect collect,
-                                                             HttpLimits limits = {});
+  // `flag` names the address in errors (--metrics-address, --health-address).
+  static absl::StatusOr<std::unique_ptr<HttpEndpoint>> Start(
+      const std::string& address, Collect collect, std::string_view flag = "--metrics-address",
+      HttpLimits limits = {});
   ~HttpEndpoint();  // closes every connection and joins the thread
 
   HttpEndpoint(const HttpEndpoint&) = delete;

@@ -47,7 +47,8 @@ std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 }  // namespace
 
-std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config& config) {
+std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config& config,
+                          const ConfigFindings& findings) {
   const auto snapshots = BuildPools(inv, config);
   const auto pools = PoolsPerFunction(inv, snapshots);
   std::vector<std::vector<std::string>> rows = {{"PCI ADDRESS", "ID", "DRIVER", "NETDEV", "LINK",
@@ -88,11 +89,19 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
            adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
            "\n");
   }
+  for (const auto& entry : findings.skipped) {
+    Append(out, "  ", entry.Label(), ": skipped, not served\n");
+  }
+  for (const auto& entry : findings.skipped) {
+    for (const auto& p : entry.problems) Append(out, "problem: ", p, "\n");
+  }
+  for (const auto& p : findings.problems) Append(out, "problem: ", p, "\n");
   for (const auto& p : inv.AllProblems()) Append(out, "problem: ", p, "\n");
   return out;
 }
 
-std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& config) {
+std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& config,
+                         const ConfigFindings& findings) {
   const auto snapshots = BuildPools(inv, config);
   const auto pools = PoolsPerFunction(inv, snapshots);
   auto list = [](const std::vector<std::string>& items) {
@@ -136,9 +145,20 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
            ", \"healthy\": ", adv.healthy ? "true" : "false",
            ", \"deviceNodes\": ", list(adv.device_paths), "}");
   }
-  out += snapshots.empty() ? "],\n" : "\n  ],\n";
+  out += snapshots.empty() ? "],\n  \"skipped\": [" : "\n  ],\n  \"skipped\": [";
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < findings.skipped.size(); ++i) {
+    const auto& entry = findings.skipped[i];
+    Append(out, i == 0 ? "\n" : ",\n", "    {\"index\": ", entry.index,
+           ", \"resourceName\": ", JsonString(entry.resource_name),
+           ", \"problems\": ", list(entry.problems), "}");
+    problems.insert(problems.end(), entry.problems.begin(), entry.problems.end());
+  }
+  out += findings.skipped.empty() ? "],\n" : "\n  ],\n";
+  problems.insert(problems.end(), findings.problems.begin(), findings.problems.end());
+  for (const auto& p : inv.AllProblems()) problems.push_back(p);
   Append(out, "  \"rdmaCmPresent\": ", inv.rdma_cm_present ? "true" : "false",
-         ",\n  \"problems\": ", list(inv.AllProblems()), "\n}\n");
+         ",\n  \"problems\": ", list(problems), "\n}\n");
   return out;
 }
 

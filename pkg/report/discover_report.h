@@ -4,16 +4,27 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pkg/config/config.h"
 #include "pkg/sysfs/inventory.h"
 
 namespace rdmadp::report {
 
-// Aligned columns for humans, followed by one line per pool.
-std::string DiscoverTable(const sysfs::NodeInventory& inventory, const config::Config& config);
+// What loading the config found beside its valid entries: the daemon skips these entries
+// (and serves the rest) and logs these lines; discover shows both.
+struct ConfigFindings {
+  std::vector<config::SkippedEntry> skipped;
+  std::vector<std::string> problems;  // the load error, warnings
+};
 
-// One JSON document for tools: {"functions": [...], "pools": [...], "problems": [...]}.
-std::string DiscoverJson(const sysfs::NodeInventory& inventory, const config::Config& config);
+// Aligned columns for humans, followed by one line per pool, skipped entry and problem.
+std::string DiscoverTable(const sysfs::NodeInventory& inventory, const config::Config& config,
+                          const ConfigFindings& findings = {});
+
+// One JSON document for tools: {"functions": [...], "pools": [...], "skipped": [...],
+// "problems": [...]}.
+std::string DiscoverJson(const sysfs::NodeInventory& inventory, const config::Config& config,
+                         const ConfigFindings& findings = {});
 
 }  // namespace rdmadp::report

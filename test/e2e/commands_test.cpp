@@ -78,6 +78,51 @@ TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {
   EXPECT_THAT(r.output, HasSubstr("0000:13:00.0"));
 }
 
+// Issue 29 item 4: `kubectl exec <pod> -- k8s-rdma-shared-dp discover` runs with no flags in
+// the DaemonSet's pod, whose /dev is the runtime's: the daemon's roots come from the
+// environment the DaemonSet sets (RDMADP_DEV_ROOT=/host/dev, ...), so discover sees what the
+// daemon sees.
+TEST_F(Commands, DiscoverInThePodReadsTheDaemonsRootsFromItsEnvironment) {
+  struct Env {
+    std::vector<std::string> names;
+    ~Env() {
+      for (const auto& n : names) ::unsetenv(n.c_str());
+    }
+  } env;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"RDMADP_CONFIG_FILE", h.config_path()},
+           {"RDMADP_SYSFS_ROOT", h.node().sysfs_root()},
+           {"RDMADP_DEV_ROOT", h.node().dev_root()}}) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    env.names.push_back(name);
+  }
+  RunResult r = RunToExit({"discover"}, milliseconds(10000));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("0000:10:00.0 .* yes +issm0,umad0,uverbs0 "));
+  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 2 HCA(s), 1000 slot(s), Healthy"));
+}
+
+// The daemon skips an invalid entry and serves the rest; discover must not hide it.
+TEST_F(Commands, DiscoverListsSkippedEntriesAndTheirProblemsInBothOutputs) {
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "good", "rdmaHcaMax": 10, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "bad", "rdmaHcaMax": -1, "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult table = Run({"discover"});
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("rdma/good: 4 HCA(s), 10 slot(s), Healthy"));
+  EXPECT_THAT(table.output, HasSubstr("configList[1] (bad): skipped, not served"));
+  EXPECT_THAT(table.output, HasSubstr("problem: config: configList[1].rdmaHcaMax: must be >= 0"));
+  RunResult json = Run({"discover", "--output=json"});
+  ASSERT_EQ(json.status, 0) << json.output;
+  YAML::Node doc = YAML::Load(json.output);
+  ASSERT_EQ(doc["skipped"].size(), 1u);
+  EXPECT_EQ(doc["skipped"][0]["index"].as<int>(), 1);
+  EXPECT_EQ(doc["skipped"][0]["resourceName"].as<std::string>(), "bad");
+  EXPECT_THAT(doc["skipped"][0]["problems"][0].as<std::string>(),
+              HasSubstr("configList[1].rdmaHcaMax"));
+  EXPECT_THAT(doc["problems"][0].as<std::string>(), HasSubstr("configList[1].rdmaHcaMax"));
+}
+
 TEST_F(Commands, ValidateAcceptsAGoodConfig) {
   RunResult r = Run({"validate"});
   EXPECT_EQ(r.status, 0) << r.output;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "pkg/text/cat.h"
 #include "test/support/fs_wait.h"
@@ -286,7 +287,9 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
 }
 
 // Capacity matters more than metrics: a busy port is logged and retried while the device
-// plugin registers and serves; when the port frees up, the endpoint comes up.
+// plugin registers and serves; when the port frees up, the endpoint comes up. The probes
+// have a listener of their own (--health-address, issue 29 item 3): the kubelet's liveness
+// and readiness checks pass all along, so the pod is not restarted over a metrics port.
 TEST(MetricsFlag, BusyPortIsRetriedWhileTheDevicePluginServes) {
   // Another process's listener on the port: a plain socket we can close.
   int blocker = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -302,17 +305,31 @@ TEST(MetricsFlag, BusyPortIsRetriedWhileTheDevicePluginServes) {
   h.AddDemoHcas();
   h.WriteConfig(PluginHarness::DemoConfig());
   ASSERT_TRUE(h.kubelet().Start().ok());
-  h.StartPlugin({"--metrics-address=127.0.0.1:" + std::to_string(port)});
+  h.StartPlugin(
+      {"--metrics-address=127.0.0.1:" + std::to_string(port), "--health-address=127.0.0.1:0"});
   ASSERT_TRUE(h.kubelet().WaitRegistered({kA, "rdma/hca_shared_devices_b"}, 1, milliseconds(5000)));
+  std::smatch m;
+  std::string log;
   ASSERT_TRUE(WaitForFiles(
       h.root(),
       [&] {
-        return h.PluginLog().find("the device plugin keeps serving; retrying in") !=
-               std::string::npos;
+        log = h.PluginLog();
+        return std::regex_search(log, m, std::regex("probes on http://127.0.0.1:([0-9]+)/healthz"));
       },
       milliseconds(5000)));
-  EXPECT_THAT(h.PluginLog(),
-              HasSubstr("for metrics: Address already in use (pick another --metrics-address)"));
+  httplib::Client probes("127.0.0.1", std::stoi(m[1]));
+  auto live = probes.Get("/healthz");
+  ASSERT_TRUE(live);
+  EXPECT_EQ(live->status, 200);
+  // Ready once both resources are registered (the kubelet simulator saw them already; the
+  // plugin's loop may handle the last Register answer a moment later).
+  auto ready = probes.Get("/readyz");
+  for (int i = 0; i < 100 && ready && ready->status != 200; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));  // polling a remote state, not a sync
+    ready = probes.Get("/readyz");
+  }
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200) << ready->body;
   ::close(blocker);  // the port frees up
   EXPECT_TRUE(WaitForFiles(
       h.root(),

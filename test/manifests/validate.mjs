@@ -39,14 +39,17 @@ const cdi = render(path.join(images, "overlays/cdi"));
 const k0s = render(path.join(images, "overlays/k0s"));
 const dra = render(path.join(images, "overlays/dra"));
 const draK0s = render(path.join(images, "overlays/dra-k0s"));
+const exampleConfig = render(path.join(images, "examples/config"));
+const exampleDraConfig = render(path.join(images, "examples/config-dra"));
+const overlays = [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
+                  ["overlays/dra", dra], ["overlays/dra-k0s", draK0s]];
 const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
 const container = ds.spec.template.spec.containers[0];
 
-for (const [label, objs] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                             ["overlays/dra", dra], ["overlays/dra-k0s", draK0s],
-                             ["example-pod", [pod]]]) {
+for (const [label, objs] of [...overlays, ["examples/config", exampleConfig],
+                             ["examples/config-dra", exampleDraConfig], ["example-pod", [pod]]]) {
   for (const o of objs) check(`schema: ${label} ${o.kind}/${o.metadata.name}`, () => validateObject(o));
 }
 
@@ -60,13 +63,43 @@ check("daemonset: node-critical, tolerations, probes, resources, rollout", () =>
   const spec = ds.spec.template.spec;
   assert.equal(spec.priorityClassName, "system-node-critical");
   assert.ok(spec.tolerations.some((t) => t.operator === "Exists" && t.effect === "NoSchedule"));
-  assert.equal(container.livenessProbe.httpGet.path, "/healthz");
-  assert.equal(container.readinessProbe.httpGet.path, "/readyz");
-  assert.ok(container.args.includes("--metrics-address=:9109"));
+  assert.ok(container.args.includes("--metrics-address=:10109"));
   assert.ok(container.resources.requests.memory && container.resources.limits.memory);
   assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxUnavailable: 1, maxSurge: 0 });
   assert.match(container.image, /:[0-9][^:]*$/, "image tag must be pinned");
 });
+
+// Issue 29 item 1: applying any overlay must never replace the operator's config (the Go
+// plugin's kube-system/rdma-devices, which the DaemonSet reads).
+check("no overlay ships a ConfigMap named rdma-devices; the DaemonSet reads that one", () => {
+  for (const [label, objs] of overlays) {
+    assert.equal(find(objs, "ConfigMap", "rdma-devices"), undefined, `${label} ships rdma-devices`);
+    const d = find(objs, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec;
+    assert.equal(d.volumes.find((v) => v.name === "config").configMap.name, "rdma-devices", label);
+  }
+  for (const objs of [exampleConfig, exampleDraConfig]) {
+    assert.deepEqual(objs.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`),
+                     ["ConfigMap/kube-system/rdma-devices"]);
+  }
+});
+
+// Issue 29 item 3: a busy or taken metrics port must not fail the kubelet's probes.
+check("probes use their own localhost listener, never the metrics port, in every overlay", () => {
+  for (const [label, objs] of overlays) {
+    const c = find(objs, "DaemonSet", "rdma-shared-dp-ds").spec.template.spec.containers[0];
+    assert.ok(c.args.includes("--health-address=127.0.0.1:10110"), label);
+    for (const [probe, p] of [["liveness", "/healthz"], ["readiness", "/readyz"]]) {
+      const get = c[`${probe}Probe`].httpGet;
+      assert.deepEqual(get, { host: "127.0.0.1", path: p, port: 10110 }, `${label} ${probe}`);
+    }
+    const metrics = c.args.find((a) => a.startsWith("--metrics-address=")).split(":").pop();
+    assert.notEqual(metrics, "10110", label);
+    // Prometheus's exporter registry allocates 9100-9999 (9109: graphite_exporter).
+    assert.ok(Number(metrics) < 9100 || Number(metrics) > 9999, `${label}: metrics port ${metrics}`);
+  }
+});
+
+const envOf = (c, name) => c.env.find((e) => e.name === name)?.value;
 
 // Every place the kubelet root appears in a rendered DaemonSet.
 function kubeletRootPlaces(d) {
@@ -74,12 +107,12 @@ function kubeletRootPlaces(d) {
   const c = spec.containers[0];
   const vol = (n) => spec.volumes.find((v) => v.name === n).hostPath.path;
   const mnt = (n) => c.volumeMounts.find((m) => m.name === n).mountPath;
-  return [c.args.find((a) => a.startsWith("--kubelet-root-dir=")), vol("device-plugins"),
+  return [envOf(c, "RDMADP_KUBELET_ROOT_DIR"), vol("device-plugins"),
           mnt("device-plugins"), vol("plugins-registry"), mnt("plugins-registry")];
 }
 
 check("only the two kubelet socket directories are mounted, host /dev read-only aside", () => {
-  assert.deepEqual(kubeletRootPlaces(ds), ["--kubelet-root-dir=/var/lib/kubelet",
+  assert.deepEqual(kubeletRootPlaces(ds), ["/var/lib/kubelet",
     "/var/lib/kubelet/device-plugins", "/var/lib/kubelet/device-plugins",
     "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins_registry"]);
   const spec = ds.spec.template.spec;
@@ -87,7 +120,7 @@ check("only the two kubelet socket directories are mounted, host /dev read-only 
   const dev = container.volumeMounts.find((m) => m.name === "host-dev");
   assert.equal(dev.mountPath, "/host/dev");
   assert.equal(dev.readOnly, true);
-  assert.ok(container.args.includes("--dev-root=/host/dev"));
+  assert.equal(envOf(container, "RDMADP_DEV_ROOT"), "/host/dev");
   // runc creates the termination message file under /dev: /dev must not be a read-only mount.
   const termination = container.terminationMessagePath ?? "/dev/termination-log";
   for (const m of container.volumeMounts) {
@@ -106,7 +139,7 @@ check("the allocator's environment is in the DaemonSet, where operators see it, 
 
 check("kubelet root dir is one parameter, overridable from an overlay (overlays/k0s)", () => {
   const moved = find(k0s, "DaemonSet", "rdma-shared-dp-ds");
-  assert.deepEqual(kubeletRootPlaces(moved), ["--kubelet-root-dir=/var/lib/k0s/kubelet",
+  assert.deepEqual(kubeletRootPlaces(moved), ["/var/lib/k0s/kubelet",
     "/var/lib/k0s/kubelet/device-plugins", "/var/lib/k0s/kubelet/device-plugins",
     "/var/lib/k0s/kubelet/plugins_registry", "/var/lib/k0s/kubelet/plugins_registry"]);
   assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
@@ -118,7 +151,7 @@ check("dra overlay composes with a custom kubelet root (overlays/dra-k0s)", () =
   const moved = find(draK0s, "DaemonSet", "rdma-shared-dp-ds");
   const spec = moved.spec.template.spec;
   assert.ok(!JSON.stringify(moved).includes("/var/lib/kubelet"), "a copy of the old root is left");
-  assert.ok(spec.containers[0].args.includes("--kubelet-root-dir=/var/lib/k0s/kubelet"));
+  assert.equal(envOf(spec.containers[0], "RDMADP_KUBELET_ROOT_DIR"), "/var/lib/k0s/kubelet");
   for (const dir of ["/var/lib/k0s/kubelet/plugins", "/var/lib/k0s/kubelet/plugins_registry"]) {
     const mount = spec.containers[0].volumeMounts.find((m) => m.mountPath === dir);
     assert.ok(mount, `no ${dir} mount`);
@@ -168,8 +201,8 @@ check("dra overlay: RBAC grants exactly what the DRA front end does", () => {
                policy.metadata.name);
 });
 
-check("dra overlay: its config passes validate, with one DRA and one device-plugin entry", () => {
-  const cm = find(dra, "ConfigMap", "rdma-devices");
+check("the DRA example config passes validate, with one DRA and one device-plugin entry", () => {
+  const cm = find(exampleDraConfig, "ConfigMap", "rdma-devices");
   const config = JSON.parse(cm.data["config.json"]);
   assert.deepEqual(config.configList.map((e) => e.frontend ?? "devicePlugin"), ["dra", "devicePlugin"]);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-cm-")), "config.json");
@@ -178,8 +211,8 @@ check("dra overlay: its config passes validate, with one DRA and one device-plug
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
-check("dra overlay: its config is config/config-dra.json, and its admission policy what render prints", () => {
-  const cm = find(dra, "ConfigMap", "rdma-devices");
+check("the DRA example is config/config-dra.json, and the overlay's admission policy what render prints", () => {
+  const cm = find(exampleDraConfig, "ConfigMap", "rdma-devices");
   const example = fs.readFileSync(path.join(images, "../config/config-dra.json"), "utf8");
   assert.deepEqual(JSON.parse(cm.data["config.json"]), JSON.parse(example));
   const out = execFileSync(plugin, ["render", `--config-file=${path.join(images, "../config/config-dra.json")}`],
@@ -197,20 +230,27 @@ check("example pod asks for one share with IPC_LOCK", () => {
   assert.ok(c.securityContext.capabilities.add.includes("IPC_LOCK"));
 });
 
-check("the ConfigMap's config.json passes the plugin's validate command", () => {
-  const cm = find(base, "ConfigMap", "rdma-devices");
+check("the example config is config/config.json and passes validate, found through the DaemonSet's env", () => {
+  const cm = find(exampleConfig, "ConfigMap", "rdma-devices");
+  const example = fs.readFileSync(path.join(images, "../config/config.json"), "utf8");
+  assert.deepEqual(JSON.parse(cm.data["config.json"]), JSON.parse(example));
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmadp-cm-")), "config.json");
   fs.writeFileSync(file, cm.data["config.json"]);
   const mount = container.volumeMounts.find((m) => m.name === "config").mountPath;
-  assert.ok(container.args.includes(`--config-file=${mount}/config.json`), "args point elsewhere");
-  const r = spawnSync(plugin, ["validate", `--config-file=${file}`], { encoding: "utf8" });
+  assert.equal(envOf(container, "RDMADP_CONFIG_FILE"), `${mount}/config.json`, "env points elsewhere");
+  // `kubectl exec ... validate` in the pod: no flag, the path from the environment.
+  const r = spawnSync(plugin, ["validate"], { encoding: "utf8",
+                                              env: { ...process.env, RDMADP_CONFIG_FILE: file } });
   assert.equal(r.status, 0, r.stdout + r.stderr);
+  const wrong = spawnSync(plugin, ["validate"], { encoding: "utf8",
+                                                  env: { ...process.env, RDMADP_CONFIG_FILE: file + ".missing" } });
+  assert.equal(wrong.status, 1, "the environment was not read");
 });
 
 const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
 if (kubectl.status === 0) {
-  for (const [dir, ours] of [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                             ["overlays/dra", dra], ["overlays/dra-k0s", draK0s]]) {
+  for (const [dir, ours] of [...overlays, ["examples/config", exampleConfig],
+                             ["examples/config-dra", exampleDraConfig]]) {
     check(`renderer matches kubectl kustomize (${dir})`, () => {
       const out = execFileSync("kubectl", ["kustomize", path.join(images, dir)], { encoding: "utf8" });
       const theirs = YAML.parseAllDocuments(out).map((d) => d.toJS());

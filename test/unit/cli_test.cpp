@@ -1,6 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include "pkg/cli/flags.h"
 
 namespace rdmadp::cli {
@@ -102,6 +105,35 @@ TEST(Usage, ListsEveryFlagWithItsDefault) {
                                "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS"}) {
     EXPECT_THAT(usage, HasSubstr(variable));
   }
+  EXPECT_THAT(usage, HasSubstr("--health-address"));
+  EXPECT_THAT(usage, HasSubstr("RDMADP_DEV_ROOT"));
+}
+
+// Issue 29 item 4: `kubectl exec ... discover` in the DaemonSet's pod must see the host's
+// /dev and the daemon's config, which the DaemonSet gives through the environment.
+TEST(Flags, TheEnvironmentSetsDefaultsAndTheCommandLineWins) {
+  const std::map<std::string, std::string> env = {{"RDMADP_DEV_ROOT", "/host/dev"},
+                                                  {"RDMADP_CONFIG_FILE", "/etc/rdma/config.json"},
+                                                  {"RDMADP_USE_CDI", "true"},
+                                                  {"RDMADP_HELP", "true"}};
+  auto lookup = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  auto o = ParseFlags({"discover", "--config-file=/tmp/c.json"}, lookup);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->command, Command::kDiscover);  // RDMADP_HELP is not a flag's default
+  EXPECT_EQ(o->dev_root, "/host/dev");
+  EXPECT_EQ(o->config_file, "/tmp/c.json");
+  EXPECT_TRUE(o->use_cdi);
+  EXPECT_EQ(EnvName("kubelet-root-dir"), "RDMADP_KUBELET_ROOT_DIR");
+  auto bad = ParseFlags({}, [](const std::string& name) -> std::optional<std::string> {
+    return name == "RDMADP_REGISTRATION_MODE" ? std::optional<std::string>("sometimes")
+                                              : std::nullopt;
+  });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("environment RDMADP_REGISTRATION_MODE: "));
 }
 
 }  // namespace

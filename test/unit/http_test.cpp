@@ -104,7 +104,7 @@ class HttpServer : public ::testing::Test {
  protected:
   void Start(HttpLimits limits = {}) {
     auto started = HttpEndpoint::Start(
-        "127.0.0.1:0", [] { return std::optional<View>(View{}); }, limits);
+        "127.0.0.1:0", [] { return std::optional<View>(View{}); }, "--metrics-address", limits);
     ASSERT_TRUE(started.ok()) << started.status();
     ep = std::move(*started);
   }
