@@ -189,7 +189,10 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
                     if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
                     if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
-                    if (key == "selectors") res.selectors = ReadSelectors(v, p, r);
+                    if (key == "selectors") {
+                      res.selectors = ReadSelectors(v, p, r);
+                      res.selectors_given = v.IsMap() && v.size() > 0;
+                    }
                     if (key == "devices") res.devices = ReadStringList(v, p, r);
                     if (key == "frontend") res.frontend = ReadString(v, p, r);
                     if (key == "deviceModel") res.device_model = ReadString(v, p, r);
@@ -286,6 +289,22 @@ std::string NestingProblem(std::string_view text) {
   return "";
 }
 
+// yaml-cpp reports a tab in indentation as some other syntax error; the fix is to say "tab".
+std::string TabHint(std::string_view text) {
+  size_t line = 1;
+  for (size_t start = 0; start < text.size(); ++line) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view l = text.substr(start, end - start);
+    const size_t indent = l.find_first_not_of(" \t");
+    if (l.substr(0, indent == std::string_view::npos ? l.size() : indent).find('\t') !=
+        std::string_view::npos) {
+      return Cat(" (line ", line, " is indented with a tab; YAML indents with spaces only)");
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
@@ -302,9 +321,9 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(Cat("config: line ", e.mark.line + 1, " column ",
-                                          e.mark.column + 1, ": not valid ",
-                                          reader.json ? "JSON" : "YAML", ": ", e.msg));
+    return absl::InvalidArgumentError(
+        Cat("config: line ", e.mark.line + 1, " column ", e.mark.column + 1, ": not valid ",
+            reader.json ? "JSON" : "YAML", ": ", e.msg, reader.json ? "" : TabHint(text)));
   }
   const RawConfig raw = ReadTop(root, reader);
   LoadedConfig loaded;

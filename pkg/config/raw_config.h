@@ -60,6 +60,8 @@ struct RawResource {
   std::optional<std::string> resource_prefix;
   std::optional<int64_t> rdma_hca_max;
   Selectors selectors;
+  // "selectors" has keys, even if none was understood (each unknown one is an error).
+  bool selectors_given = false;
   std::vector<std::string> devices;
   std::optional<std::string> frontend;
   std::optional<std::string> device_model;

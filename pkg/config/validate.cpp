@@ -233,7 +233,13 @@ Config Validate(const RawConfig& raw, Findings& f) {
       }
     }
     rc.rdma_hca_max = r.rdma_hca_max.value_or(0);
-    if (rc.rdma_hca_max < 0) {
+    if (rc.rdma_hca_max == 0) {
+      // Valid (the Go plugin takes it), but the pool then has nothing to give a pod.
+      f.Warn(r.path + ".rdmaHcaMax",
+             Cat(r.rdma_hca_max ? "is 0" : "is not set (0)",
+                 ": no slot is advertised and no pod asking for this resource is ever "
+                 "admitted; set the shares per HCA, e.g. 1000"));
+    } else if (rc.rdma_hca_max < 0) {
       f.Error(r.path + ".rdmaHcaMax", Cat("must be >= 0, got ", rc.rdma_hca_max));
     } else if (rc.rdma_hca_max > kMaxRdmaHcaMax) {
       f.Error(r.path + ".rdmaHcaMax",
@@ -260,7 +266,10 @@ Config Validate(const RawConfig& raw, Findings& f) {
                  kMaxDraSlotDevices));
     }
     if (r.selectors.Empty() && r.devices.empty()) {
-      f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");
+      // "selectors" with nothing understood in it has its unknown keys named already.
+      if (!r.selectors_given) {
+        f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");
+      }
     } else if (!r.selectors.Empty() && !r.devices.empty()) {
       f.Error(r.path,
               "cannot specify both \"selectors\" and \"devices\"; move \"devices\" "

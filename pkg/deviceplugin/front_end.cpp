@@ -6,6 +6,7 @@
 #include "pkg/deviceplugin/front_end_internal.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
+#include "pkg/pool/selector.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
 
@@ -26,6 +27,31 @@ std::string Describe(const pool::PoolSnapshot& snap) {
   if (!adv.numa_nodes.empty()) Append(out, ", NUMA [", Join(adv.numa_nodes, ","), "]");
   if (snap.topology_dropped()) Append(out, " (topology dropped: message over 4 MiB)");
   return out;
+}
+
+// Why no pod can get this pool now, worded to lead to the fix ("" when one can): an empty
+// pool names the functions its selectors match that are not usable, an unhealthy one each
+// HCA's port states.
+std::string Unusable(const pool::PoolSnapshot& snap, const sysfs::NodeInventory& inventory) {
+  std::vector<std::string> why;
+  if (snap.hcas().empty()) {
+    for (const auto& fn : inventory.functions) {
+      if (!fn.rdma_capable && pool::Matches(snap.resource().selectors, fn)) {
+        why.push_back(Cat(fn.address, ": ", fn.not_rdma_reason));
+      }
+    }
+    if (why.empty()) {
+      return "no RDMA device matches its selectors; registering with 0 devices (run with "
+             "--log-level=debug to see what was found)";
+    }
+    return Cat(why.size(), " function(s) match its selectors but none can serve a pod (",
+               Join(why, "; "), "); registering with 0 devices");
+  }
+  if (snap.advertised().healthy) return "";
+  for (const auto& hca : snap.hcas()) {
+    why.push_back(Cat(hca.function.address, ": ", hca.health_reason));
+  }
+  return Cat("every HCA is unhealthy, so the kubelet admits no pod (", Join(why, "; "), ")");
 }
 
 }  // namespace
@@ -100,6 +126,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
       if (res.server && res.server->Publish(Served(res))) {
         log::Info(Cat("pool changed (", reason, "): ", Describe(*res.snapshot)));
       }
+      WarnIfUnusable(res, inventory);
       continue;
     }
     if (it != resources_.end()) {
@@ -136,11 +163,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   res->snapshot = BuildSnapshot(*res, inventory);
   SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
   log::Info(Describe(*res->snapshot));
-  if (res->snapshot->hcas().empty()) {
-    log::Warn(Cat(rc.FullName(),
-                  ": no RDMA device matches its selectors; registering with 0 "
-                  "devices (run with --log-level=debug to see what was found)"));
-  }
+  WarnIfUnusable(*res, inventory);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
   res->timer = std::make_unique<loop::Timer>(host_.Loop(), [this, name] {
@@ -152,6 +175,14 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   resources_[name] = std::move(res);
   Drive(ref, lifecycle::Event::Start(WatcherMode() ? lifecycle::Mode::kWatcher
                                                    : lifecycle::Mode::kKubelet));
+}
+
+void DevicePluginFrontEnd::WarnIfUnusable(Resource& res, const sysfs::NodeInventory& inventory) {
+  std::string why = Unusable(*res.snapshot, inventory);
+  if (why == res.unusable) return;  // said already (or usable, as before)
+  if (!why.empty()) log::Warn(Cat(res.config.FullName(), ": ", why));
+  if (why.empty()) log::Info(Cat(res.config.FullName(), ": usable again"));
+  res.unusable = std::move(why);
 }
 
 void DevicePluginFrontEnd::StopResource(ResourceMap::iterator it, bool keep_spec) {

@@ -57,6 +57,9 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   void StopResource(ResourceMap::iterator it, bool keep_spec = false);
   // Destroys the resource's server, keeping its counts for the metrics.
   static void DropServer(Resource& res);
+  // Warns, once per distinct reason, when no pod can get the pool (empty or all unhealthy),
+  // naming what to fix: a missing rdma_cm, ports waiting for the subnet manager, ...
+  void WarnIfUnusable(Resource& res, const sysfs::NodeInventory& inventory);
   pool::SnapshotPtr BuildSnapshot(const Resource& res, const sysfs::NodeInventory& inventory) const;
   // What the kubelet is shown: the pool, or all of it Unhealthy while its CDI spec is not
   // on disk.

@@ -34,6 +34,7 @@ struct DevicePluginFrontEnd::Resource {
   // Why the spec for `snapshot` is not on disk ("" when it is): the kubelet is then shown
   // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
   std::string cdi_problem;
+  std::string unusable;  // why no pod can get this pool, as last warned ("" when one can)
 };
 
 }  // namespace rdmadp::deviceplugin

@@ -24,11 +24,20 @@ std::vector<int64_t> PoolModel::NumaNodes() const {
 std::string HealthReason(const sysfs::PciFunction& fn) {
   if (sysfs::HasUsablePort(fn)) return "";
   std::string reason;
+  bool waiting_for_sm = false;
   for (const auto& dev : fn.rdma_devices) {
     for (const auto& port : dev.ports) {
       Append(reason, reason.empty() ? "" : ", ", dev.name, " port ", port.number, " ",
              sysfs::PortStateName(port.state));
+      waiting_for_sm |=
+          port.state == sysfs::PortState::kInit || port.state == sysfs::PortState::kArmed;
     }
+  }
+  if (waiting_for_sm) {
+    // INIT/ARMED: the physical link is up; on InfiniBand the subnet manager activates it.
+    Append(reason,
+           " (the link is up but the port is not active yet: is a subnet manager, "
+           "opensm or UFM, running on this fabric?)");
   }
   return reason.empty() ? "no port is ACTIVE" : reason;
 }

@@ -35,6 +35,46 @@ TEST_F(E2E, PeriodicRescanReportsPortHealthAndRecovers) {
   EXPECT_EQ(Resource(kB).snapshots.size(), 1u);
 }
 
+// Issue 29 item 5: during a subnet manager's bring-up every port is INIT and the pool is
+// Unhealthy (allocatable 0). That is the operator's to fix, so it is a warning that says
+// what to check, once per distinct reason, and a line when the pool is usable again. (The
+// warning is the feature here: it is asserted as the operator reads it.)
+TEST_F(E2E, PortsWaitingForTheSubnetManagerAreAWarningThatNamesIt) {
+  h.node().SetPortState("mlx5_0", 1, "2: INIT");
+  h.node().SetPortState("mlx5_1", 1, "2: INIT");
+  StartAll(PluginHarness::DemoConfig(/*periodic_update_interval=*/1));
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(Resource(kA).allocatable, 0);
+  const std::string warning =
+      "rdma/hca_shared_devices_a: every HCA is unhealthy, so the kubelet admits no pod "
+      "(0000:10:00.0: mlx5_0 port 1 INIT (the link is up but the port is not active yet: is a "
+      "subnet manager, opensm or UFM, running on this fabric?); 0000:11:00.0: mlx5_1 port 1 "
+      "INIT (";
+  EXPECT_THAT(h.PluginLog(), HasSubstr(warning));
+  h.node().SetPortState("mlx5_0", 1, "4: ACTIVE");
+  ASSERT_TRUE(
+      h.kubelet().WaitFor([](const SimState& s) { return s.resources.at(kA).allocatable == 1000; },
+                          milliseconds(5000)));
+  ASSERT_TRUE(LogShows("rdma/hca_shared_devices_a: usable again"));
+  // Said once, though every 1 s rescan met it until the port came up.
+  const std::string log = h.PluginLog();
+  EXPECT_EQ(log.find(warning), log.rfind(warning));
+}
+
+// A missing /dev/infiniband/rdma_cm (rdma_ucm not loaded, or the host's /dev not mounted)
+// leaves every HCA out of the pool: the warning names it instead of "no device matches".
+TEST_F(E2E, AMissingRdmaCmIsNamedNotCalledANonMatch) {
+  std::filesystem::remove(h.node().dev_root() + "/infiniband/rdma_cm");
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(Resource(kA).capacity, 0);
+  ASSERT_TRUE(
+      LogShows("rdma/hca_shared_devices_a: 2 function(s) match its selectors but none "
+               "can serve a pod (0000:10:00.0: " +
+               h.node().dev_root() + "/infiniband/rdma_cm is missing (load rdma_ucm"));
+  EXPECT_THAT(h.PluginLog(), Not(HasSubstr("no RDMA device matches")));
+}
+
 TEST_F(E2E, VanishedCharDevicesDropTheHcaUntilTheyReturn) {
   StartAll(PluginHarness::DemoConfig(1));
   ASSERT_TRUE(WaitRegistered(kA));

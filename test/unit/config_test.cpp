@@ -16,6 +16,7 @@ namespace rdmadp::config {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Every problem, whether it fails the file or only skips its entry.
 std::string Errors(std::string_view text) {
@@ -108,7 +109,7 @@ TEST(ParseConfig, EveryErrorIsOneLineWithAFieldPath) {
       {"resourceName": "ok_a", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib0"]}},
       {"resourceName": "b", "rdmaHcaMax": -3, "selectors": {"vendor": ["15b3"]}}]})");
   EXPECT_THAT(errors, HasSubstr("config: periodicUpdateInterval: must be >= 0 seconds, got -10\n"));
-  EXPECT_THAT(errors, HasSubstr("config: configList[1].rdmaHcaMax: must be >= 0, got -3\n"));
+  EXPECT_THAT(errors, HasSubstr("config: configList[1].rdmaHcaMax: must be >= 0, got -3"));
   EXPECT_THAT(errors, HasSubstr("config: configList[1].selectors.vendor: unknown key; did you "
                                 "mean \"vendors\"?"));
   for (const auto& line : {errors}) EXPECT_EQ(line.find("\n\n"), std::string::npos);
@@ -396,6 +397,41 @@ TEST(ParseConfig, AliasBombIsBoundedInTimeMemoryAndOutput) {
 
 // Issue 11 item 10: 5,000 nested lists got yaml-cpp's "bad file". The place is named; a
 // quoted or commented bracket does not count.
+// Issue 29 item 7: mistakes that passed silently or were named wrongly.
+TEST(ParseConfig, ATabInYamlIndentationIsCalledATab) {
+  const std::string e = Errors("configList:\n  - resourceName: a\n\t  rdmaHcaMax: 1\n");
+  EXPECT_THAT(e, HasSubstr("not valid YAML"));
+  EXPECT_THAT(e, HasSubstr("line 3 is indented with a tab; YAML indents with spaces only"));
+  // A tab inside a value is no indentation, and JSON has no indentation rules at all.
+  EXPECT_THAT(Errors("configList:\n  - resourceName: a\tb\n    rdmaHcaMax: [\n"),
+              Not(HasSubstr("tab")));
+  EXPECT_THAT(Errors("{\"configList\": [\n\t{\"resourceName\": 1}"), Not(HasSubstr("tab")));
+}
+
+TEST(ParseConfig, SelectorsWithOnlyUnknownKeysNameThoseKeysOnly) {
+  const std::string e = Errors(
+      R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendor": ["15b3"]}}]})");
+  EXPECT_THAT(e,
+              HasSubstr("configList[0].selectors.vendor: unknown key; did you mean \"vendors\"?"));
+  EXPECT_THAT(e, Not(HasSubstr("neither")));
+  // An empty object still is neither.
+  EXPECT_THAT(
+      Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1, "selectors": {}}]})"),
+      HasSubstr("neither \"selectors\" nor \"devices\" is set"));
+}
+
+TEST(ParseConfig, ZeroSharesIsValidButWarned) {
+  for (const char* max : {R"("rdmaHcaMax": 0, )", ""}) {
+    auto r = ParseConfig(std::string(R"({"configList": [{"resourceName": "a", )") + max +
+                         R"("selectors": {"vendors": ["15b3"]}}]})");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->config.resources.size(), 1u);
+    ASSERT_EQ(r->warnings.size(), 1u) << max;
+    EXPECT_THAT(r->warnings[0], HasSubstr("configList[0].rdmaHcaMax: is"));
+    EXPECT_THAT(r->warnings[0], HasSubstr("no slot is advertised"));
+  }
+}
+
 TEST(ParseConfig, DeepNestingIsNamedWithItsPlace) {
   const std::string deep =
       "{\"configList\":\n " + std::string(5000, '[') + std::string(5000, ']') + "}";

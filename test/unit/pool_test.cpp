@@ -125,7 +125,9 @@ TEST(PoolModel, PerHcaHealthReasonTopologyAndShares) {
   EXPECT_EQ(model.hcas[0].health_reason, "");
   EXPECT_EQ(model.hcas[0].function.pcie_root, "pci0000:00");
   EXPECT_FALSE(model.hcas[1].healthy);
-  EXPECT_EQ(model.hcas[1].health_reason, "mlx5_x port 1 DOWN, mlx5_x port 2 INIT");
+  EXPECT_EQ(model.hcas[1].health_reason,
+            "mlx5_x port 1 DOWN, mlx5_x port 2 INIT (the link is up but the port is not active "
+            "yet: is a subnet manager, opensm or UFM, running on this fabric?)");
   EXPECT_TRUE(model.healthy());
   EXPECT_THAT(model.NumaNodes(), ElementsAre(0, 1));
   // The device-plugin rendering is built from the same model.
