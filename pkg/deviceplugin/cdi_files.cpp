@@ -21,7 +21,8 @@ void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
     if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, file); !s.ok()) {
       host_.ReportProblem(log::Level::kError, "cdi",
                           Cat(res.config.FullName(), ": ", std::string(s.message()),
-                              "; will retry at the next rescan"));
+                              "; will retry at the next rescan"),
+                          {.resource = res.config.FullName(), .hca = {}, .event = "cdi"});
       return;  // an empty pool names no CDI device: nothing to mark
     }
     if (res.cdi_written) {
@@ -42,7 +43,8 @@ void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
                           Cat(res.config.FullName(), ": ", std::string(s.message()),
                               "; every slot is Unhealthy until a rescan writes it (free space in, "
                               "or make writable, ",
-                              options_.cdi_spec_dir, ")"));
+                              options_.cdi_spec_dir, ")"),
+                          {.resource = res.config.FullName(), .hca = {}, .event = "cdi"});
     }
     return;
   }

@@ -124,7 +124,8 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
       res.snapshot = BuildSnapshot(res, inventory);
       SyncCdiSpec(res);  // before publishing, so Allocate never names a device the spec lacks
       if (res.server && res.server->Publish(Served(res))) {
-        log::Info(Cat("pool changed (", reason, "): ", Describe(*res.snapshot)));
+        log::Info(Cat("pool changed (", reason, "): ", Describe(*res.snapshot)),
+                  {.resource = rc.FullName(), .hca = {}, .event = "pool"});
       }
       WarnIfUnusable(res, inventory);
       continue;
@@ -162,7 +163,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   res->cdi_naming = {cdi::Kind(rc), cdi::AnnotationKey(rc)};
   res->snapshot = BuildSnapshot(*res, inventory);
   SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
-  log::Info(Describe(*res->snapshot));
+  log::Info(Describe(*res->snapshot), {.resource = rc.FullName(), .hca = {}, .event = "pool"});
   WarnIfUnusable(*res, inventory);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
@@ -179,9 +180,11 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
 
 void DevicePluginFrontEnd::WarnIfUnusable(Resource& res, const sysfs::NodeInventory& inventory) {
   std::string why = Unusable(*res.snapshot, inventory);
-  if (why == res.unusable) return;  // said already (or usable, as before)
-  if (!why.empty()) log::Warn(Cat(res.config.FullName(), ": ", why));
-  if (why.empty()) log::Info(Cat(res.config.FullName(), ": usable again"));
+  if (why == res.unusable) return;                 // said already (or usable, as before)
+  const std::string name = res.config.FullName();  // outlives the fields that view it
+  const log::Fields fields{.resource = name, .hca = {}, .event = "pool"};
+  if (!why.empty()) log::Warn(Cat(res.config.FullName(), ": ", why), fields);
+  if (why.empty()) log::Info(Cat(res.config.FullName(), ": usable again"), fields);
   res.unusable = std::move(why);
 }
 

@@ -60,19 +60,22 @@ void DevicePluginFrontEnd::Drive(Resource& res, const lifecycle::Event& event) {
         res.timer->Disarm();
         res.timer_token = 0;
         break;
-      case Kind::kLog:
+      case Kind::kLog: {
+        const std::string name = res.config.FullName();  // outlives the fields that view it
+        const log::Fields fields{.resource = name, .hca = {}, .event = "registration"};
         switch (action.level) {
           case lifecycle::Action::Level::kDebug:
-            log::Debug(action.message);
+            log::Debug(action.message, fields);
             break;
           case lifecycle::Action::Level::kInfo:
-            log::Info(action.message);
+            log::Info(action.message, fields);
             break;
           case lifecycle::Action::Level::kWarn:
-            host_.ReportProblem(log::Level::kWarn, "registration", action.message);
+            host_.ReportProblem(log::Level::kWarn, "registration", action.message, fields);
             break;
         }
         break;
+      }
     }
   }
 }
@@ -110,7 +113,8 @@ lifecycle::Event DevicePluginFrontEnd::ServeSocket(Resource& res, uint64_t serve
                                          std::string(started.status().message()));
   }
   res.server = std::move(*started);
-  log::Info(Cat(res.config.FullName(), ": serving on ", res.server->socket_path()));
+  log::Info(Cat(res.config.FullName(), ": serving on ", res.server->socket_path()),
+            {.resource = res.config.FullName(), .hca = {}, .event = "serving"});
   return lifecycle::Event::ServeOk(server_token);
 }
 

@@ -38,7 +38,8 @@ void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory
       host_.ReportProblem(log::Level::kError, "dra",
                           "DRA front end: no API server (KUBERNETES_SERVICE_HOST is not set and "
                           "--kube-api-server is empty): ResourceSlices are not published and "
-                          "Prepare fails; run it in a pod or set --kube-api-server");
+                          "Prepare fails; run it in a pod or set --kube-api-server",
+                          {.resource = options_.driver, .hca = {}, .event = "dra"});
     }
   }
   if (!publisher_ && !options_.kube_api_server.empty()) StartApi();
@@ -54,7 +55,8 @@ void DraFrontEnd::Publish() {
   ctx.auto_model = auto_model_;
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
-    host_.ReportOnce(log::Level::kWarn, "config", p);
+    host_.ReportOnce(log::Level::kWarn, "config", p,
+                     {.resource = options_.driver, .hca = {}, .event = "config"});
   }
   // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
   // or read-only /var/run/cdi) would fail at container creation: it is published as
@@ -144,7 +146,9 @@ void DraFrontEnd::StartApi() {
   po.on_info = [](std::string line) { log::Info("DRA front end: " + line); };
   po.on_problem = [this](std::string p) {
     host_.Loop().Post([this, p = std::move(p)] {
-      if (!host_.Stopping()) host_.ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p);
+      if (!host_.Stopping())
+        host_.ReportProblem(log::Level::kWarn, "dra", "DRA front end: " + p,
+                            {.resource = options_.driver, .hca = {}, .event = "dra"});
     });
   };
   auto publisher = claims.ok() ? SlicePublisher::Start(po)
@@ -153,7 +157,8 @@ void DraFrontEnd::StartApi() {
     // Retried at every rescan and reload; reported once per distinct problem.
     api_problem_ = std::string(publisher.status().message());
     const std::string p = Cat("DRA front end: ", api_problem_);
-    host_.ReportOnce(log::Level::kError, "dra", p);
+    host_.ReportOnce(log::Level::kError, "dra", p,
+                     {.resource = options_.driver, .hca = {}, .event = "dra"});
     if (!api_retry_) {
       api_retry_ = std::make_unique<loop::Timer>(host_.Loop(), [this] {
         if (!publisher_ && !host_.Stopping()) StartApi();
@@ -196,7 +201,8 @@ std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view
       const std::string why = Cat("CDI spec not written: ", std::string(st.message()));
       unwritable[name] = why;
       const std::string p = Cat("DRA front end: ", why);
-      host_.ReportOnce(log::Level::kError, "cdi", p);
+      host_.ReportOnce(log::Level::kError, "cdi", p,
+                       {.resource = options_.driver, .hca = {}, .event = "cdi"});
       continue;
     }
     specs_written_[name] = json;

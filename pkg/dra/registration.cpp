@@ -71,7 +71,8 @@ void DraFrontEnd::Drive(const lifecycle::Event& event) {
         break;
       case Kind::kLog:
         if (action.level == lifecycle::Action::Level::kWarn) {
-          host_.ReportProblem(log::Level::kWarn, "registration", action.message);
+          host_.ReportProblem(log::Level::kWarn, "registration", action.message,
+                              {.resource = options_.driver, .hca = {}, .event = "registration"});
         } else {
           log::Write(action.level == lifecycle::Action::Level::kInfo ? log::Level::kInfo
                                                                      : log::Level::kDebug,

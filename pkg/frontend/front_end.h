@@ -60,10 +60,10 @@ class Host {
   // Logs a problem an operator must see and counts it under `error_class` (config,
   // registration, cdi, link, metrics, dra: a bounded label set).
   virtual void ReportProblem(log::Level level, std::string_view error_class,
-                             const std::string& message) = 0;
+                             const std::string& message, const log::Fields& fields) = 0;
   // The same, once per distinct message for the life of the process.
   virtual void ReportOnce(log::Level level, std::string_view error_class,
-                          const std::string& message) = 0;
+                          const std::string& message, const log::Fields& fields) = 0;
   // Told of work that freed memory worth returning to the system soon; its Activity() may
   // be called from any thread (an Allocate on a gRPC thread).
   virtual loop::HeapTrimmer& Trimmer() = 0;

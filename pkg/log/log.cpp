@@ -49,7 +49,7 @@ void SetLevel(Level level) { g_level.store(level); }
 void SetFormat(Format format) { g_format.store(format); }
 bool Enabled(Level level) { return level >= g_level.load(std::memory_order_relaxed); }
 
-void Write(Level level, std::string_view message) {
+void Write(Level level, std::string_view message, const Fields& fields) {
   if (!Enabled(level)) return;
   std::string line;
   line.reserve(message.size() + 64);
@@ -60,6 +60,15 @@ void Write(Level level, std::string_view message) {
     line += LevelName(level);
     line += R"(","msg":)";
     AppendJsonString(line, message);
+    for (const auto& [key, value] :
+         {std::pair{"resource", fields.resource}, std::pair{"hca", fields.hca},
+          std::pair{"event", fields.event}}) {
+      if (value.empty()) continue;
+      line += ",\"";
+      line += key;
+      line += "\":";
+      AppendJsonString(line, value);
+    }
     line += "}\n";
   } else {
     line += Timestamp();

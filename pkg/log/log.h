@@ -14,10 +14,19 @@ void SetLevel(Level level);
 void SetFormat(Format format);
 bool Enabled(Level level);
 
-void Write(Level level, std::string_view message);
-inline void Debug(std::string_view m) { Write(Level::kDebug, m); }
-inline void Info(std::string_view m) { Write(Level::kInfo, m); }
-inline void Warn(std::string_view m) { Write(Level::kWarn, m); }
-inline void Error(std::string_view m) { Write(Level::kError, m); }
+// What a line is about, as fields a log pipeline can filter on (--log-format=json: keys
+// "resource", "hca", "event", present when set). The text format shows the message only,
+// which names them already.
+struct Fields {
+  std::string_view resource;  // rdma/hca_shared_devices_a, or the DRA driver's name
+  std::string_view hca;       // a PCI address, or an RDMA device name
+  std::string_view event;     // a short bounded word: registration, pool, rescan, cdi, ...
+};
+
+void Write(Level level, std::string_view message, const Fields& fields = {});
+inline void Debug(std::string_view m, const Fields& f = {}) { Write(Level::kDebug, m, f); }
+inline void Info(std::string_view m, const Fields& f = {}) { Write(Level::kInfo, m, f); }
+inline void Warn(std::string_view m, const Fields& f = {}) { Write(Level::kWarn, m, f); }
+inline void Error(std::string_view m, const Fields& f = {}) { Write(Level::kError, m, f); }
 
 }  // namespace rdmadp::log

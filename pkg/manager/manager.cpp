@@ -3,10 +3,12 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include "pkg/cdi/cdi_spec.h"
@@ -256,7 +258,8 @@ void Manager::BringLinksUp() {
   for (const auto& link : links) {
     if (auto status = netlink::SetLinkUp(link); !status.ok()) {
       ReportProblem(log::Level::kWarn, "link",
-                    Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"));
+                    Cat(std::string(status.message()), " (pass --no-link-up to skip this step)"),
+                    {.resource = {}, .hca = link, .event = "link"});
     }
   }
 }
@@ -276,9 +279,10 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
   ++counters_.rescans;
   ++counters_.rescans_by_trigger[RescanTrigger(reason)];
   heap_trimmer_->Activity();  // the old inventory and snapshots are freed memory now
-  log::Debug(Cat("rescan (", reason, ") read ", counters_.functions_read - read_before,
-                 " PCI function(s) in ", static_cast<int>(counters_.last_rescan_seconds * 1e6),
-                 " us"));
+  log::Debug(
+      Cat("rescan (", reason, ") read ", counters_.functions_read - read_before,
+          " PCI function(s) in ", static_cast<int>(counters_.last_rescan_seconds * 1e6), " us"),
+      {.resource = {}, .hca = {}, .event = "rescan"});
 }
 
 void Manager::Reload(std::string_view reason) {
@@ -306,7 +310,8 @@ void Manager::Reload(std::string_view reason) {
     Rescan(reason);
     return;
   }
-  log::Info(Cat("reload (", reason, "): applying the new config"));
+  log::Info(Cat("reload (", reason, "): applying the new config"),
+            {.resource = {}, .hca = {}, .event = "reload"});
   config_ = std::move(loaded->config);
   skipped_.clear();
   ++counters_.reloads;
@@ -316,8 +321,8 @@ void Manager::Reload(std::string_view reason) {
 }
 
 void Manager::ReportProblem(log::Level level, std::string_view error_class,
-                            const std::string& message) {
-  log::Write(level, message);
+                            const std::string& message, const log::Fields& fields) {
+  log::Write(level, message, fields);
   ++counters_.errors;
   ++counters_.errors_by_class[std::string(error_class)];
   counters_.last_error_class = error_class;
@@ -325,9 +330,9 @@ void Manager::ReportProblem(log::Level level, std::string_view error_class,
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void Manager::ReportOnce(log::Level level, std::string_view error_class,
-                         const std::string& message) {
-  if (known_problems_.insert(message).second) ReportProblem(level, error_class, message);
+void Manager::ReportOnce(log::Level level, std::string_view error_class, const std::string& message,
+                         const log::Fields& fields) {
+  if (known_problems_.insert(message).second) ReportProblem(level, error_class, message, fields);
 }
 
 metrics::View Manager::BuildView() const {
@@ -337,6 +342,17 @@ metrics::View Manager::BuildView() const {
     v.skipped_entries.push_back({entry.index, entry.resource_name});
   }
   v.counters = counters_;
+  static_assert(static_cast<int>(sysfs::PortState::kActive) == 4, "the kernel's numbering");
+  for (const sysfs::PciFunction* fn : SelectedFunctions()) {
+    for (const auto& dev : fn->rdma_devices) {
+      for (const auto& port : dev.ports) {
+        v.ports.push_back({dev.name, port.number, static_cast<int>(port.state)});
+      }
+    }
+  }
+  std::sort(v.ports.begin(), v.ports.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.hca, a.port) < std::tie(b.hca, b.port);
+  });
   for (const auto& front_end : front_ends_) front_end->Collect(v);
   v.process = metrics::ReadProcess(start_time_seconds_);
   return v;

@@ -72,10 +72,13 @@ class Manager final : private frontend::Host {
   lifecycle::TokenSource& Tokens() override { return tokens_; }
   const std::string& InstanceId() const override { return instance_id_; }
   const frontend::KubeletDirs& Dirs() const override { return dirs_; }
-  void ReportProblem(log::Level level, std::string_view error_class,
-                     const std::string& message) override;
-  void ReportOnce(log::Level level, std::string_view error_class,
-                  const std::string& message) override;
+  void ReportProblem(log::Level level, std::string_view error_class, const std::string& message,
+                     const log::Fields& fields) override;
+  void ReportOnce(log::Level level, std::string_view error_class, const std::string& message,
+                  const log::Fields& fields) override;
+  void ReportProblem(log::Level level, std::string_view error_class, const std::string& message) {
+    ReportProblem(level, error_class, message, {.resource = {}, .hca = {}, .event = error_class});
+  }
   loop::HeapTrimmer& Trimmer() override { return *heap_trimmer_; }
   bool WatchKubeletDirs() override;
   bool Stopping() const override { return stopping_; }

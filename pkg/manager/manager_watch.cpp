@@ -204,7 +204,8 @@ void Manager::OnInotifyEvents() {
   }
   for (const auto& event : lost) FanOut(event);
   if (kubelet_started) {
-    log::Info(Cat(dirs_.KubeletSocket(), " created (kubelet (re)started)"));
+    log::Info(Cat(dirs_.KubeletSocket(), " created (kubelet (re)started)"),
+              {.resource = {}, .hca = {}, .event = "kubelet_restart"});
     FanOut({Kind::kKubeletSocketCreated, {}, {}});
   }
 }

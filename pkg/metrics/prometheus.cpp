@@ -134,6 +134,13 @@ std::string FormatPrometheus(const View& v) {
               "Times the resource's socket was served again (for the kubelet's plugin watcher, "
               "or after it was deleted).",
               [](const ResourceView& r) { return std::to_string(r.socket_recreations); });
+  Family(out, "rdma_shared_dp_port_state", "gauge",
+         "State of each port of the HCAs in a pool: 1 DOWN, 2 INIT (waiting for the subnet "
+         "manager), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER, 0 unknown.");
+  for (size_t i = 0; i < v.ports.size() && i < kMaxPortSeries; ++i) {
+    Append(out, "rdma_shared_dp_port_state{hca=\"", Label(v.ports[i].hca), "\",port=\"",
+           v.ports[i].port, "\"} ", v.ports[i].state, "\n");
+  }
   Family(out, "rdma_shared_dp_kubelet_restarts_total", "counter",
          "Kubelet restarts detected (kubelet.sock re-created).");
   Append(out, "rdma_shared_dp_kubelet_restarts_total ", c.kubelet_restarts, "\n");

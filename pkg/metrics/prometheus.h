@@ -84,8 +84,19 @@ struct DraView {
   uint64_t unprepares = 0;
 };
 
+// One port of an HCA some pool selects. `state` is the kernel's number (sysfs .../state:
+// 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER; 0 unknown).
+struct PortView {
+  std::string hca;  // mlx5_0
+  int port = 0;
+  int state = 0;
+};
+// Series of rdma_shared_dp_port_state at most: HCAs times ports stays bounded on any node.
+inline constexpr size_t kMaxPortSeries = 512;
+
 struct View {
   std::optional<DraView> dra;
+  std::vector<PortView> ports;  // sorted by hca, port
   std::string version;
   std::string registration_mode;
   std::vector<ResourceView> resources;

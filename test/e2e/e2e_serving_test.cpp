@@ -1,4 +1,6 @@
 // Serving: registration, ListAndWatch snapshots, Allocate, selectors and config forms.
+#include <sstream>
+
 #include "test/e2e/e2e_fixture.h"
 
 namespace rdmadp::testing {
@@ -266,4 +268,25 @@ TEST_F(E2E, ALowSoftFdLimitIsRaisedAndEveryResourceRegisters) {
 }
 
 }  // namespace
+// Issue 29 item 8: a log pipeline filters by resource and event, not by parsing messages.
+TEST_F(E2E, JsonLogLinesCarryTheResourceAndTheEvent) {
+  StartAll(PluginHarness::DemoConfig(), {"--log-format=json"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  ASSERT_TRUE(LogShows("registered with the kubelet"));
+  std::map<std::string, int> registered;  // resource -> lines
+  std::istringstream lines(h.PluginLog());
+  for (std::string line; std::getline(lines, line);) {
+    YAML::Node obj = YAML::Load(line);  // JSON is YAML
+    ASSERT_TRUE(obj.IsMap()) << line;
+    if (obj["msg"].as<std::string>().find(": registered with the kubelet") == std::string::npos) {
+      continue;
+    }
+    ASSERT_TRUE(obj["resource"] && obj["event"]) << line;
+    EXPECT_EQ(obj["event"].as<std::string>(), "registration");
+    ++registered[obj["resource"].as<std::string>()];
+  }
+  EXPECT_EQ(registered, (std::map<std::string, int>{{kA, 1}, {kB, 1}}));
+}
+
 }  // namespace rdmadp::testing

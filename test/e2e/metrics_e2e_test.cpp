@@ -115,11 +115,19 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"1"}).ok());
   EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
+  // Issue 29 item 8: every port of every pooled HCA, by the kernel's state number.
+  for (const char* hca : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
+    EXPECT_EQ(Sample(Cat("rdma_shared_dp_port_state{hca=\"", hca, "\",port=\"1\"}")), 4) << hca;
+  }
 
   ASSERT_TRUE(h.kubelet().Restart().ok());
   ASSERT_TRUE(Registered(2));
   // Allocations survive the server's re-creation in the counter.
   EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
+  // Issue 29 item 8: every port of every pooled HCA, by the kernel's state number.
+  for (const char* hca : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
+    EXPECT_EQ(Sample(Cat("rdma_shared_dp_port_state{hca=\"", hca, "\",port=\"1\"}")), 4) << hca;
+  }
   EXPECT_GE(Sample("rdma_shared_dp_kubelet_restarts_total"), 1);
   // The kubelet side counts a registration when it dials back; the plugin when Register
   // returns, and it logs that: wait for the log, not for time.
