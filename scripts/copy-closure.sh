@@ -4,12 +4,42 @@
 # k8s-rdma-shared-dp (+ an ld.so.conf.d entry), and the libibverbs provider plugins with
 # links resolved (no dangling symlink). Used by Dockerfile.ubi and test/image.
 #   copy-closure.sh BINARY ROOT [--with-base]
+#   copy-closure.sh --pick SONAME LIBC < LISTING   (prints the path chosen; for the tests)
 # libcurl (dlopen()ed by the DRA front end) and libibverbs (dlopen()ed where uverbs devices
 # exist) are not listed by ldd: they and their own closures come along too.
 # --with-base also copies what the UBI minimal base already has (glibc, libstdc++, the
 # dynamic loader) into their own paths, for a root that is otherwise empty (the test).
 set -euo pipefail
+
+# Any architecture: a library loaded with dlopen() is taken from `ldconfig -p` with the ABI
+# tag of the binary's own libc ("libc6,x86-64", "libc6,AArch64", "libc6,x32", plain "libc6"
+# for 32-bit x86), so a 32-bit copy is never picked on a multilib host. Both layouts of a
+# line are read: "(libc6,x86-64)" and, from older glibc or with hwcaps,
+# "(libc6,AArch64, OS ABI: Linux 3.7.0)".
+#   pick SONAME LIBC: reads an `ldconfig -p` listing on stdin.
+pick() {
+  awk -v so="$1" -v libc="$2" '
+    function abi(line,   t, parts, n) {  # "libc6,x86-64" of "(libc6,x86-64, OS ABI: ...)"
+      if (!match(line, /\([^)]*\)/)) return ""
+      t = substr(line, RSTART + 1, RLENGTH - 2)
+      n = split(t, parts, /, */)
+      return n >= 2 && parts[2] !~ /OS ABI|hwcap/ ? parts[1] "," parts[2] : parts[1]
+    }
+    { lines[NR] = $0; if ($NF == libc && $1 ~ /^libc\.so/) want = abi($0) }
+    END {
+      for (i = 1; i <= NR; i++) {
+        split(lines[i], f, " ")
+        if (f[1] == so && abi(lines[i]) == want && !found) { print f[length(f)]; found = 1 }
+      }
+    }'
+}
+if [ "${1:-}" = --pick ]; then
+  pick "$2" "$3"
+  exit 0
+fi
+
 binary=$1 root=$2 with_base=${3:-}
+libc=$(ldd "$binary" | awk '$1 ~ /^libc\.so/ {print $3}')
 libdir=/usr/lib64/k8s-rdma-shared-dp
 mkdir -p "$root/usr/bin" "$root$libdir" "$root/etc/ld.so.conf.d"
 cp "$binary" "$root/usr/bin/"
@@ -29,7 +59,7 @@ copy_libs "$binary"
 # No `exit` in awk: ldconfig would die of SIGPIPE, which pipefail turns into a failure.
 copy_dlopened() {  # copy_dlopened SONAME WHAT-NEEDS-IT PACKAGE
   local lib
-  lib=$(/sbin/ldconfig -p | awk -v so="$1" '$1 == so && /x86-64|x86_64/ && !n++ {print $NF}')
+  lib=$(/sbin/ldconfig -p | pick "$1" "$libc")
   if [ -z "$lib" ]; then
     echo "copy-closure: $1 not found ($2 needs it): install $3" >&2
     exit 1
@@ -45,7 +75,7 @@ if [ "$with_base" = --with-base ] && [ ! -f "$root/etc/ld.so.conf" ]; then
 fi
 # libibverbs loads its providers at run time (dlopen), so ldd does not list them. Their
 # files are often symlinks into /usr/lib*: copy the targets, never the links.
-for providers in /usr/lib64/libibverbs /usr/lib/x86_64-linux-gnu/libibverbs; do
+for providers in /usr/lib64/libibverbs "$(dirname "$libc")/libibverbs"; do
   [ -d "$providers" ] || continue
   mkdir -p "$root/usr/lib64/libibverbs"
   cp -rL "$providers/." "$root/usr/lib64/libibverbs/"
