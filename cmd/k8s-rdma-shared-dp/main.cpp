@@ -311,6 +311,7 @@ int main(int argc, char** argv) {
   mo.registration_mode = opts.registration_mode;
   mo.auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds);
   mo.link_up = opts.link_up;
+  mo.watch_config = opts.watch_config;
   mo.use_cdi = opts.use_cdi;
   mo.metrics_address = opts.metrics_address;
   mo.health_address = opts.health_address;

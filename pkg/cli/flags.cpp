@@ -117,6 +117,16 @@ const std::vector<FlagSpec>& Specs() {
          o.link_up = !*b;
          return absl::OkStatus();
        }},
+      {"watch-config", "",
+       "Reload when the config file changes (a ConfigMap edit reaches every node within about a "
+       "minute). --watch-config=false: only SIGHUP, or a restart, reloads (default true).",
+       [](const Options& o) { return o.watch_config ? std::string("true") : std::string("false"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("watch-config", v);
+         if (!b.ok()) return b.status();
+         o.watch_config = *b;
+         return absl::OkStatus();
+       }},
       {"metrics-address", "HOST:PORT",
        "Serve Prometheus metrics on /metrics and probes on /healthz and /readyz "
        "(the DaemonSet: :10109); off when empty.",

@@ -27,6 +27,7 @@ struct Options {
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
   bool link_up = true;
+  bool watch_config = true;  // reload when the config file changes
   std::string log_level = "info";
   std::string log_format = "text";
   std::string output = "table";  // discover: table or json

@@ -105,8 +105,13 @@ int Manager::Run() {
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify_fd_.Valid()) {
     loop_->Add(inotify_fd_.Get(), [this] { OnInotifyEvents(); });
-    config_dir_watch_ = ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
-                                            IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+    if (options_.watch_config) {
+      config_dir_watch_ = ::inotify_add_watch(
+          inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
+          IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+    } else {
+      log::Info("config file watch off (--watch-config=false): SIGHUP reloads");
+    }
   }
   reload_debounce_ =
       std::make_unique<loop::Timer>(*loop_, [this] { Reload("config file changed"); });

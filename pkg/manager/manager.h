@@ -41,6 +41,7 @@ struct ManagerOptions {
   cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
   std::chrono::milliseconds auto_detect_timeout{5000};
   bool link_up = true;
+  bool watch_config = true;  // false: only SIGHUP reloads
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
   std::string metrics_address;  // "" = off

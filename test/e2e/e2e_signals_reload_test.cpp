@@ -86,6 +86,55 @@ TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   EXPECT_EQ(Resource(kA).registrations, 1);
 }
 
+uint64_t InodeOf(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+// The inodes a process watches with inotify, as the kernel lists them in fdinfo.
+std::set<uint64_t> WatchedInodes(pid_t pid) {
+  std::set<uint64_t> inodes;
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& fd : std::filesystem::directory_iterator(fds)) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(fd.path(), ec).string() != "anon_inode:inotify") continue;
+    std::ifstream info("/proc/" + std::to_string(pid) + "/fdinfo/" + fd.path().filename().string());
+    for (std::string line; std::getline(info, line);) {
+      const auto pos = line.find(" ino:");
+      if (line.starts_with("inotify ") && pos != std::string::npos) {
+        inodes.insert(std::stoull(line.substr(pos + 5), nullptr, 16));
+      }
+    }
+  }
+  return inodes;
+}
+
+// Issue 29 item 5: an operator who gates config changes (a rollout per ConfigMap, or by
+// hand) turns the file watch off; SIGHUP still reloads.
+TEST_F(E2E, WatchConfigFalseReloadsOnlyOnSighup) {
+  StartAll(PluginHarness::DemoConfig(), {"--watch-config=false", kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  EXPECT_EQ(WatchedInodes(h.plugin().pid()).count(InodeOf(std::filesystem::path(h.config_path()).parent_path())), 0u);
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+  ]})");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
+  EXPECT_EQ(h.AwaitMetric("rdma_shared_dp_reloads_total", 1), 1);
+}
+
+// ... and the default does watch it: the check above can fail.
+TEST_F(E2E, TheConfigDirectoryIsWatchedByDefault) {
+  StartAll();
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(WatchedInodes(h.plugin().pid()).count(InodeOf(std::filesystem::path(h.config_path()).parent_path())), 1u);
+}
+
 TEST_F(E2E, ConfigMapDataSymlinkSwapReloads) {
   // The kubelet's atomic writer: config.json -> ..data/config.json, ..data -> ..<timestamp>.
   namespace fs = std::filesystem;

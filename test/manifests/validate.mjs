@@ -39,10 +39,11 @@ const cdi = render(path.join(images, "overlays/cdi"));
 const k0s = render(path.join(images, "overlays/k0s"));
 const dra = render(path.join(images, "overlays/dra"));
 const draK0s = render(path.join(images, "overlays/dra-k0s"));
+const migrate = render(path.join(images, "overlays/migrate"));
 const exampleConfig = render(path.join(images, "examples/config"));
 const exampleDraConfig = render(path.join(images, "examples/config-dra"));
 const overlays = [["base", base], ["overlays/cdi", cdi], ["overlays/k0s", k0s],
-                  ["overlays/dra", dra], ["overlays/dra-k0s", draK0s]];
+                  ["overlays/dra", dra], ["overlays/dra-k0s", draK0s], ["overlays/migrate", migrate]];
 const pod = YAML.parse(fs.readFileSync(path.join(images, "example-pod.yaml"), "utf8"));
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const ds = find(base, "DaemonSet", "rdma-shared-dp-ds");
@@ -222,6 +223,19 @@ check("the DRA example is config/config-dra.json, and the overlay's admission po
     const ours = dra.find((o) => o.kind === kind);
     assert.deepEqual(rendered.find((o) => o.kind === kind), ours, kind);
   }
+});
+
+// The migration (docs/migrating.md) moves one node at a time: the overlay is the base with
+// a node selector and nothing else, so the last step (apply base) changes nothing else.
+check("migrate overlay: base plus a node selector on k8s-rdma-shared-dp.io/migrate", () => {
+  const theirs = structuredClone(migrate);
+  const d = find(theirs, "DaemonSet", "rdma-shared-dp-ds");
+  assert.deepEqual(d.spec.template.spec.nodeSelector, { "k8s-rdma-shared-dp.io/migrate": "true" });
+  delete d.spec.template.spec.nodeSelector;
+  assert.deepEqual(theirs, base);
+  // Its own selector differs from the Go plugin's (name: rdma-shared-dp-ds): the orphaned
+  // Go pods are never adopted, and theirs must be deleted with --cascade=orphan first.
+  assert.notDeepEqual(d.spec.selector.matchLabels, { name: "rdma-shared-dp-ds" });
 });
 
 check("example pod asks for one share with IPC_LOCK", () => {
