@@ -312,6 +312,7 @@ int main(int argc, char** argv) {
   mo.auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds);
   mo.link_up = opts.link_up;
   mo.watch_config = opts.watch_config;
+  mo.topology = opts.topology;
   mo.use_cdi = opts.use_cdi;
   mo.metrics_address = opts.metrics_address;
   mo.health_address = opts.health_address;

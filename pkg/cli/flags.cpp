@@ -117,6 +117,17 @@ const std::vector<FlagSpec>& Specs() {
          o.link_up = !*b;
          return absl::OkStatus();
        }},
+      {"no-topology", "",
+       "Advertise slots without NUMA nodes, as the Go plugin does: the kubelet's Topology "
+       "Manager (single-numa-node, restricted) then never refuses a pod over this plugin's "
+       "resources.",
+       [](const Options& o) { return o.topology ? std::string("false") : std::string("true"); },
+       [](Options& o, std::string_view v) {
+         auto b = ParseBool("no-topology", v);
+         if (!b.ok()) return b.status();
+         o.topology = !*b;
+         return absl::OkStatus();
+       }},
       {"watch-config", "",
        "Reload when the config file changes (a ConfigMap edit reaches every node within about a "
        "minute). --watch-config=false: only SIGHUP, or a restart, reloads (default true).",

@@ -28,6 +28,7 @@ struct Options {
   std::string cdi_spec_dir = "/var/run/cdi";
   bool link_up = true;
   bool watch_config = true;  // reload when the config file changes
+  bool topology = true;      // NUMA nodes on the advertised slots
   std::string log_level = "info";
   std::string log_format = "text";
   std::string output = "table";  // discover: table or json

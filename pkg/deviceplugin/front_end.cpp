@@ -149,7 +149,8 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
 pool::SnapshotPtr DevicePluginFrontEnd::BuildSnapshot(const Resource& res,
                                                       const sysfs::NodeInventory& inventory) const {
   return pool::PoolSnapshot::Build(res.config, inventory,
-                                   options_.use_cdi ? &res.cdi_naming : nullptr, res.snapshot);
+                                   options_.use_cdi ? &res.cdi_naming : nullptr, res.snapshot,
+                                   options_.topology);
 }
 
 pool::SnapshotPtr DevicePluginFrontEnd::Served(const Resource& res) {

@@ -31,6 +31,7 @@ struct FrontEndOptions {
   std::chrono::milliseconds auto_detect_timeout{5000};  // auto: how long to wait for GetInfo
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
+  bool topology = true;  // NUMA nodes on every slot (--no-topology: none)
 };
 
 class DevicePluginFrontEnd final : public frontend::FrontEnd {

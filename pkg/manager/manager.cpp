@@ -75,7 +75,8 @@ Manager::Manager(ManagerOptions options, config::Config config,
       host, deviceplugin::FrontEndOptions{.registration_mode = options_.registration_mode,
                                           .auto_detect_timeout = options_.auto_detect_timeout,
                                           .use_cdi = options_.use_cdi,
-                                          .cdi_spec_dir = options_.cdi_spec_dir}));
+                                          .cdi_spec_dir = options_.cdi_spec_dir,
+                                          .topology = options_.topology}));
   front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(
       host, dra::FrontEndOptions{.driver = options_.dra_driver,
                                  .node_name = options_.node_name,
@@ -106,9 +107,9 @@ int Manager::Run() {
   if (inotify_fd_.Valid()) {
     loop_->Add(inotify_fd_.Get(), [this] { OnInotifyEvents(); });
     if (options_.watch_config) {
-      config_dir_watch_ = ::inotify_add_watch(
-          inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
-          IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+      config_dir_watch_ =
+          ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
+                              IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
     } else {
       log::Info("config file watch off (--watch-config=false): SIGHUP reloads");
     }

@@ -26,7 +26,7 @@ void FillDevices(v1beta1::ListAndWatchResponse& out, int64_t slots, bool healthy
 
 std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
     const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory,
-    const CdiNaming* cdi, const std::shared_ptr<const PoolSnapshot>& previous) {
+    const CdiNaming* cdi, const std::shared_ptr<const PoolSnapshot>& previous, bool topology) {
   PoolModel model = SelectPool(resource, inventory);
   const std::optional<CdiNaming> naming = cdi != nullptr ? std::optional(*cdi) : std::nullopt;
   if (previous && previous->model_ == model && previous->cdi_ == naming) return previous;
@@ -46,7 +46,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
   }
   const bool healthy = snap->model_.healthy();
   snap->advertised_.healthy = healthy;
-  snap->advertised_.numa_nodes = snap->model_.NumaNodes();
+  if (topology) snap->advertised_.numa_nodes = snap->model_.NumaNodes();
 
   if (cdi != nullptr) {
     std::string joined;

@@ -47,11 +47,11 @@ class PoolSnapshot {
   // Selects the RDMA-capable functions of `inventory` that match `resource`. With `cdi`,
   // Allocate content is CDI names; without, DeviceSpecs. When `previous` was built from the
   // same resource, naming and HCAs, it is returned as is: an unchanged rescan builds no
-  // messages.
+  // messages. Without `topology`, slots carry no NUMA nodes (as the Go plugin's).
   static std::shared_ptr<const PoolSnapshot> Build(
       const config::ResourceConfig& resource, const sysfs::NodeInventory& inventory,
-      const CdiNaming* cdi = nullptr,
-      const std::shared_ptr<const PoolSnapshot>& previous = nullptr);
+      const CdiNaming* cdi = nullptr, const std::shared_ptr<const PoolSnapshot>& previous = nullptr,
+      bool topology = true);
 
   // A copy of `snapshot` whose slots are all Unhealthy, for a pool that must not be
   // allocated from (its CDI spec could not be written): the kubelet admits no pod to it.

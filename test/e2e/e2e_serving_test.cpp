@@ -45,6 +45,19 @@ TEST_F(E2E, SnapshotsCarryIdsHealthAndTopology) {
   EXPECT_EQ(b.snapshots.front().devices(0).topology().nodes(0).id(), 1);
 }
 
+// Issue 29 item 5: the Go plugin attaches no topology; with it, the Topology Manager's
+// single-numa-node policy can refuse pods the Go plugin got admitted. --no-topology is the
+// knob that restores that.
+TEST_F(E2E, NoTopologyAdvertisesSlotsWithoutNumaNodes) {
+  StartAll(PluginHarness::DemoConfig(), {"--no-topology"});
+  ASSERT_TRUE(WaitRegistered(kA));
+  const SimResource a = Resource(kA);
+  EXPECT_EQ(a.capacity, 1000);
+  const auto& list = a.snapshots.front();
+  ASSERT_EQ(list.devices_size(), 1000);
+  for (const auto& d : list.devices()) ASSERT_FALSE(d.has_topology()) << d.id();
+}
+
 TEST_F(E2E, AllocateHandsOutEveryCharDeviceOfThePool) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));
