@@ -2,7 +2,9 @@
 // CRI-O): its volume mounts, read-only root, and the termination message file the kubelet
 // bind-mounts at terminationMessagePath, on an OCI bundle whose rootfs is the image's
 // runtime closure (scripts/copy-closure.sh). It must start and run `validate` on the
-// mounted ConfigMap. The old layout (host /dev read-only over /dev) must fail to start, as
+// mounted ConfigMap, found through the environment the DaemonSet sets (as `kubectl exec ...
+// validate` in the pod does). The base ships no ConfigMap: the example one is mounted. The
+// old layout (host /dev read-only over /dev) must fail to start, as
 // it did on a freshly booted node: the check can fail.
 // Usage: node runc.mjs <plugin-binary>
 import assert from "node:assert/strict";
@@ -18,7 +20,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const plugin = process.argv[2];
 const objects = render(path.join(root, "images/base"));
 const ds = objects.find((o) => o.kind === "DaemonSet");
-const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "rdma-devices");
+const cm = render(path.join(root, "images/examples/config"))
+  .find((o) => o.kind === "ConfigMap" && o.metadata.name === "rdma-devices");
 const spec = ds.spec.template.spec;
 const container = spec.containers[0];
 
@@ -68,6 +71,7 @@ function runContainer(name, c, args) {
   const config = JSON.parse(fs.readFileSync(path.join(bundle, "config.json"), "utf8"));
   config.process.terminal = false;
   config.process.args = ["/usr/bin/k8s-rdma-shared-dp", ...args];
+  for (const e of c.env ?? []) if (e.value !== undefined) config.process.env.push(`${e.name}=${e.value}`);
   config.process.user = { uid: c.securityContext?.runAsUser ?? 0, gid: 0 };
   config.root = { path: rootfs, readonly: !!c.securityContext?.readOnlyRootFilesystem };
   config.hostname = name;
@@ -78,9 +82,8 @@ function runContainer(name, c, args) {
   return { status: r.status, output: (r.stdout ?? "") + (r.stderr ?? "") };
 }
 
-const configArg = container.args.find((a) => a.startsWith("--config-file="));
 check("runc starts the DaemonSet's container and it validates the mounted ConfigMap", () => {
-  const r = runContainer("ours", container, ["validate", configArg]);
+  const r = runContainer("ours", container, ["validate"]);  // the path from RDMADP_CONFIG_FILE
   assert.equal(r.status, 0, r.output);
   assert.match(r.output, /valid; \d+ resource\(s\)/);
 });
