@@ -49,6 +49,24 @@ std::function<std::string(const Options&)> ShowString(std::string Options::*fiel
   return [field](const Options& o) { return o.*field; };
 }
 
+// A boolean flag on `field`; a "no-..." flag (`negated`) stores the opposite of its value.
+std::function<std::string(const Options&)> ShowBool(bool Options::*field, bool negated = false) {
+  return [field, negated](const Options& o) {
+    return std::string(o.*field != negated ? "true" : "false");
+  };
+}
+
+std::function<absl::Status(Options&, std::string_view)> SetBool(bool Options::*field,
+                                                                std::string_view flag,
+                                                                bool negated = false) {
+  return [field, flag, negated](Options& o, std::string_view v) {
+    auto b = ParseBool(flag, v);
+    if (!b.ok()) return b.status();
+    o.*field = *b != negated;
+    return absl::OkStatus();
+  };
+}
+
 const std::vector<FlagSpec>& Specs() {
   static const std::vector<FlagSpec> kSpecs = {
       {"config-file", "PATH",
@@ -98,46 +116,22 @@ const std::vector<FlagSpec>& Specs() {
        "containers stay /dev/infiniband/<name>.",
        ShowString(&Options::dev_root), SetString(&Options::dev_root, "dev-root")},
       {"use-cdi", "", "Expose devices through CDI specs instead of DeviceSpecs.",
-       [](const Options& o) { return o.use_cdi ? std::string("true") : std::string("false"); },
-       [](Options& o, std::string_view v) {
-         auto b = ParseBool("use-cdi", v);
-         if (!b.ok()) return b.status();
-         o.use_cdi = *b;
-         return absl::OkStatus();
-       }},
+       ShowBool(&Options::use_cdi), SetBool(&Options::use_cdi, "use-cdi")},
       {"cdi-spec-dir", "DIR", "Directory for the CDI specs this plugin writes (with -use-cdi).",
        ShowString(&Options::cdi_spec_dir), SetString(&Options::cdi_spec_dir, "cdi-spec-dir")},
       {"no-link-up", "",
        "Do not set the netdevs of selected HCAs administratively up at start "
        "(the Go plugin always does).",
-       [](const Options& o) { return o.link_up ? std::string("false") : std::string("true"); },
-       [](Options& o, std::string_view v) {
-         auto b = ParseBool("no-link-up", v);
-         if (!b.ok()) return b.status();
-         o.link_up = !*b;
-         return absl::OkStatus();
-       }},
+       ShowBool(&Options::link_up, true), SetBool(&Options::link_up, "no-link-up", true)},
       {"no-topology", "",
        "Advertise slots without NUMA nodes, as the Go plugin does: the kubelet's Topology "
        "Manager (single-numa-node, restricted) then never refuses a pod over this plugin's "
        "resources.",
-       [](const Options& o) { return o.topology ? std::string("false") : std::string("true"); },
-       [](Options& o, std::string_view v) {
-         auto b = ParseBool("no-topology", v);
-         if (!b.ok()) return b.status();
-         o.topology = !*b;
-         return absl::OkStatus();
-       }},
+       ShowBool(&Options::topology, true), SetBool(&Options::topology, "no-topology", true)},
       {"watch-config", "",
        "Reload when the config file changes (a ConfigMap edit reaches every node within about a "
        "minute). --watch-config=false: only SIGHUP, or a restart, reloads (default true).",
-       [](const Options& o) { return o.watch_config ? std::string("true") : std::string("false"); },
-       [](Options& o, std::string_view v) {
-         auto b = ParseBool("watch-config", v);
-         if (!b.ok()) return b.status();
-         o.watch_config = *b;
-         return absl::OkStatus();
-       }},
+       ShowBool(&Options::watch_config), SetBool(&Options::watch_config, "watch-config")},
       {"metrics-address", "HOST:PORT",
        "Serve Prometheus metrics on /metrics and probes on /healthz and /readyz "
        "(the DaemonSet: :10109); off when empty.",
@@ -201,13 +195,8 @@ const std::vector<FlagSpec>& Specs() {
        "render: the DeviceClasses also serve pods that ask for the resource name as an "
        "extended resource (limits: rdma/<name>: 1; Kubernetes 1.34+ with DRAExtendedResource). "
        "The device plugin must then not serve that name on the same nodes.",
-       [](const Options&) { return std::string("false"); },
-       [](Options& o, std::string_view v) {
-         auto b = ParseBool("extended-resource-name", v);
-         if (!b.ok()) return b.status();
-         o.extended_resource_name = *b;
-         return absl::OkStatus();
-       }},
+       ShowBool(&Options::extended_resource_name),
+       SetBool(&Options::extended_resource_name, "extended-resource-name")},
       {"namespace", "NS",
        "render: the namespace of the ResourceClaimTemplates (the workloads' namespace; "
        "default: none, so kubectl applies them to its current namespace).",

@@ -87,7 +87,7 @@ Manager::Manager(ManagerOptions options, config::Config config,
                                  .cdi_spec_dir = options_.cdi_spec_dir}));
 }
 
-Manager::~Manager() { front_ends_.clear(); }
+Manager::~Manager() = default;  // front_ends_, declared last, go first
 
 int Manager::Run() {
   sigset_t signals;

@@ -68,17 +68,20 @@ TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServing) {
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
 }
 
+// The demo config with resource b's shares changed from 500 to 250.
+constexpr char kBAt250[] = R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+]})";
+
 TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(WaitRegistered(kB));
   const auto start = Clock::now();
-  h.WriteConfig(R"({"configList": [
-    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
-    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
-  ]})");
+  h.WriteConfig(kBAt250);
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
   std::cout << "[measured] config file replaced -> new capacity at the kubelet: " << MsSince(start)
@@ -115,13 +118,10 @@ TEST_F(E2E, WatchConfigFalseReloadsOnlyOnSighup) {
   StartAll(PluginHarness::DemoConfig(), {"--watch-config=false", kMetricsFlag});
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(WaitRegistered(kB));
-  EXPECT_EQ(WatchedInodes(h.plugin().pid()).count(InodeOf(std::filesystem::path(h.config_path()).parent_path())), 0u);
-  h.WriteConfig(R"({"configList": [
-    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
-    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
-  ]})");
+  EXPECT_EQ(WatchedInodes(h.plugin().pid())
+                .count(InodeOf(std::filesystem::path(h.config_path()).parent_path())),
+            0u);
+  h.WriteConfig(kBAt250);
   h.plugin().Signal(SIGHUP);
   ASSERT_TRUE(h.kubelet().WaitFor(
       [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
@@ -132,7 +132,9 @@ TEST_F(E2E, WatchConfigFalseReloadsOnlyOnSighup) {
 TEST_F(E2E, TheConfigDirectoryIsWatchedByDefault) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));
-  EXPECT_EQ(WatchedInodes(h.plugin().pid()).count(InodeOf(std::filesystem::path(h.config_path()).parent_path())), 1u);
+  EXPECT_EQ(WatchedInodes(h.plugin().pid())
+                .count(InodeOf(std::filesystem::path(h.config_path()).parent_path())),
+            1u);
 }
 
 TEST_F(E2E, ConfigMapDataSymlinkSwapReloads) {
