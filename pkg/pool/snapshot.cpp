@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "pkg/pool/pod_env.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::pool {
@@ -65,6 +66,10 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
       spec->set_host_path(path);
       spec->set_permissions("rwm");
     }
+  }
+  // Which HCAs these are, for the container (pod_env.h): the pool as it is now.
+  for (auto& [name, value] : PodEnv(snap->model_)) {
+    (*snap->container_response_.mutable_envs())[name] = std::move(value);
   }
   snap->container_response_bytes_ = snap->container_response_.ByteSizeLong();
   v1beta1::ListAndWatchResponse list;

@@ -1,6 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "pkg/pool/pod_env.h"
 #include "pkg/pool/pool_model.h"
 #include "pkg/pool/selector.h"
 #include "pkg/pool/snapshot.h"
@@ -194,6 +199,62 @@ TEST(Snapshot, LargestPoolStaysUnderTheKubeletLimit) {
   auto big = PoolSnapshot::Build(Resource(config::kMaxRdmaHcaMax), inv);
   EXPECT_TRUE(big->topology_dropped());
   EXPECT_LT(big->ListResponse().ByteSizeLong(), kKubeletMaxMessageBytes);
+}
+
+// Issue 30 item 1: every Allocate answer says which HCAs the container got, in the SR-IOV
+// device plugin's variables, parsed here by a real JSON parser.
+TEST(PodEnv, AddressesInPciOrderAndInfoKeyedByAddress) {
+  sysfs::NodeInventory inv;
+  inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband"),
+                   Fn("0000:02:00.0", "15b3", "1017", "mlx5_core", "ib1", "infiniband")};
+  inv.functions[0].rdma_devices[0].name = "mlx5_0";
+  inv.functions[0].numa_node = 1;
+  inv.functions[0].pcie_root = "pci0000:00";
+  inv.functions[0].char_devices = {"issm0", "umad0", "uverbs0"};
+  inv.functions[1].rdma_devices = {
+      {"mlx5_1", {{1, sysfs::PortState::kActive}, {2, sysfs::PortState::kDown}}}};
+  const auto snap = PoolSnapshot::Build(Resource(4), inv);
+  const auto& envs = snap->container_response().envs();
+  const std::string name = "PCIDEVICE_RDMA_HCA";
+  EXPECT_EQ(PciDeviceEnvName("rdma/hca_shared_devices_a"), "PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A");
+  EXPECT_EQ(PciDeviceEnvName("example.com/rdma-pool.1"), "PCIDEVICE_EXAMPLE_COM_RDMA_POOL_1");
+  ASSERT_EQ(envs.size(), 2u);
+  EXPECT_EQ(envs.at(name), "0000:01:00.0,0000:02:00.0");
+  const nlohmann::json info = nlohmann::json::parse(envs.at(name + "_INFO"));
+  ASSERT_EQ(info.size(), 2u);
+  const auto& a = info.at("0000:01:00.0");
+  EXPECT_EQ(a.at("generic").at("deviceID"), "0000:01:00.0");
+  EXPECT_EQ(a.at("rdma"), nlohmann::json({{"issm", "/dev/infiniband/issm0"},
+                                          {"umad", "/dev/infiniband/umad0"},
+                                          {"uverbs", "/dev/infiniband/uverbs0"},
+                                          {"rdma_cm", "/dev/infiniband/rdma_cm"},
+                                          {"rdma_dev", "mlx5_0"}}));
+  EXPECT_EQ(a.at("ibdev"), "mlx5_0");
+  EXPECT_EQ(a.at("netdev"), "ib0");
+  EXPECT_EQ(a.at("numaNode"), 1);
+  EXPECT_EQ(a.at("pcieRoot"), "pci0000:00");
+  EXPECT_EQ(a.at("linkLayer"), "infiniband");
+  const auto& ports = info.at("0000:02:00.0").at("ports");
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[1], nlohmann::json({{"rdmaDevice", "mlx5_1"}, {"port", 2}, {"state", "DOWN"}}));
+  // The answer follows the pool: a port going down changes the next snapshot's _INFO.
+  inv.functions[0].rdma_devices[0].ports[0].state = sysfs::PortState::kDown;
+  const auto next = PoolSnapshot::Build(Resource(4), inv, nullptr, snap);
+  ASSERT_NE(next, snap);
+  EXPECT_THAT(next->container_response().envs().at(name + "_INFO"), ::testing::HasSubstr("DOWN"));
+}
+
+TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
+  sysfs::NodeInventory inv;
+  EXPECT_TRUE(PoolSnapshot::Build(Resource(4), inv)->container_response().envs().empty());
+  for (int i = 0; i < 512; ++i) {
+    char address[16];
+    std::snprintf(address, sizeof(address), "0000:%02x:%02x.%d", i / 32, i % 32, 0);
+    inv.functions.push_back(Fn(address, "15b3", "1017", "mlx5_core", "ib0", "infiniband"));
+  }
+  const auto& envs = PoolSnapshot::Build(Resource(4), inv)->container_response().envs();
+  EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA"), 1u);
+  EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 0u) << "over MAX_ARG_STRLEN";
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+#include "pkg/pool/pod_env.h"
+
+#include <cctype>
+
+#include "pkg/text/cat.h"
+#include "pkg/text/json.h"
+
+namespace rdmadp::pool {
+namespace {
+
+constexpr std::string_view kDevDir = "/dev/infiniband/";
+
+// The SR-IOV plugin's "rdma" section: a path per char-device kind, and the RDMA device.
+std::string RdmaSection(const sysfs::PciFunction& fn) {
+  std::string out = "{";
+  auto field = [&](std::string_view key, std::string_view value) {
+    Append(out, out.size() > 1 ? ", " : "", JsonString(key), ": ", JsonString(value));
+  };
+  for (const std::string& dev : fn.char_devices) {
+    for (std::string_view kind : {"uverbs", "umad", "issm"}) {
+      if (dev.starts_with(kind)) field(kind, Cat(kDevDir, dev));
+    }
+  }
+  field("rdma_cm", Cat(kDevDir, "rdma_cm"));
+  if (!fn.rdma_devices.empty()) field("rdma_dev", fn.rdma_devices[0].name);
+  return out + "}";
+}
+
+std::string Ports(const sysfs::PciFunction& fn) {
+  std::string out = "[";
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      Append(out, out.size() > 1 ? ", " : "", "{\"rdmaDevice\": ", JsonString(dev.name),
+             ", \"port\": ", port.number, ", \"state\": ",
+             JsonString(sysfs::PortStateName(port.state)), "}");
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string PciDeviceEnvName(std::string_view full_resource_name) {
+  std::string out = "PCIDEVICE_";
+  for (char c : full_resource_name) {
+    out += std::isalnum(static_cast<unsigned char>(c)) != 0
+               ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+               : '_';
+  }
+  return out;
+}
+
+std::map<std::string, std::string> PodEnv(const PoolModel& model) {
+  if (model.hcas.empty()) return {};
+  std::string addresses;
+  std::string info = "{";
+  for (const auto& hca : model.hcas) {  // by PCI address (SelectPool keeps the scan's order)
+    const sysfs::PciFunction& fn = hca.function;
+    Append(addresses, addresses.empty() ? "" : ",", fn.address);
+    Append(info, info.size() > 1 ? ", " : "", JsonString(fn.address), ": {",
+           "\"generic\": {\"deviceID\": ", JsonString(fn.address), "}, ",
+           "\"rdma\": ", RdmaSection(fn), ", ",
+           "\"ibdev\": ", JsonString(fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name),
+           ", \"netdev\": ", JsonString(fn.if_name), ", \"numaNode\": ", fn.numa_node,
+           ", \"pcieRoot\": ", JsonString(fn.pcie_root), ", \"linkLayer\": ",
+           JsonString(fn.link_type), ", \"ports\": ", Ports(fn), "}");
+  }
+  info += "}";
+  const std::string name = PciDeviceEnvName(model.resource.FullName());
+  std::map<std::string, std::string> env = {{name, addresses}};
+  if (info.size() <= kMaxInfoBytes) env[name + "_INFO"] = std::move(info);
+  return env;
+}
+
+}  // namespace rdmadp::pool
