@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "pkg/sysfs/sysfs_parse.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/json.h"
 
@@ -31,8 +32,8 @@ std::string Ports(const sysfs::PciFunction& fn) {
   for (const auto& dev : fn.rdma_devices) {
     for (const auto& port : dev.ports) {
       Append(out, out.size() > 1 ? ", " : "", "{\"rdmaDevice\": ", JsonString(dev.name),
-             ", \"port\": ", port.number, ", \"state\": ",
-             JsonString(sysfs::PortStateName(port.state)), "}");
+             ", \"port\": ", port.number,
+             ", \"state\": ", JsonString(sysfs::PortStateName(port.state)), "}");
     }
   }
   return out + "]";
@@ -62,8 +63,8 @@ std::map<std::string, std::string> PodEnv(const PoolModel& model) {
            "\"rdma\": ", RdmaSection(fn), ", ",
            "\"ibdev\": ", JsonString(fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name),
            ", \"netdev\": ", JsonString(fn.if_name), ", \"numaNode\": ", fn.numa_node,
-           ", \"pcieRoot\": ", JsonString(fn.pcie_root), ", \"linkLayer\": ",
-           JsonString(fn.link_type), ", \"ports\": ", Ports(fn), "}");
+           ", \"pcieRoot\": ", JsonString(fn.pcie_root),
+           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", Ports(fn), "}");
   }
   info += "}";
   const std::string name = PciDeviceEnvName(model.resource.FullName());

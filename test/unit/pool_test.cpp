@@ -1,9 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "pkg/pool/pod_env.h"
 #include "pkg/pool/pool_model.h"
@@ -252,7 +251,8 @@ TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
     std::snprintf(address, sizeof(address), "0000:%02x:%02x.%d", i / 32, i % 32, 0);
     inv.functions.push_back(Fn(address, "15b3", "1017", "mlx5_core", "ib0", "infiniband"));
   }
-  const auto& envs = PoolSnapshot::Build(Resource(4), inv)->container_response().envs();
+  const auto huge = PoolSnapshot::Build(Resource(4), inv);
+  const auto& envs = huge->container_response().envs();
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA"), 1u);
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 0u) << "over MAX_ARG_STRLEN";
 }
