@@ -1,5 +1,6 @@
 #include "pkg/cdi/cdi_spec.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/ascii.h"
@@ -93,6 +94,20 @@ std::string AnnotationKey(const config::ResourceConfig& resource) {
 std::string SpecJson(const pool::PoolSnapshot& snapshot) {
   std::string out = Cat("{\n  \"cdiVersion\": \"", kCdiVersion, "\",\n  \"kind\": ");
   AppendJsonString(out, Kind(snapshot.resource()));
+  // The pool's env (pool/pod_env.h) for every container that gets any of its devices,
+  // sorted by name: the same variables the Allocate answer carries.
+  const auto& envs = snapshot.container_response().envs();
+  if (!envs.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& [name, value] : envs) lines.push_back(Cat(name, "=", value));
+    std::sort(lines.begin(), lines.end());
+    out += ",\n  \"containerEdits\": {\"env\": [";
+    for (size_t i = 0; i < lines.size(); ++i) {
+      out += i == 0 ? "\n    " : ",\n    ";
+      AppendJsonString(out, lines[i]);
+    }
+    out += "\n  ]}";
+  }
   out += ",\n  \"devices\": [";
   bool first_device = true;
   for (const auto& hca : snapshot.hcas()) {

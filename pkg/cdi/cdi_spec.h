@@ -3,7 +3,8 @@
 // One spec per resource: kind `<vendor>/<class>` from the resource name (`rdma/hca_a`), one
 // CDI device per pool HCA named by its PCI address, each listing that HCA's char devices plus
 // /dev/infiniband/rdma_cm (runtimes de-duplicate nodes by path). A container allocated a slot
-// gets every HCA of the pool, as in DeviceSpec mode.
+// gets every HCA of the pool, as in DeviceSpec mode. The spec-wide containerEdits carry the
+// pool's env (pool/pod_env.h), so CDI consumers that read only the spec see it too.
 #pragma once
 
 #include <string>

@@ -53,6 +53,12 @@ enum class DeviceModel { kAuto, kPerHca, kPerPool, kSlots };
 std::string_view FrontendName(Frontend f);        // "devicePlugin", "dra"
 std::string_view DeviceModelName(DeviceModel m);  // "auto", "perHca", "perPool", "slots"
 
+// Variables a container gets beyond PCIDEVICE_* (`envHints`, opt-in): the libraries that
+// would otherwise try every RDMA device the node's sysfs shows, told exactly which are the
+// pod's. kNccl: NCCL_IB_HCA; kUcx: UCX_NET_DEVICES (pool/pod_env.h).
+enum class EnvHint { kNccl, kUcx };
+std::string_view EnvHintName(EnvHint h);  // "nccl", "ucx"
+
 struct ResourceConfig {
   std::string resource_name;
   std::string resource_prefix{kDefaultResourcePrefix};
@@ -60,6 +66,10 @@ struct ResourceConfig {
   Selectors selectors;
   Frontend frontend = Frontend::kDevicePlugin;
   DeviceModel device_model = DeviceModel::kAuto;  // DRA only
+  std::vector<EnvHint> env_hints;                 // in the order written, no repeats
+  // Leave out of the pool the functions that cannot serve a pod (no ACTIVE port, or GID
+  // tables all zero: pool::UnusableReason); they rejoin when they can.
+  bool skip_unusable = false;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

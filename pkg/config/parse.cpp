@@ -116,6 +116,16 @@ std::optional<int64_t> ReadInt(const YAML::Node& node, const std::string& path, 
   return std::nullopt;
 }
 
+std::optional<bool> ReadBool(const YAML::Node& node, const std::string& path, Reader& r) {
+  if (node.IsNull()) return std::nullopt;
+  if (node.IsScalar() && node.Tag() != "!") {
+    if (node.Scalar() == "true") return true;
+    if (node.Scalar() == "false") return false;
+  }
+  r.findings.Error(path, Cat("must be true or false, got ", Describe(node)));
+  return std::nullopt;
+}
+
 std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path, Reader& r) {
   if (r.findings.Full()) return std::nullopt;
   if (node.IsScalar() && (node.Tag() == "!" || !r.json)) {
@@ -184,7 +194,7 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   }
   ForEachKnownKey(node, path,
                   {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
-                   "frontend", "deviceModel"},
+                   "frontend", "deviceModel", "envHints", "skipUnusable"},
                   r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
                     if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
@@ -196,6 +206,8 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
                     if (key == "devices") res.devices = ReadStringList(v, p, r);
                     if (key == "frontend") res.frontend = ReadString(v, p, r);
                     if (key == "deviceModel") res.device_model = ReadString(v, p, r);
+                    if (key == "envHints") res.env_hints = ReadStringList(v, p, r);
+                    if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
                   });
   return res;
 }

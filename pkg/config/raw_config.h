@@ -65,6 +65,8 @@ struct RawResource {
   std::vector<std::string> devices;
   std::optional<std::string> frontend;
   std::optional<std::string> device_model;
+  std::vector<std::string> env_hints;
+  std::optional<bool> skip_unusable;
 };
 
 struct RawConfig {

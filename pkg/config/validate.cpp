@@ -126,6 +126,21 @@ constexpr std::array<std::pair<std::string_view, DeviceModel>, 4> kDeviceModels{
     {"slots", DeviceModel::kSlots},
 }};
 
+constexpr std::array<std::pair<std::string_view, EnvHint>, 2> kEnvHints{{
+    {"nccl", EnvHint::kNccl},
+    {"ucx", EnvHint::kUcx},
+}};
+
+void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
+  for (size_t i = 0; i < r.env_hints.size(); ++i) {
+    auto v = ReadEnum(r.env_hints[i], Cat(r.path, ".envHints[", i, "]"), kEnvHints, f);
+    if (v && std::find(rc.env_hints.begin(), rc.env_hints.end(), *v) == rc.env_hints.end()) {
+      rc.env_hints.push_back(*v);
+    }
+  }
+  rc.skip_unusable = r.skip_unusable.value_or(false);
+}
+
 void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
   if (r.frontend) {
     if (auto v = ReadEnum(*r.frontend, r.path + ".frontend", kFrontends, f)) rc.frontend = *v;
@@ -141,6 +156,13 @@ void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
 }
 
 }  // namespace
+
+std::string_view EnvHintName(EnvHint h) {
+  for (const auto& [name, e] : kEnvHints) {
+    if (e == h) return name;
+  }
+  return "?";
+}
 
 std::string_view FrontendName(Frontend fe) {
   for (const auto& [name, e] : kFrontends) {
@@ -193,6 +215,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
                                  "digits and '_')"));
     }
     ValidateFrontend(r, rc, f);
+    ValidateEnvHints(r, rc, f);
     if (GoNameOk(name)) {
       auto [it, inserted] = seen.emplace(name, FirstUse{r.path, rc.frontend});
       if (!inserted && it->second.frontend != rc.frontend) {

@@ -51,24 +51,48 @@ std::string PciDeviceEnvName(std::string_view full_resource_name) {
   return out;
 }
 
-std::map<std::string, std::string> PodEnv(const PoolModel& model) {
-  if (model.hcas.empty()) return {};
-  std::string addresses;
+std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>& functions,
+                                           const std::vector<config::EnvHint>& hints) {
+  std::string ports;
+  for (const auto& fn : functions) {
+    for (const auto& port : UsablePorts(fn)) Append(ports, ports.empty() ? "" : ",", port);
+  }
+  std::map<std::string, std::string> env;
+  if (ports.empty()) return env;
+  for (config::EnvHint hint : hints) {
+    if (hint == config::EnvHint::kNccl) env["NCCL_IB_HCA"] = Cat("=", ports);
+    if (hint == config::EnvHint::kUcx) env["UCX_NET_DEVICES"] = ports;
+  }
+  return env;
+}
+
+std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions) {
   std::string info = "{";
-  for (const auto& hca : model.hcas) {  // by PCI address (SelectPool keeps the scan's order)
-    const sysfs::PciFunction& fn = hca.function;
-    Append(addresses, addresses.empty() ? "" : ",", fn.address);
+  for (const auto& fn : functions) {
     Append(info, info.size() > 1 ? ", " : "", JsonString(fn.address), ": {",
            "\"generic\": {\"deviceID\": ", JsonString(fn.address), "}, ",
            "\"rdma\": ", RdmaSection(fn), ", ",
            "\"ibdev\": ", JsonString(fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name),
            ", \"netdev\": ", JsonString(fn.if_name), ", \"numaNode\": ", fn.numa_node,
            ", \"pcieRoot\": ", JsonString(fn.pcie_root),
-           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", Ports(fn), "}");
+           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", Ports(fn),
+           ", \"usable\": ", UnusableReason(fn).empty() ? "true" : "false", "}");
   }
-  info += "}";
+  return info + "}";
+}
+
+std::map<std::string, std::string> PodEnv(const PoolModel& model) {
+  if (model.hcas.empty()) return {};
+  std::vector<sysfs::PciFunction> functions;
+  std::string addresses;
+  for (const auto& hca : model.hcas) {  // by PCI address (SelectPool keeps the scan's order)
+    functions.push_back(hca.function);
+    Append(addresses, addresses.empty() ? "" : ",", hca.function.address);
+  }
   const std::string name = PciDeviceEnvName(model.resource.FullName());
-  std::map<std::string, std::string> env = {{name, addresses}};
+  std::map<std::string, std::string> env = HintEnv(functions, model.resource.env_hints);
+  env[name] = addresses;
+  std::string info = DeviceInfoJson(functions);
   if (info.size() <= kMaxInfoBytes) env[name + "_INFO"] = std::move(info);
   return env;
 }

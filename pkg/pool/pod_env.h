@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/pool/pool_model.h"
 
@@ -23,7 +24,19 @@ std::string PciDeviceEnvName(std::string_view full_resource_name);
 // variable is left out above this (about 300 HCAs); the address list stays.
 inline constexpr size_t kMaxInfoBytes = 100 * 1024;
 
-// Both variables for `model` (none for an empty pool).
+// NCCL_IB_HCA and UCX_NET_DEVICES (as `hints` asks) naming the usable ports
+// (UsablePorts) of `functions`: "=mlx5_0:1,mlx5_1:1" (NCCL's exact-match form: a bare
+// "mlx5_1" would also select mlx5_10..19) and "mlx5_0:1,mlx5_1:1". None when no port is
+// usable: an empty NCCL_IB_HCA would not stop NCCL, and an empty UCX_NET_DEVICES selects
+// every device.
+std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>& functions,
+                                           const std::vector<config::EnvHint>& hints);
+
+// The _INFO document for `functions` (keyed by PCI address, in the order given).
+std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions);
+
+// PCIDEVICE_<RESOURCE>, _INFO, and the pool's hints (HintEnv over the pool's HCAs) for
+// `model`; none for an empty pool.
 std::map<std::string, std::string> PodEnv(const PoolModel& model);
 
 }  // namespace rdmadp::pool

@@ -42,15 +42,47 @@ std::string HealthReason(const sysfs::PciFunction& fn) {
   return reason.empty() ? "no port is ACTIVE" : reason;
 }
 
+std::vector<std::string> UsablePorts(const sysfs::PciFunction& fn) {
+  std::vector<std::string> out;
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      if (port.state == sysfs::PortState::kActive && port.gids != sysfs::GidTable::kAllZero) {
+        out.push_back(Cat(dev.name, ":", port.number));
+      }
+    }
+  }
+  return out;
+}
+
+std::string UnusableReason(const sysfs::PciFunction& fn) {
+  bool any_port = false;
+  for (const auto& dev : fn.rdma_devices) any_port |= !dev.ports.empty();
+  if (!any_port || !UsablePorts(fn).empty()) return "";
+  if (!sysfs::HasUsablePort(fn)) return HealthReason(fn);
+  std::string active;
+  for (const auto& dev : fn.rdma_devices) {
+    for (const auto& port : dev.ports) {
+      if (port.state == sysfs::PortState::kActive) {
+        Append(active, active.empty() ? "" : ", ", dev.name, " port ", port.number);
+      }
+    }
+  }
+  return Cat(active,
+             ": every GID is zero, so it cannot serve RC verbs (a management function, or a "
+             "RoCE netdev without addresses)");
+}
+
 PoolModel SelectPool(const config::ResourceConfig& resource,
                      const sysfs::NodeInventory& inventory) {
   PoolModel model;
   model.resource = resource;
   for (const auto& fn : inventory.functions) {
     if (!fn.rdma_capable || !Matches(resource.selectors, fn)) continue;
+    std::string unusable = UnusableReason(fn);
+    if (resource.skip_unusable && !unusable.empty()) continue;
     std::string reason = HealthReason(fn);
     const bool healthy = reason.empty();
-    model.hcas.push_back({fn, healthy, std::move(reason)});
+    model.hcas.push_back({fn, healthy, std::move(reason), std::move(unusable)});
   }
   return model;
 }

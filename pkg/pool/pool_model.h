@@ -18,6 +18,7 @@ struct PoolHca {
   sysfs::PciFunction function;  // as the scan found it (address, pcie_root, numa_node, ...)
   bool healthy = false;         // some port ACTIVE, or no ports reported
   std::string health_reason;    // why not ("" when healthy): "mlx5_0 port 1 DOWN"
+  std::string unusable_reason;  // UnusableReason(function): "" when it can serve a pod
   bool operator==(const PoolHca&) const = default;
 };
 
@@ -40,5 +41,14 @@ PoolModel SelectPool(const config::ResourceConfig& resource, const sysfs::NodeIn
 
 // Why `fn` is not usable ("" when it is): every port named with its state.
 std::string HealthReason(const sysfs::PciFunction& fn);
+
+// Why `fn` cannot serve a pod's RDMA traffic ("" when it can): no ACTIVE port
+// (HealthReason), or every ACTIVE port's GID table all zero. Such functions stay out of the
+// env hints, and out of the pool with skipUnusable.
+std::string UnusableReason(const sysfs::PciFunction& fn);
+
+// The ports a pod can use, "<rdma device>:<port>" in device then port order: ACTIVE, with a
+// GID (or GIDs not reported).
+std::vector<std::string> UsablePorts(const sysfs::PciFunction& fn);
 
 }  // namespace rdmadp::pool

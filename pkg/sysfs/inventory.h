@@ -11,9 +11,15 @@ namespace rdmadp::sysfs {
 
 enum class PortState { kUnknown, kDown, kInit, kArmed, kActive, kActiveDefer };
 
+// What the port's GID table holds. A function whose tables are all zero cannot serve RC
+// verbs (the management functions of some ConnectX systems; a RoCE netdev without
+// addresses): UCX aborts a whole worker that opens one (openucx/ucx#11820).
+enum class GidTable { kUnknown, kAllZero, kHasGid };
+
 struct Port {
   int number = 0;
   PortState state = PortState::kUnknown;
+  GidTable gids = GidTable::kUnknown;  // kUnknown: no gids directory (test trees, old kernels)
   bool operator==(const Port&) const = default;
 };
 

@@ -125,6 +125,21 @@ class SysfsReader {
     return by_ibdev;
   }
 
+  // Whether the port has a GID: entries are read in index order up to the first non-zero
+  // one (index 0 on every usable port, so one read), all of them only for an all-zero table.
+  GidTable ReadGidTable(int device_dir, const std::string& gids_dir) {
+    std::vector<std::string> names = ListDir(device_dir, gids_dir);
+    if (names.empty()) return GidTable::kUnknown;
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return std::atoi(a.c_str()) < std::atoi(b.c_str());
+    });
+    for (const auto& name : names) {
+      auto gid = ReadSmallFile(device_dir, Cat(gids_dir, "/", name));
+      if (gid && IsNonZeroGid(*gid)) return GidTable::kHasGid;
+    }
+    return GidTable::kAllZero;
+  }
+
   // Port states of `ibdev`, read through the function's own infiniband/<ibdev> directory
   // (class/infiniband/<ibdev> is a symlink to it).
   std::vector<Port> ReadPorts(int device_dir, const std::string& ibdev) {
@@ -136,6 +151,7 @@ class SysfsReader {
       if (auto st = ReadSmallFile(device_dir, Cat(dir, "/", n, "/state"))) {
         port.state = ParsePortState(*st);
       }
+      port.gids = ReadGidTable(device_dir, Cat(dir, "/", n, "/gids"));
       ports.push_back(port);
     }
     std::sort(ports.begin(), ports.end(),

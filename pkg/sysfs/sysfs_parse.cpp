@@ -1,6 +1,7 @@
 #include "pkg/sysfs/sysfs_parse.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "absl/strings/ascii.h"
@@ -109,6 +110,12 @@ std::string_view PortStateName(PortState state) {
       break;
   }
   return "UNKNOWN";
+}
+
+bool IsNonZeroGid(std::string_view contents) {
+  return std::any_of(contents.begin(), contents.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0 && c != '0';
+  });
 }
 
 std::optional<int> ParseArphrd(std::string_view contents) {

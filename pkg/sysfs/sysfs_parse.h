@@ -19,6 +19,8 @@ int ParseNumaNode(std::string_view contents);
 // "4: ACTIVE\n" -> kActive.
 PortState ParsePortState(std::string_view contents);
 std::string_view PortStateName(PortState state);
+// A GID file ("fe80:0000:...:0001\n"): true unless every digit is zero.
+bool IsNonZeroGid(std::string_view contents);
 // "32\n" -> 32.
 std::optional<int> ParseArphrd(std::string_view contents);
 

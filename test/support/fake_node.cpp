@@ -91,6 +91,13 @@ void FakeNode::Add(const FakeFunction& fn) {
     WriteFile(ib / "ports" / std::to_string(p) / "state", Cat(fn.port_state, "\n"));
     WriteFile(ib / "ports" / std::to_string(p) / "link_layer",
               fn.arphrd == 32 ? "InfiniBand\n" : "Ethernet\n");
+    for (int g = 0; g < 4; ++g) {
+      const bool set = g == 0 && !fn.zero_gids;
+      WriteFile(
+          ib / "ports" / std::to_string(p) / "gids" / std::to_string(g),
+          set ? Cat("fe80:0000:0000:0000:0002:c903:00", fn.address.substr(5, 2), ":000", p, "\n")
+              : "0000:0000:0000:0000:0000:0000:0000:0000\n");
+    }
   }
   Link(sys / "class/infiniband" / fn.ibdev, ib);
   if (fn.uverbs) AddCharDev("infiniband_verbs", Cat("uverbs", next_uverbs_++), fn.ibdev, dev);

@@ -24,6 +24,9 @@ struct FakeFunction {
   std::string ibdev;                 // "" = not RDMA capable
   int ports = 1;
   std::string port_state = "4: ACTIVE";
+  // ports/N/gids/0..3 as the kernel shows a GID table (unused entries read as zeros):
+  // index 0 the link-local GID, or every entry zero (a management function's table).
+  bool zero_gids = false;
   bool uverbs = true;
   bool umad = true;
   bool issm = true;

@@ -44,8 +44,15 @@ void ExpectValidCdiSpec(const std::string& text) {
   ASSERT_TRUE(spec.IsMap());
   for (const auto& kv : spec) {
     const std::string key = kv.first.Scalar();
-    EXPECT_TRUE(key == "cdiVersion" || key == "kind" || key == "devices" || key == "annotations")
+    EXPECT_TRUE(key == "cdiVersion" || key == "kind" || key == "devices" || key == "annotations" ||
+                key == "containerEdits")
         << "unexpected top-level key " << key;
+  }
+  if (spec["containerEdits"]) {  // the spec-wide edits: env only, each "NAME=value"
+    for (const auto& kv : spec["containerEdits"]) EXPECT_EQ(kv.first.Scalar(), "env");
+    for (const auto& env : spec["containerEdits"]["env"]) {
+      EXPECT_NE(env.Scalar().find('='), std::string::npos) << env.Scalar();
+    }
   }
   ASSERT_TRUE(spec["cdiVersion"].IsScalar());
   ASSERT_TRUE(spec["kind"].IsScalar());

@@ -166,6 +166,42 @@ TEST(ParseConfig, FrontendProblemsNameTheField) {
             "Kubernetes 1.36+\n");
 }
 
+// Issue 30 item 2: envHints and skipUnusable, each value checked and the field named.
+TEST(ParseConfig, EnvHintsAndSkipUnusable) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib0"]},
+       "envHints": ["ucx", "nccl", "ucx"], "skipUnusable": true},
+      {"resourceName": "b", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib1"]}}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->config.resources[0].env_hints,
+              ::testing::ElementsAre(EnvHint::kUcx, EnvHint::kNccl));
+  EXPECT_TRUE(r->config.resources[0].skip_unusable);
+  EXPECT_TRUE(r->config.resources[1].env_hints.empty());
+  EXPECT_FALSE(r->config.resources[1].skip_unusable);
+  EXPECT_EQ(EnvHintName(EnvHint::kNccl), "nccl");
+  // YAML too (the ConfigMap's usual form).
+  auto y = ParseConfig(
+      "configList:\n- resourceName: a\n  rdmaHcaMax: 4\n"
+      "  selectors: {ifNames: [ib0]}\n  envHints: [nccl]\n"
+      "  skipUnusable: false\n");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->config.resources[0].env_hints, ::testing::ElementsAre(EnvHint::kNccl));
+
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "envHints": ["nccl", "NCCL", "mpi"]}]})"),
+            "config: configList[1].envHints[1]: \"NCCL\" is not one of \"nccl\", \"ucx\" "
+            "(write \"nccl\")\nconfig: configList[1].envHints[2]: \"mpi\" is not one of "
+            "\"nccl\", \"ucx\"\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "envHints": "nccl"}]})"),
+            "config: configList[1].envHints: must be a list of strings, got the string "
+            "\"nccl\"\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "skipUnusable": "yes"}]})"),
+            "config: configList[1].skipUnusable: must be true or false, got the string "
+            "\"yes\"\n");
+}
+
 // Issue 27 item 2: "rdma_A" and "rdma-a" name one DRA pool and DeviceClass
 // ("rdma-a"); the two publishers overwrote each other. The second entry is skipped, naming
 // both; the first keeps serving. Device-plugin entries are case-sensitive and unaffected.
@@ -451,7 +487,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 7"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 9"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {

@@ -8,6 +8,7 @@
 #include "pkg/pool/pool_model.h"
 #include "pkg/pool/selector.h"
 #include "pkg/pool/snapshot.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::pool {
 namespace {
@@ -255,6 +256,112 @@ TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
   const auto& envs = huge->container_response().envs();
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA"), 1u);
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 0u) << "over MAX_ARG_STRLEN";
+}
+
+}  // namespace
+}  // namespace rdmadp::pool
+
+namespace rdmadp::pool {
+namespace {
+
+// Four HCAs the way issue 30 item 3 lists the cases: a usable one, a dual-port one with one
+// port down, a management function (ACTIVE, every GID zero) and one whose port is down.
+sysfs::NodeInventory MixedNode() {
+  sysfs::NodeInventory inv;
+  for (int i = 0; i < 4; ++i) {
+    inv.functions.push_back(
+        Fn(Cat("0000:0", i + 1, ":00.0"), "15b3", "1017", "mlx5_core", Cat("ib", i), "infiniband"));
+    inv.functions[i].rdma_devices[0].name = Cat("mlx5_", i);
+    inv.functions[i].rdma_devices[0].ports[0].gids = sysfs::GidTable::kHasGid;
+  }
+  inv.functions[1].rdma_devices[0].ports.push_back({2, sysfs::PortState::kDown});
+  inv.functions[2].rdma_devices[0].ports[0].gids = sysfs::GidTable::kAllZero;
+  inv.functions[3].rdma_devices[0].ports[0].state = sysfs::PortState::kDown;
+  return inv;
+}
+
+config::ResourceConfig Hinted(std::vector<config::EnvHint> hints, bool skip = false) {
+  config::ResourceConfig rc = Resource(4);
+  rc.env_hints = std::move(hints);
+  rc.skip_unusable = skip;
+  return rc;
+}
+
+TEST(PodEnv, HintsNameTheUsablePortsOnly) {
+  const auto inv = MixedNode();
+  const auto both =
+      PoolSnapshot::Build(Hinted({config::EnvHint::kNccl, config::EnvHint::kUcx}), inv)
+          ->container_response()
+          .envs();
+  ASSERT_EQ(both.size(), 4u);
+  EXPECT_EQ(both.at("NCCL_IB_HCA"), "=mlx5_0:1,mlx5_1:1");
+  EXPECT_EQ(both.at("UCX_NET_DEVICES"), "mlx5_0:1,mlx5_1:1");
+  // Without skipUnusable every function stays in the pool (and in PCIDEVICE_*), marked.
+  EXPECT_EQ(both.at("PCIDEVICE_RDMA_HCA"), "0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0");
+  const nlohmann::json info = nlohmann::json::parse(both.at("PCIDEVICE_RDMA_HCA_INFO"));
+  EXPECT_EQ(info.at("0000:01:00.0").at("usable"), true);
+  EXPECT_EQ(info.at("0000:03:00.0").at("usable"), false);
+  EXPECT_EQ(info.at("0000:04:00.0").at("usable"), false);
+
+  const auto ucx =
+      PoolSnapshot::Build(Hinted({config::EnvHint::kUcx}), inv)->container_response().envs();
+  EXPECT_EQ(ucx.count("NCCL_IB_HCA"), 0u);
+  EXPECT_EQ(ucx.at("UCX_NET_DEVICES"), "mlx5_0:1,mlx5_1:1");
+  EXPECT_EQ(PoolSnapshot::Build(Resource(4), inv)->container_response().envs().size(), 2u)
+      << "no hints unless asked for";
+
+  // No usable port at all: no hint (an empty UCX_NET_DEVICES would select every device).
+  auto down = inv;
+  down.functions[0].rdma_devices[0].ports[0].state = sysfs::PortState::kDown;
+  down.functions[1].rdma_devices[0].ports[0].state = sysfs::PortState::kInit;
+  const auto none =
+      PoolSnapshot::Build(Hinted({config::EnvHint::kNccl, config::EnvHint::kUcx}), down)
+          ->container_response()
+          .envs();
+  EXPECT_EQ(none.size(), 2u);
+  EXPECT_EQ(none.count("NCCL_IB_HCA"), 0u);
+  // The port comes back: the next snapshot (and every Allocate after it) names it again.
+  down.functions[1].rdma_devices[0].ports[1].state = sysfs::PortState::kActive;
+  down.functions[1].rdma_devices[0].ports[1].gids = sysfs::GidTable::kHasGid;
+  EXPECT_EQ(PoolSnapshot::Build(Hinted({config::EnvHint::kNccl}), down)
+                ->container_response()
+                .envs()
+                .at("NCCL_IB_HCA"),
+            "=mlx5_1:2");
+}
+
+TEST(PodEnv, UnusableFunctionsAreNamedWithTheirReasonAndSkippedOnRequest) {
+  const auto inv = MixedNode();
+  EXPECT_EQ(UnusableReason(inv.functions[0]), "");
+  EXPECT_EQ(UnusableReason(inv.functions[1]), "") << "one ACTIVE port is enough";
+  EXPECT_EQ(UnusableReason(inv.functions[2]),
+            "mlx5_2 port 1: every GID is zero, so it cannot serve RC verbs (a management "
+            "function, or a RoCE netdev without addresses)");
+  EXPECT_EQ(UnusableReason(inv.functions[3]), "mlx5_3 port 1 DOWN");
+  auto unknown = inv.functions[0];  // no gids directory: trusted, as before issue 30
+  unknown.rdma_devices[0].ports[0].gids = sysfs::GidTable::kUnknown;
+  EXPECT_EQ(UnusableReason(unknown), "");
+
+  const auto skipped = PoolSnapshot::Build(Hinted({}, true), inv);
+  EXPECT_THAT(skipped->advertised().hca_addresses, ElementsAre("0000:01:00.0", "0000:02:00.0"));
+  EXPECT_EQ(skipped->container_response().envs().at("PCIDEVICE_RDMA_HCA"),
+            "0000:01:00.0,0000:02:00.0");
+  // The management function's GIDs appear (an address was added): it rejoins the pool.
+  auto later = inv;
+  later.functions[2].rdma_devices[0].ports[0].gids = sysfs::GidTable::kHasGid;
+  EXPECT_EQ(PoolSnapshot::Build(Hinted({}, true), later, nullptr, skipped)
+                ->advertised()
+                .hca_addresses.size(),
+            3u);
+}
+
+// A DRA claim that holds devices of two hinted pools gets one value naming all of them.
+TEST(PodEnv, HintsOverSeveralFunctionsAreTheirUnionInOrder) {
+  const auto inv = MixedNode();
+  const auto env = HintEnv({inv.functions[1], inv.functions[2], inv.functions[0]},
+                           {config::EnvHint::kNccl, config::EnvHint::kUcx});
+  EXPECT_EQ(env.at("NCCL_IB_HCA"), "=mlx5_1:1,mlx5_0:1");
+  EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_1:1,mlx5_0:1");
 }
 
 }  // namespace

@@ -172,6 +172,37 @@ TEST_F(ScannerTest, PortStateAndUsablePorts) {
   EXPECT_FALSE(HasUsablePort(down));
 }
 
+// Issue 30 item 3: the GID table as the kernel shows it (unused entries read as zeros). A
+// management function's table is all zero; a port without a gids directory is "unknown".
+TEST_F(ScannerTest, GidTables) {
+  FakeFunction management = FakeNode::ConnectX(1, 0, true);
+  management.zero_gids = true;
+  management.ports = 2;
+  node.Add(FakeNode::ConnectX(0, 0, true));
+  node.Add(management);
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);
+  EXPECT_EQ(inv.functions[0].rdma_devices[0].ports[0].gids, GidTable::kHasGid);
+  ASSERT_EQ(inv.functions[1].rdma_devices[0].ports.size(), 2u);
+  EXPECT_EQ(inv.functions[1].rdma_devices[0].ports[0].gids, GidTable::kAllZero);
+  EXPECT_EQ(inv.functions[1].rdma_devices[0].ports[1].gids, GidTable::kAllZero);
+  // A GID appearing at a later index (an address added to a RoCE netdev) counts.
+  const std::string gid3 = node.sysfs_root() + "/class/infiniband/mlx5_1/ports/2/gids/3";
+  {
+    std::ofstream(std::filesystem::canonical(gid3)) << "0000:0000:0000:0000:0000:ffff:0a00:0001\n";
+  }
+  inv = scanner.Scan();
+  EXPECT_EQ(inv.functions[1].rdma_devices[0].ports[0].gids, GidTable::kAllZero);
+  EXPECT_EQ(inv.functions[1].rdma_devices[0].ports[1].gids, GidTable::kHasGid);
+  std::filesystem::remove_all(
+      std::filesystem::canonical(node.sysfs_root() + "/class/infiniband/mlx5_0/ports/1/gids"));
+  EXPECT_EQ(scanner.Scan().functions[0].rdma_devices[0].ports[0].gids, GidTable::kUnknown);
+  EXPECT_TRUE(scanner.Scan().problems.empty());
+  EXPECT_FALSE(IsNonZeroGid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
+  EXPECT_TRUE(IsNonZeroGid("fe80:0000:0000:0000:0002:c903:0001:0001\n"));
+  EXPECT_FALSE(IsNonZeroGid(""));
+}
+
 TEST_F(ScannerTest, ABrokenEntryDoesNotHideTheOthers) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   std::filesystem::create_directories(node.sysfs_root() + "/bus/pci/devices/0000:99:00.0");
