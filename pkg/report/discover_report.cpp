@@ -1,6 +1,7 @@
 #include "pkg/report/discover_report.h"
 
 #include <algorithm>
+#include <map>
 
 #include "pkg/pool/snapshot.h"
 #include "pkg/sysfs/sysfs_parse.h"
@@ -43,6 +44,13 @@ std::vector<std::string> PortStates(const sysfs::PciFunction& fn) {
   return out;
 }
 
+// The env a container gets from the pool's Allocate answer, by name (a protobuf map has no
+// order of its own).
+std::map<std::string, std::string> SortedEnv(const pool::PoolSnapshot& snap) {
+  const auto& envs = snap.container_response().envs();
+  return {envs.begin(), envs.end()};
+}
+
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 }  // namespace
@@ -81,6 +89,15 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
     first_reason = false;
     Append(out, "  ", fn.address, ": ", fn.not_rdma_reason, "\n");
   }
+  bool first_unusable = true;
+  for (const auto& fn : inv.functions) {
+    const std::string why = fn.rdma_capable ? pool::UnusableReason(fn) : "";
+    if (why.empty()) continue;
+    if (first_unusable)
+      out += "\nCannot serve a pod (left out of env hints; of pools with skipUnusable):\n";
+    first_unusable = false;
+    Append(out, "  ", fn.address, ": ", why, "\n");
+  }
   out += "\nPools:\n";
   for (const auto& snap : snapshots) {
     const auto& adv = snap->advertised();
@@ -88,6 +105,13 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
            adv.slots, " slot(s), ",
            adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
            "\n");
+    // What a container given a slot of this pool finds in its environment now.
+    for (const auto& [name, value] : SortedEnv(*snap)) {
+      Append(
+          out, "    env ", name, "=",
+          name.ends_with("_INFO") ? Cat("<JSON, ", value.size(), " bytes: --output=json>") : value,
+          "\n");
+    }
   }
   for (const auto& entry : findings.skipped) {
     Append(out, "  ", entry.Label(), ": skipped, not served\n");
@@ -134,6 +158,8 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
            ", \"rdmaCapable\": ", fn.rdma_capable ? "true" : "false",
            ", \"notRdmaReason\": ", JsonString(fn.not_rdma_reason),
            ", \"charDevices\": ", list(fn.char_devices), ", \"ports\": ", ports,
+           ", \"unusableReason\": ",
+           JsonString(fn.rdma_capable ? pool::UnusableReason(fn) : std::string()),
            ", \"pools\": ", list(pools[i]), "}");
   }
   out += inv.functions.empty() ? "],\n  \"pools\": [" : "\n  ],\n  \"pools\": [";
@@ -143,7 +169,13 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
            "    {\"resource\": ", JsonString(snapshots[i]->resource().FullName()),
            ", \"hcas\": ", list(adv.hca_addresses), ", \"slots\": ", adv.slots,
            ", \"healthy\": ", adv.healthy ? "true" : "false",
-           ", \"deviceNodes\": ", list(adv.device_paths), "}");
+           ", \"deviceNodes\": ", list(adv.device_paths), ", \"env\": {");
+    bool first_env = true;
+    for (const auto& [name, value] : SortedEnv(*snapshots[i])) {
+      Append(out, first_env ? "" : ", ", JsonString(name), ": ", JsonString(value));
+      first_env = false;
+    }
+    out += "}}";
   }
   out += snapshots.empty() ? "],\n  \"skipped\": [" : "\n  ],\n  \"skipped\": [";
   std::vector<std::string> problems;

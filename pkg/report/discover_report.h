@@ -18,11 +18,13 @@ struct ConfigFindings {
   std::vector<std::string> problems;  // the load error, warnings
 };
 
-// Aligned columns for humans, followed by one line per pool, skipped entry and problem.
+// Aligned columns for humans, the functions that cannot serve a pod and why, then one line
+// per pool (with the env a container given a slot gets), skipped entry and problem.
 std::string DiscoverTable(const sysfs::NodeInventory& inventory, const config::Config& config,
                           const ConfigFindings& findings = {});
 
-// One JSON document for tools: {"functions": [...], "pools": [...], "skipped": [...],
+// One JSON document for tools: {"functions": [...], "pools": [...] (each with the "env" a
+// container of the pool gets), "skipped": [...],
 // "problems": [...]}.
 std::string DiscoverJson(const sysfs::NodeInventory& inventory, const config::Config& config,
                          const ConfigFindings& findings = {});

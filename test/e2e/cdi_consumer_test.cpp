@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "pkg/text/cat.h"
 #include "test/support/fs_wait.h"
@@ -222,6 +224,51 @@ TEST_F(CdiConsumer, TwoPoolsSharingHcasDoNotConflict) {
   const Checked c = Check(cdi, 5, names, annotations);  // one container holding both pools
   EXPECT_EQ(c.status, 0) << c.output;
   EXPECT_THAT(c.output, HasSubstr("10 name(s) resolved"));
+}
+
+// Issue 30 item 5: CDI mode carries the pool's env in the spec, and the reference library
+// puts it into the container's process environment. Two hinted pools in one container:
+// what the library does with one name set twice is what the README tells users.
+std::vector<std::string> EnvLines(const std::string& output) {
+  std::vector<std::string> out;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("env: ")) out.push_back(line.substr(5));
+  }
+  return out;
+}
+
+TEST_F(CdiConsumer, ThePoolsEnvReachesTheContainerThroughTheSpec) {
+  Start(R"({"configList": [
+      {"resourceName": "ib", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0", "ib1"]},
+       "envHints": ["nccl", "ucx"]},
+      {"resourceName": "roce", "rdmaHcaMax": 2, "selectors": {"linkTypes": ["ether"]},
+       "envHints": ["ucx"]}]})",
+        {"rdma/ib", "rdma/roce"});
+  const Allocated ib = Allocate("rdma/ib");
+  Checked c = Check(cdi, 4, ib.names);
+  ASSERT_EQ(c.status, 0) << c.output;
+  std::vector<std::string> env = EnvLines(c.output);
+  std::sort(env.begin(), env.end());
+  ASSERT_EQ(env.size(), 4u) << c.output;
+  EXPECT_EQ(env[0], "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1");
+  EXPECT_EQ(env[1], "PCIDEVICE_RDMA_IB=0000:10:00.0,0000:11:00.0");
+  EXPECT_TRUE(env[2].starts_with("PCIDEVICE_RDMA_IB_INFO={\"0000:10:00.0\": {")) << env[2];
+  EXPECT_EQ(env[3], "UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1");
+
+  const Allocated roce = Allocate("rdma/roce");
+  std::vector<std::string> both = ib.names;
+  both.insert(both.end(), roce.names.begin(), roce.names.end());
+  c = Check(cdi, 4, both);
+  ASSERT_EQ(c.status, 0) << c.output;
+  env = EnvLines(c.output);
+  // Each pool's own names arrive; UCX_NET_DEVICES, set by both, is there once, with one
+  // pool's value: not the union (docs/pod-env.md).
+  EXPECT_EQ(std::count_if(env.begin(), env.end(),
+                          [](const std::string& e) { return e.starts_with("UCX_NET_DEVICES="); }),
+            1);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "PCIDEVICE_RDMA_ROCE=0000:12:00.0,0000:13:00.0"), 1);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "PCIDEVICE_RDMA_IB=0000:10:00.0,0000:11:00.0"), 1);
 }
 
 TEST_F(CdiConsumer, TwoInstancesOfARollingUpdateKeepTheSpecsLoadable) {

@@ -8,7 +8,7 @@
 // N devices; every name given, and every name in the annotations (parsed with the
 // library's own annotation parser), must resolve and be injected into an OCI spec. A panic
 // inside the library is a failure too. Prints one line per problem and exits 1, or prints
-// a summary and exits 0.
+// a summary and the injected process environment ("env: NAME=value" lines) and exits 0.
 package main
 
 import (
@@ -82,6 +82,7 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 		names = append(names, fromAnnotations...)
 	}
 	injected := 0
+	var envs []string
 	if len(names) > 0 {
 		spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
 		unresolved, err := cache.InjectDevices(spec, names...)
@@ -89,11 +90,15 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 			fail("injecting %v: %v (unresolved: %v)", names, err, unresolved)
 		}
 		injected = len(spec.Linux.Devices)
+		envs = spec.Process.Env
 	}
 	if problems > 0 {
 		return 1
 	}
 	fmt.Printf("ok: %d device(s) declared, %d name(s) resolved, %d device node(s) injected\n",
 		len(declared), len(names), injected)
+	for _, e := range envs {
+		fmt.Printf("env: %s\n", e)
+	}
 	return 0
 }

@@ -1,0 +1,105 @@
+// Issue 30: the container learns which HCAs it got. What the kubelet receives in the
+// Allocate answer, over the real gRPC socket, parsed with a real JSON parser: the SR-IOV
+// plugin's PCIDEVICE_<RESOURCE> and _INFO, and the opt-in NCCL/UCX hints, following the pool
+// as it is at Allocate time.
+#include <csignal>
+#include <nlohmann/json.hpp>
+
+#include "test/e2e/e2e_fixture.h"
+
+namespace rdmadp::testing {
+namespace {
+
+constexpr char kHinted[] = R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]},
+     "envHints": ["nccl", "ucx"]},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}, "envHints": ["ucx"]},
+    {"resourceName": "usable_only", "rdmaHcaMax": 10,
+     "selectors": {"linkTypes": ["infiniband"]}, "skipUnusable": true}]})";
+constexpr char kUsable[] = "rdma/usable_only";
+
+std::map<std::string, std::string> Env(const v1beta1::AllocateResponse& r) {
+  const auto& envs = r.container_responses(0).envs();
+  return {envs.begin(), envs.end()};
+}
+
+class PodEnvE2E : public E2E {
+ protected:
+  void SetUp() override {
+    E2E::SetUp();
+    // A management function beside the demo's HCAs: InfiniBand, port ACTIVE, GIDs all zero.
+    FakeFunction management = FakeNode::ConnectX(6, 0, /*infiniband=*/true);
+    management.zero_gids = true;
+    h.node().Add(management);
+  }
+  std::map<std::string, std::string> AllocateEnv(const std::string& resource) {
+    auto r = h.kubelet().Allocate(resource, {"0"});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? Env(*r) : std::map<std::string, std::string>{};
+  }
+};
+
+TEST_F(PodEnvE2E, EveryAllocateSaysWhichHcasTheContainerGot) {
+  StartAll(kHinted, {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  ASSERT_TRUE(WaitRegistered(kUsable));
+
+  auto a = AllocateEnv(kA);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a.at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A"), "0000:10:00.0,0000:11:00.0,0000:16:00.0");
+  // The management function is in the pool (no skipUnusable) but never in a hint.
+  EXPECT_EQ(a.at("NCCL_IB_HCA"), "=mlx5_0:1,mlx5_1:1");
+  EXPECT_EQ(a.at("UCX_NET_DEVICES"), "mlx5_0:1,mlx5_1:1");
+  const auto info = nlohmann::json::parse(a.at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A_INFO"));
+  ASSERT_EQ(info.size(), 3u);
+  const auto& hca = info.at("0000:10:00.0");
+  EXPECT_EQ(hca.at("generic").at("deviceID"), "0000:10:00.0");
+  EXPECT_EQ(hca.at("rdma").at("rdma_dev"), "mlx5_0");
+  EXPECT_EQ(hca.at("rdma").at("uverbs"), "/dev/infiniband/uverbs0");
+  EXPECT_EQ(hca.at("rdma").at("rdma_cm"), "/dev/infiniband/rdma_cm");
+  EXPECT_EQ(hca.at("netdev"), "ib0");
+  EXPECT_EQ(hca.at("linkLayer"), "infiniband");
+  EXPECT_EQ(hca.at("usable"), true);
+  EXPECT_EQ(info.at("0000:16:00.0").at("usable"), false);
+
+  // A second pool in the same container: its own PCIDEVICE_ names, its own hint.
+  auto b = AllocateEnv(kB);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b.at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_B"), "0000:12:00.0,0000:13:00.0");
+  EXPECT_EQ(b.at("UCX_NET_DEVICES"), "mlx5_2:1,mlx5_3:1");
+  EXPECT_EQ(b.count("NCCL_IB_HCA"), 0u);
+
+  // skipUnusable: the management function is not in the pool at all.
+  auto usable = AllocateEnv(kUsable);
+  ASSERT_EQ(usable.size(), 2u);
+  EXPECT_EQ(usable.at("PCIDEVICE_RDMA_USABLE_ONLY"), "0000:10:00.0,0000:11:00.0");
+  EXPECT_EQ(h.Metric("rdma_shared_dp_hcas{resource=\"rdma/usable_only\"}"), 2);
+}
+
+TEST_F(PodEnvE2E, AHotAddedHcaAndAPortGoingDownShowInTheNextAllocate) {
+  StartAll(kHinted, {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.node().Add(FakeNode::ConnectX(7, 1, /*infiniband=*/true));
+  h.node().SetPortState("mlx5_1", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_hcas{resource=\"rdma/hca_shared_devices_a\"}", 4), 4);
+  // The rescan that counted the new HCA also built the pool every Allocate now answers from.
+  auto a = AllocateEnv(kA);
+  EXPECT_EQ(a.at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A"),
+            "0000:10:00.0,0000:11:00.0,0000:16:00.0,0000:17:00.0");
+  EXPECT_EQ(a.at("NCCL_IB_HCA"), "=mlx5_0:1,mlx5_7:1");
+  EXPECT_EQ(a.at("UCX_NET_DEVICES"), "mlx5_0:1,mlx5_7:1");
+  EXPECT_EQ(nlohmann::json::parse(a.at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A_INFO"))
+                .at("0000:17:00.0")
+                .at("numaNode"),
+            1);
+  // skipUnusable: the port that went down took its HCA out; the new one came in.
+  EXPECT_EQ(h.Metric("rdma_shared_dp_hcas{resource=\"rdma/usable_only\"}"), 2);
+  EXPECT_EQ(AllocateEnv(kUsable).at("PCIDEVICE_RDMA_USABLE_ONLY"), "0000:10:00.0,0000:17:00.0");
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
