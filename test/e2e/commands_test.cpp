@@ -44,6 +44,15 @@ TEST_F(Commands, DiscoverTableShowsEveryFunctionAndItsPools) {
   EXPECT_THAT(r.output, HasSubstr("0000:05:00.0: no RDMA device (no infiniband/ directory)"));
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 2 HCA(s), 1000 slot(s), Healthy"));
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_b: 2 HCA(s), 500 slot(s), Healthy"));
+  // Issue 30: what a pod of each pool would receive, and why mlx5_1 is not in the hints.
+  EXPECT_THAT(r.output, HasSubstr("Cannot serve a pod (left out of env hints; of pools with "
+                                  "skipUnusable):\n  0000:11:00.0: mlx5_1 port 1 DOWN\n"));
+  EXPECT_THAT(r.output,
+              HasSubstr("rdma/hca_shared_devices_a: 2 HCA(s), 1000 slot(s), Healthy\n"
+                        "    env NCCL_IB_HCA==mlx5_0:1\n"
+                        "    env PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A=0000:10:00.0,0000:11:00.0\n"
+                        "    env PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A_INFO=<JSON, "));
+  EXPECT_THAT(r.output, HasSubstr("    env UCX_NET_DEVICES=mlx5_0:1\n"));
 }
 
 TEST_F(Commands, DiscoverJsonIsMachineReadable) {
@@ -65,6 +74,15 @@ TEST_F(Commands, DiscoverJsonIsMachineReadable) {
   EXPECT_EQ(doc["pools"][0]["resource"].as<std::string>(), "rdma/hca_shared_devices_a");
   EXPECT_EQ(doc["pools"][0]["slots"].as<int>(), 1000);
   EXPECT_EQ(doc["pools"][0]["deviceNodes"].size(), 7u);
+  EXPECT_EQ(doc["pools"][0]["env"].size(), 4u);
+  EXPECT_EQ(doc["pools"][0]["env"]["NCCL_IB_HCA"].as<std::string>(), "=mlx5_0:1");
+  EXPECT_EQ(doc["pools"][1]["env"].size(), 2u);
+  EXPECT_EQ(doc["functions"][2]["unusableReason"].as<std::string>(), "mlx5_1 port 1 DOWN");
+  EXPECT_EQ(doc["functions"][1]["unusableReason"].as<std::string>(), "");
+  // The _INFO value is itself JSON, as a container reads it.
+  YAML::Node info = YAML::Load(
+      doc["pools"][0]["env"]["PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A_INFO"].as<std::string>());
+  EXPECT_EQ(info["0000:11:00.0"]["usable"].as<bool>(), false);
   EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
 }
 

@@ -102,7 +102,8 @@ std::string PluginHarness::DemoConfig(int periodic_update_interval) {
     {
       "resourceName": "hca_shared_devices_a",
       "rdmaHcaMax": 1000,
-      "selectors": { "vendors": ["15b3"], "linkTypes": ["infiniband"] }
+      "selectors": { "vendors": ["15b3"], "linkTypes": ["infiniband"] },
+      "envHints": ["nccl", "ucx"]
     },
     {
       "resourceName": "hca_shared_devices_b",
