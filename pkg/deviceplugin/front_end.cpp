@@ -105,6 +105,17 @@ void DevicePluginFrontEnd::RemoveDeadSockets() const {
       });
 }
 
+// What the kubelet sees of a resource (its name, socket, slots, selectors) is the same: a
+// change of what its pods are told (envHints) or of which functions it leaves out
+// (skipUnusable) is a new snapshot on the running server, not a re-registration.
+namespace {
+bool SameServer(config::ResourceConfig a, const config::ResourceConfig& b) {
+  a.env_hints = b.env_hints;
+  a.skip_unusable = b.skip_unusable;
+  return a == b;
+}
+}  // namespace
+
 void DevicePluginFrontEnd::Apply(const config::Config& config,
                                  const sysfs::NodeInventory& inventory, std::string_view reason) {
   configured_.clear();
@@ -119,8 +130,9 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
   for (const auto& rc : config.resources) {
     if (rc.frontend != config::Frontend::kDevicePlugin) continue;
     auto it = resources_.find(rc.resource_name);
-    if (it != resources_.end() && it->second->config == rc) {  // keeps its streams
+    if (it != resources_.end() && SameServer(it->second->config, rc)) {  // keeps its streams
       Resource& res = *it->second;
+      res.config = rc;  // envHints, skipUnusable: the next snapshot's content only
       res.snapshot = BuildSnapshot(res, inventory);
       SyncCdiSpec(res);  // before publishing, so Allocate never names a device the spec lacks
       if (res.server && res.server->Publish(Served(res))) {

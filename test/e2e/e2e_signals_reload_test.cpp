@@ -52,6 +52,12 @@ TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
   SimResource a = Resource(kA);
   EXPECT_EQ(a.registrations, 1);  // unchanged: same socket, same stream
   EXPECT_TRUE(a.stream_open);
+  // Its envHints went (the demo config has them): the running server's next Allocate
+  // answers without them (a was applied before c registered, in the same loop turn).
+  auto alloc = h.kubelet().Allocate(kA, {"0"});
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
+  EXPECT_EQ(alloc->container_responses(0).envs().count("NCCL_IB_HCA"), 0u);
+  EXPECT_EQ(alloc->container_responses(0).envs().size(), 2u);
   EXPECT_EQ(Resource("rdma/hca_shared_devices_c").capacity, 7);
 }
 

@@ -125,7 +125,8 @@ TEST_F(ServerTest, AllocateAnswersEveryContainerAndRejectsUnknownIds) {
   for (const auto& cresp : resp.container_responses()) {
     ASSERT_EQ(cresp.devices_size(), 5);  // umad0 uverbs0 umad1 uverbs1 rdma_cm
     EXPECT_EQ(cresp.devices(4).host_path(), "/dev/infiniband/rdma_cm");
-    EXPECT_EQ(cresp.envs_size(), 0);
+    EXPECT_EQ(cresp.envs_size(), 2);  // PCIDEVICE_RDMA_HCA and its _INFO (pool/pod_env.h)
+    EXPECT_EQ(cresp.envs().at("PCIDEVICE_RDMA_HCA"), "0000:10:00.0,0000:11:00.0");
     EXPECT_EQ(cresp.mounts_size(), 0);
   }
   EXPECT_EQ(server->allocations(), 1u);
