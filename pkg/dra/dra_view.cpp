@@ -68,26 +68,40 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
     for (const auto& hca : pool.hcas) {
       if (!hca.healthy) reasons.push_back(hca.health_reason);
     }
+    // The published attributes of each device, by name, for the metadata files.
+    std::map<std::string, nlohmann::json> attributes;
+    for (const auto& slice : view.pools.back().slices) {
+      for (const auto& d : slice["spec"]["devices"]) {
+        attributes[d["name"].get<std::string>()] = d.value("attributes", nlohmann::json::object());
+      }
+    }
     auto add = [&](std::string name, std::vector<std::string> ids, bool healthy,
-                   std::string message) {
-      view.devices[{pool_name, name}] = {pool_name, name, std::move(ids), healthy,
-                                         std::move(message)};
+                   std::string message, std::vector<sysfs::PciFunction> functions) {
+      nlohmann::json attrs = attributes[name];
+      view.devices[{pool_name, name}] = {pool_name,          name,
+                                         std::move(ids),     healthy,
+                                         std::move(message), std::move(functions),
+                                         std::move(attrs),   pool.resource.env_hints};
     };
+    std::vector<sysfs::PciFunction> all_functions;
+    for (const auto& hca : pool.hcas) all_functions.push_back(hca.function);
     switch (c.model) {
       case DeviceModel::kAuto:  // resolved above
       case DeviceModel::kPerHca:
         for (size_t i = 0; i < pool.hcas.size(); ++i) {
           add(HcaDeviceName(pool.hcas[i].function.address), {all_ids[i]}, pool.hcas[i].healthy,
-              pool.hcas[i].health_reason);
+              pool.hcas[i].health_reason, {pool.hcas[i].function});
         }
         break;
       case DeviceModel::kPerPool:
-        if (!pool.hcas.empty()) add("pool", all_ids, pool.healthy(), Join(reasons, "; "));
+        if (!pool.hcas.empty()) {
+          add("pool", all_ids, pool.healthy(), Join(reasons, "; "), all_functions);
+        }
         break;
       case DeviceModel::kSlots:
         if (pool.hcas.empty()) break;
         for (int64_t i = 0; i < std::min(pool.shares(), kMaxSlotDevices); ++i) {
-          add(Cat("slot-", i), all_ids, pool.healthy(), Join(reasons, "; "));
+          add(Cat("slot-", i), all_ids, pool.healthy(), Join(reasons, "; "), all_functions);
         }
         break;
     }
@@ -130,10 +144,17 @@ absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& c
                                      " is not published by this node (removed since it was "
                                      "allocated?)"));
     }
-    std::string request = Str(r, "request");
+    const std::string request_ref = Str(r, "request");
+    std::string request = request_ref;
     // A subrequest ("<request>/<subrequest>", prioritized lists): containers name the request.
     if (const auto slash = request.find('/'); slash != std::string::npos) request.resize(slash);
-    out.push_back({{request}, pool_name, device, it->second.cdi_ids, Str(r, "shareID")});
+    out.push_back({{request},
+                   request_ref,
+                   &it->second,
+                   pool_name,
+                   device,
+                   it->second.cdi_ids,
+                   Str(r, "shareID")});
   }
   return out;
 }

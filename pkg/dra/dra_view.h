@@ -28,6 +28,11 @@ struct DraDevice {
   std::vector<std::string> cdi_ids;  // "<driver>/hca=<hca device name>", one per HCA
   bool healthy = true;
   std::string health_message;  // why not, "" when healthy
+  // What a container given this device is told (claim_metadata.h): its HCAs, its published
+  // attributes, and the env hints its entry asks for.
+  std::vector<sysfs::PciFunction> functions;
+  nlohmann::json attributes = nlohmann::json::object();
+  std::vector<config::EnvHint> hints;
 };
 
 struct HcaSpec {
@@ -54,6 +59,8 @@ std::string HcaCdiKind(std::string_view driver);
 // One device the kubelet gets for a claim.
 struct PreparedDevice {
   std::vector<std::string> request_names;
+  std::string request_ref;               // as allocated: "<request>" or "<request>/<subrequest>"
+  const DraDevice* published = nullptr;  // in the view PrepareClaim read (the caller holds it)
   std::string pool;
   std::string device;
   std::vector<std::string> cdi_ids;

@@ -18,7 +18,8 @@ constexpr milliseconds kDeadlineMargin{500};
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
                                             const DraViewPtr& view, kube::RestClient* claims,
                                             std::chrono::system_clock::time_point deadline,
-                                            const std::atomic<bool>& cancelled) {
+                                            const std::atomic<bool>& cancelled,
+                                            const MetadataDirs& metadata) {
   drav1::NodePrepareResourcesResponse resp;
   if (claims != nullptr) claims->ResetCancel();
   for (const auto& c : req.claims()) {
@@ -61,11 +62,21 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       log::Warn(out.error());
       continue;
     }
-    auto devices = PrepareClaim(nlohmann::json::parse(r->body, nullptr, false), c.uid(), *view);
+    const auto claim = nlohmann::json::parse(r->body, nullptr, false);
+    auto devices = PrepareClaim(claim, c.uid(), *view);
     if (!devices.ok()) {
       out.set_error(std::string(devices.status().message()));
       log::Warn(out.error());
       continue;
+    }
+    // What the container is told (claim_metadata.h). As the upstream helper does, a claim
+    // whose files cannot be written is still prepared: its devices work without them.
+    auto ref = ReadClaimRef(claim);
+    const absl::Status written =
+        ref.ok() ? WriteClaimMetadata(metadata, *ref, *devices) : ref.status();
+    if (!written.ok()) {
+      log::Warn(Cat("ResourceClaim ", name,
+                    ": no device metadata for its containers: ", std::string(written.message())));
     }
     std::vector<std::string> described;
     for (const auto& d : *devices) {
@@ -84,9 +95,18 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
   return resp;
 }
 
-drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req) {
+drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req,
+                                                const MetadataDirs& metadata) {
   drav1::NodeUnprepareResourcesResponse resp;
-  for (const auto& c : req.claims()) (*resp.mutable_claims())[c.uid()];
+  for (const auto& c : req.claims()) {
+    auto& out = (*resp.mutable_claims())[c.uid()];
+    // A failure is the claim's error: the kubelet retries Unprepare until it succeeds.
+    if (auto s = RemoveClaimMetadata(metadata, c.namespace_(), c.name(), c.uid()); !s.ok()) {
+      out.set_error(std::string(s.message()));
+      log::Warn(Cat("unpreparing ResourceClaim ", c.namespace_(), "/", c.name(), ": ",
+                    std::string(s.message())));
+    }
+  }
   return resp;
 }
 

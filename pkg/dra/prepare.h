@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "pkg/dra/claim_metadata.h"
 #include "pkg/dra/dra_server.h"
 #include "pkg/dra/dra_view.h"
 #include "pkg/kube/rest_client.h"
@@ -17,12 +18,15 @@ namespace rdmadp::dra {
 // `claims`: nullptr while there is no API client. `cancelled`: the server is being torn down
 // (set before the clients are cancelled, so a GET that starts after the cancel sees it here).
 // A claim whose GET cannot end before `deadline` (the kubelet's) is not fetched.
+// `metadata`: where each prepared claim's device metadata and env go (claim_metadata.h).
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
                                             const DraViewPtr& view, kube::RestClient* claims,
                                             std::chrono::system_clock::time_point deadline,
-                                            const std::atomic<bool>& cancelled);
+                                            const std::atomic<bool>& cancelled,
+                                            const MetadataDirs& metadata);
 
-// Nothing to undo: Prepare leaves no state behind (the CDI specs are per HCA and stay).
-drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req);
+// Removes each claim's device metadata (the HCAs' own CDI specs stay: they are per HCA).
+drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req,
+                                                const MetadataDirs& metadata);
 
 }  // namespace rdmadp::dra

@@ -138,9 +138,11 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
       if (auto client = shared->Claims(i)) client->Cancel();
     }
   };
-  o.prepare = [shared = shared_, cancelled](const auto& req, int worker, auto deadline) {
+  const MetadataDirs metadata{options_.driver, dir, options_.cdi_spec_dir};
+  o.prepare = [shared = shared_, cancelled, metadata](const auto& req, int worker, auto deadline) {
     const auto start = std::chrono::steady_clock::now();
-    auto resp = Prepare(req, shared->Get(), shared->Claims(worker).get(), deadline, *cancelled);
+    auto resp =
+        Prepare(req, shared->Get(), shared->Claims(worker).get(), deadline, *cancelled, metadata);
     uint64_t failed = 0;
     for (const auto& [uid, claim] : resp.claims()) failed += claim.error().empty() ? 0 : 1;
     shared->prepares += static_cast<uint64_t>(req.claims_size());
@@ -152,9 +154,9 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
                                   .count());
     return resp;
   };
-  o.unprepare = [shared = shared_](const auto& req) {
+  o.unprepare = [shared = shared_, metadata](const auto& req) {
     shared->unprepares += static_cast<uint64_t>(req.claims_size());
-    return Unprepare(req);
+    return Unprepare(req, metadata);
   };
   auto started = DraServer::Start(std::move(o), std::make_shared<const std::string>());
   if (!started.ok()) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "pkg/dra/claim_metadata.h"
 #include "pkg/text/cat.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"
@@ -315,6 +316,45 @@ TEST_F(CdiConsumer, DraHcaSpecsResolve) {
   // No API server to publish to: counted, and shown as unreachable.
   EXPECT_EQ(h.Metric("rdma_shared_dp_errors_by_class_total{class=\"dra\"}"), 1);
   EXPECT_EQ(h.Metric("rdma_shared_dp_dra_api_reachable{driver=\"rdma.k8s-rdma-shared-dp.io\"}"), 0);
+}
+
+// Issue 30 item 4: a DRA claim's metadata spec, as Prepare writes it, loads in the reference
+// library and injects the read-only bind mount at the KEP-5304 path and the claim's env.
+TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
+  const dra::MetadataDirs dirs{"rdma.example.com", h.root() + "/plugin", cdi};
+  std::filesystem::create_directories(dirs.data_dir);
+  dra::DraDevice hca;
+  hca.pool = "n1/ib";
+  hca.name = "hca-0000-10-00-0";
+  hca.functions.resize(1);
+  hca.functions[0].address = "0000:10:00.0";
+  hca.functions[0].rdma_devices = {{"mlx5_0", {{1, sysfs::PortState::kActive}}}};
+  hca.hints = {config::EnvHint::kUcx};
+  dra::PreparedDevice prepared;
+  prepared.request_names = {"rdma"};
+  prepared.request_ref = "rdma";
+  prepared.published = &hca;
+  prepared.pool = hca.pool;
+  prepared.device = hca.name;
+  std::vector<dra::PreparedDevice> devices = {prepared};
+  const dra::ClaimRef claim{"team-a", "train", "5f1c2d3e-0000-4000-8000-000000000001",
+                            std::nullopt};
+  ASSERT_TRUE(dra::WriteClaimMetadata(dirs, claim, devices).ok());
+  ASSERT_EQ(devices[0].cdi_ids.size(), 1u);
+  const Checked c = Check(cdi, 1, devices[0].cdi_ids);
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output,
+              HasSubstr(Cat("mount: /var/run/kubernetes.io/dra-device-attributes/"
+                            "resourceclaims/train/rdma/rdma.example.com-metadata.json <- ",
+                            dirs.data_dir,
+                            "/dra-device-metadata/team-a_train/rdma/metadata.json "
+                            "ro,bind\n")));
+  std::vector<std::string> env = EnvLines(c.output);
+  std::sort(env.begin(), env.end());
+  ASSERT_EQ(env.size(), 3u) << c.output;
+  EXPECT_EQ(env[0], "PCIDEVICE_TRAIN_RDMA=0000:10:00.0");
+  EXPECT_TRUE(env[1].starts_with("PCIDEVICE_TRAIN_RDMA_INFO={")) << env[1];
+  EXPECT_EQ(env[2], "UCX_NET_DEVICES=mlx5_0:1");
 }
 
 }  // namespace

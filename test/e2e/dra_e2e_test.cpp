@@ -72,7 +72,12 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   ASSERT_EQ(b.devices_size(), 2);
   EXPECT_EQ(b.devices(0).pool_name(), "n1/hca-ib");
   EXPECT_THAT(b.devices(0).request_names(), ElementsAre("rdma"));
-  EXPECT_THAT(b.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-10-00-0"));
+  const std::string both_uid = both["metadata"]["uid"];
+  // The request's first device also carries the claim's metadata (issue 30 item 4).
+  EXPECT_THAT(b.devices(0).cdi_device_ids(),
+              ElementsAre("rdma.example.com/hca=hca-0000-10-00-0",
+                          Cat("rdma.example.com/metadata=", both_uid, "_rdma")));
+  EXPECT_THAT(b.devices(1).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-11-00-0"));
   // v1 echoes the allocation's shareID (k8s.io/kubelet v0.35+: Device.share_id).
   EXPECT_EQ(b.devices(0).share_id(), "00000000-0000-0000-0000-000000000000");
   EXPECT_EQ(b.devices(1).share_id(), "00000000-0000-0000-0000-000000000001");
@@ -301,7 +306,9 @@ TEST_F(Dra, ClaimsAllocatedWithSharesArePreparedAndTaintsSteerTheScheduler) {
     EXPECT_EQ(answer.error(), "");
     ASSERT_EQ(answer.devices_size(), 1);
     EXPECT_THAT(answer.devices(0).cdi_device_ids(),
-                ElementsAre(Cat(kDriver, "/hca=", result["device"].get<std::string>())));
+                ElementsAre(Cat(kDriver, "/hca=", result["device"].get<std::string>()),
+                            Cat(kDriver, "/metadata=", c["metadata"]["uid"].get<std::string>(), "_",
+                                result["request"].get<std::string>())));
     ++per_hca[answer.devices(0).device_name()];
     EXPECT_EQ(answer.devices(0).share_id(), result["shareID"].get<std::string>());
   }
@@ -349,6 +356,55 @@ TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {
             before->claims().at(uid).SerializeAsString());
   EXPECT_THAT(ReadFileOrEmpty(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-11-00-0.json"),
               HasSubstr("hca-0000-11-00-0"));
+  // The claim's metadata spec is back too (the plugin's data directory survives a reboot;
+  // /var/run/cdi does not).
+  EXPECT_THAT(ReadFileOrEmpty(Cat(cdi_dir, "/rdma.example.com_metadata_", uid, "_rdma.json")),
+              HasSubstr("PCIDEVICE_C_RDMA=0000:11:00.0"));
+}
+
+// Issue 30 item 4: a prepared claim's containers get a KEP-5304 metadata file at the
+// standard path and env naming their HCAs, both through the CDI spec the answer names;
+// Unprepare removes both. A claim made from a template is named by the pod's name for it.
+TEST_F(Dra, PreparedClaimsTellTheContainerWhichHcasItGot) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto templated = Claim("job-7-hcas-x2k9q", {"hca-0000-10-00-0", "hca-0000-11-00-0"});
+  templated["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", "hcas"}};
+  const auto claim = api.Admin("/claims", templated);
+  const std::string uid = claim["metadata"]["uid"];
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_EQ(resp->claims().at(uid).error(), "");
+  const std::string data =
+      Cat(h.kubelet_root(), "/plugins/", kDriver, "/dra-device-metadata/team-a_job-7-hcas-x2k9q");
+  const auto metadata = nlohmann::json::parse(ReadFileOrEmpty(data + "/rdma/metadata.json"));
+  EXPECT_EQ(metadata["apiVersion"], "metadata.resource.k8s.io/v1alpha1");
+  EXPECT_EQ(metadata["metadata"]["uid"], uid);
+  EXPECT_EQ(metadata["podClaimName"], "hcas");
+  ASSERT_EQ(metadata["requests"][0]["devices"].size(), 2u);
+  EXPECT_EQ(metadata["requests"][0]["devices"][1]["attributes"]["resource.kubernetes.io/pciBusID"],
+            nlohmann::json({{"string", "0000:11:00.0"}}));
+  const std::string spec_path = Cat(cdi_dir, "/rdma.example.com_metadata_", uid, "_rdma.json");
+  const auto spec = nlohmann::json::parse(ReadFileOrEmpty(spec_path));
+  const auto& edits = spec["devices"][0]["containerEdits"];
+  EXPECT_EQ(edits["mounts"][0]["containerPath"],
+            "/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/hcas/rdma/"
+            "rdma.example.com-metadata.json");
+  EXPECT_EQ(edits["mounts"][0]["hostPath"], data + "/rdma/metadata.json");
+  std::vector<std::string> env = edits["env"];
+  std::sort(env.begin(), env.end());
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_EQ(env[0], "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1");
+  EXPECT_EQ(env[1], "PCIDEVICE_HCAS_RDMA=0000:10:00.0,0000:11:00.0");
+  EXPECT_TRUE(env[2].starts_with("PCIDEVICE_HCAS_RDMA_INFO={")) << env[2];
+
+  auto un = dra.Unprepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(un.ok()) << un.status();
+  EXPECT_EQ(un->claims().at(uid).error(), "");
+  EXPECT_FALSE(std::filesystem::exists(data));
+  EXPECT_FALSE(std::filesystem::exists(spec_path));
+  EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/k8s-rdma-shared-dp_dra_hca-0000-10-00-0.json"))
+      << "the HCA's own spec stays";
 }
 
 // A rolling update: the new pod registers a second endpoint beside the old one and the
@@ -432,7 +488,11 @@ TEST_F(DraOnV1beta1Kubelet, PrepareThroughV1beta1) {
   const auto& c = resp->claims().at(claim["metadata"]["uid"].get<std::string>());
   EXPECT_EQ(c.error(), "");
   ASSERT_EQ(c.devices_size(), 1);
-  EXPECT_THAT(c.devices(0).cdi_device_ids(), ElementsAre("rdma.example.com/hca=hca-0000-11-00-0"));
+  EXPECT_THAT(
+      c.devices(0).cdi_device_ids(),
+      ElementsAre(
+          "rdma.example.com/hca=hca-0000-11-00-0",
+          Cat("rdma.example.com/metadata=", claim["metadata"]["uid"].get<std::string>(), "_rdma")));
   auto un = dra.Unprepare(kDriver, {KubeletClaim(claim)});
   ASSERT_TRUE(un.ok()) << un.status();
   EXPECT_EQ(un->claims_size(), 1);

@@ -34,7 +34,7 @@ inline std::string Config() {
   "periodicUpdateInterval": 0,
   "configList": [
     {"resourceName": "hca_ib", "rdmaHcaMax": 4, "frontend": "dra",
-     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}, "envHints": ["nccl"]},
     {"resourceName": "hca_roce", "rdmaHcaMax": 8,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
   ]

@@ -8,7 +8,8 @@
 // N devices; every name given, and every name in the annotations (parsed with the
 // library's own annotation parser), must resolve and be injected into an OCI spec. A panic
 // inside the library is a failure too. Prints one line per problem and exits 1, or prints
-// a summary and the injected process environment ("env: NAME=value" lines) and exits 0.
+// a summary, the injected process environment ("env: NAME=value" lines) and mounts
+// ("mount: DEST <- SOURCE OPTIONS") and exits 0.
 package main
 
 import (
@@ -82,7 +83,7 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 		names = append(names, fromAnnotations...)
 	}
 	injected := 0
-	var envs []string
+	var envs, mounts []string
 	if len(names) > 0 {
 		spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
 		unresolved, err := cache.InjectDevices(spec, names...)
@@ -91,6 +92,9 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 		}
 		injected = len(spec.Linux.Devices)
 		envs = spec.Process.Env
+		for _, m := range spec.Mounts {
+			mounts = append(mounts, fmt.Sprintf("%s <- %s %s", m.Destination, m.Source, strings.Join(m.Options, ",")))
+		}
 	}
 	if problems > 0 {
 		return 1
@@ -99,6 +103,9 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 		len(declared), len(names), injected)
 	for _, e := range envs {
 		fmt.Printf("env: %s\n", e)
+	}
+	for _, m := range mounts {
+		fmt.Printf("mount: %s\n", m)
 	}
 	return 0
 }

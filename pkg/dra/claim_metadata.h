@@ -1,0 +1,78 @@
+// What a container given a prepared claim learns about its HCAs (issue 30 item 4), per
+// request of the claim:
+//
+// - a KEP-5304 device metadata file, in the format and at the paths of the upstream
+//   kubelet-plugin helper (k8s.io/dynamic-resource-allocation, kubeletplugin/metadata.go):
+//   written to <data dir>/dra-device-metadata/<namespace>_<claim>/<request>/metadata.json and
+//   bind-mounted read-only at
+//   /var/run/kubernetes.io/dra-device-attributes/resourceclaims/<claim>/<request>/<driver>-metadata.json
+//   (resourceclaimtemplates/<pod claim name>/... for a claim made from a template), by a
+//   CDI spec <cdi dir>/<driver>_metadata_<claim uid>_<request>.json, kind <driver>/metadata,
+//   device <claim uid>_<request>;
+// - in that same CDI device's edits, env that cannot clash across the claim's devices or the
+//   pod's claims: PCIDEVICE_<CLAIM>_<REQUEST> (its HCAs' PCI addresses) and _INFO (the
+//   device-plugin front end's JSON), CLAIM being the pod's name for the claim; and, where the
+//   entries ask for them, NCCL_IB_HCA / UCX_NET_DEVICES naming the usable ports of every
+//   hinted device of the whole claim (one value, the same in each request's edits).
+//
+// The metadata CDI ID joins the first device of each request in the Prepare answer, as the
+// upstream helper does. Prepare writes the files every time (a replayed Prepare after a
+// reboot recreates them); Unprepare removes them.
+//
+// Threads: the DraServer's workers (file-system calls only).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pkg/dra/dra_view.h"
+
+namespace rdmadp::dra {
+
+struct ClaimRef {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  // The pod's name for the claim (annotation resource.kubernetes.io/pod-claim-name on a
+  // claim made from a template); nullopt for a claim the pod names directly.
+  std::optional<std::string> pod_claim_name;
+};
+
+// The claim's identity as the API server returned it. Names that could not be paths
+// (not DNS subdomains / labels, a UID with other than letters, digits and '-') are an error
+// naming the field.
+absl::StatusOr<ClaimRef> ReadClaimRef(const nlohmann::json& claim);
+
+struct MetadataDirs {
+  std::string driver;
+  std::string data_dir;  // <kubelet plugins dir>/<driver>
+  std::string cdi_dir;
+};
+
+inline constexpr std::string_view kMetadataContainerDir =
+    "/var/run/kubernetes.io/dra-device-attributes";
+
+// Pure: the metadata stream for one request (one metadata.resource.k8s.io/v1alpha1
+// DeviceMetadata object and a newline).
+std::string MetadataFile(const ClaimRef& claim, std::string_view driver,
+                         std::string_view request_ref, const std::vector<PreparedDevice>& devices);
+// Pure: the env of one request's CDI device (see above), by name.
+std::map<std::string, std::string> RequestEnv(const ClaimRef& claim, std::string_view request,
+                                              const std::vector<PreparedDevice>& request_devices,
+                                              const std::vector<PreparedDevice>& claim_devices);
+// In-container path of one request's metadata file.
+std::string MetadataContainerPath(const ClaimRef& claim, std::string_view driver,
+                                  std::string_view request);
+
+// Writes every request's file and spec and adds the metadata CDI IDs to `devices`.
+absl::Status WriteClaimMetadata(const MetadataDirs& dirs, const ClaimRef& claim,
+                                std::vector<PreparedDevice>& devices);
+// Removes what WriteClaimMetadata wrote for the claim; nothing there is fine.
+absl::Status RemoveClaimMetadata(const MetadataDirs& dirs, const std::string& namespace_,
+                                 const std::string& name, const std::string& uid);
+
+}  // namespace rdmadp::dra
