@@ -13,8 +13,8 @@
 
 namespace rdmadp::cdi {
 
-absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name,
-                                 const std::string& content) {
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
+                                 const std::string& content, bool durable) {
   ::mkdir(dir.c_str(), 0755);  // the runtime may not have created it yet
   const std::string final_path = Cat(dir, "/", name);
   // A new file of our own (O_EXCL, random name), so two instances during a rolling update
@@ -23,9 +23,8 @@ absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name
   {
     UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
     if (!fd.Valid()) {
-      return absl::UnavailableError(Cat("CDI spec ", final_path, ": cannot create a temp file in ",
-                                        dir, ": ", std::strerror(errno),
-                                        " (is --cdi-spec-dir mounted writable?)"));
+      return absl::UnavailableError(
+          Cat(final_path, ": cannot create a temp file in ", dir, ": ", std::strerror(errno)));
     }
     ::fchmod(fd.Get(), 0644);  // runtimes read it; mkostemp creates 0600
     size_t done = 0;
@@ -34,25 +33,30 @@ absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name
       if (n <= 0) {
         const int err = errno;
         ::unlink(tmp.c_str());
-        return absl::UnavailableError(
-            Cat("CDI spec ", final_path, ": write failed: ", std::strerror(err)));
+        return absl::UnavailableError(Cat(final_path, ": write failed: ", std::strerror(err)));
       }
       done += static_cast<size_t>(n);
     }
-    if (::fsync(fd.Get()) != 0) {
+    if (durable && ::fsync(fd.Get()) != 0) {
       const int err = errno;
       ::unlink(tmp.c_str());
-      return absl::UnavailableError(
-          Cat("CDI spec ", final_path, ": fsync failed: ", std::strerror(err)));
+      return absl::UnavailableError(Cat(final_path, ": fsync failed: ", std::strerror(err)));
     }
   }
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return absl::UnavailableError(
-        Cat("CDI spec ", final_path, ": rename failed: ", std::strerror(err)));
+    return absl::UnavailableError(Cat(final_path, ": rename failed: ", std::strerror(err)));
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteSpecAtomically(const std::string& dir, const std::string& name,
+                                 const std::string& content) {
+  absl::Status s = WriteFileAtomically(dir, name, content, /*durable=*/true);
+  if (s.ok()) return s;
+  return absl::UnavailableError(
+      Cat("CDI spec ", std::string(s.message()), " (is --cdi-spec-dir mounted writable?)"));
 }
 
 absl::Status RemoveSpec(const std::string& dir, const std::string& name) {

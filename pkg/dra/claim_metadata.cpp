@@ -168,9 +168,11 @@ absl::Status WriteClaimMetadata(const MetadataDirs& dirs, const ClaimRef& claim,
     }
     const std::string dir = Cat(claim_dir, "/", request);
     if (auto s = MakeDir(dir); !s.ok()) return s;
-    if (auto s = cdi::WriteSpecAtomically(
+    // Not fsynced: every Prepare (a replay after a crash or reboot too) writes it again.
+    if (auto s = cdi::WriteFileAtomically(
             dir, "metadata.json",
-            MetadataFile(claim, dirs.driver, request_devices.front().request_ref, request_devices));
+            MetadataFile(claim, dirs.driver, request_devices.front().request_ref, request_devices),
+            /*durable=*/false);
         !s.ok()) {
       return s;
     }
@@ -189,8 +191,8 @@ absl::Status WriteClaimMetadata(const MetadataDirs& dirs, const ClaimRef& claim,
         {"cdiVersion", "0.5.0"},
         {"kind", Cat(dirs.driver, "/metadata")},
         {"devices", json::array({{{"name", device_name}, {"containerEdits", edits}}})}};
-    if (auto s = cdi::WriteSpecAtomically(dirs.cdi_dir, SpecName(dirs, claim.uid, request),
-                                          spec.dump(2) + "\n");
+    if (auto s = cdi::WriteFileAtomically(dirs.cdi_dir, SpecName(dirs, claim.uid, request),
+                                          spec.dump(2) + "\n", /*durable=*/false);
         !s.ok()) {
       return s;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "pkg/pool/pod_env.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/sysfs/sysfs_parse.h"
 #include "pkg/text/cat.h"
@@ -44,11 +45,18 @@ std::vector<std::string> PortStates(const sysfs::PciFunction& fn) {
   return out;
 }
 
-// The env a container gets from the pool's Allocate answer, by name (a protobuf map has no
-// order of its own).
+// The env a container of the pool gets, by name (a protobuf map has no order of its own):
+// the Allocate answer's; for a DRA entry, what a claim holding every HCA of the pool gets
+// (dra/claim_metadata.h), its names per claim and request.
 std::map<std::string, std::string> SortedEnv(const pool::PoolSnapshot& snap) {
   const auto& envs = snap.container_response().envs();
-  return {envs.begin(), envs.end()};
+  if (snap.resource().frontend != config::Frontend::kDra) return {envs.begin(), envs.end()};
+  const std::string name = pool::PciDeviceEnvName(snap.resource().FullName());
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : envs) {
+    out[k.starts_with(name) ? Cat("PCIDEVICE_<CLAIM>_<REQUEST>", k.substr(name.size())) : k] = v;
+  }
+  return out;
 }
 
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }

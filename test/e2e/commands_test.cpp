@@ -86,6 +86,19 @@ TEST_F(Commands, DiscoverJsonIsMachineReadable) {
   EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
 }
 
+// Issue 30: a DRA entry's containers get the variables per claim and request.
+TEST_F(Commands, DiscoverShowsWhatADraClaimWouldReceive) {
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "ib", "rdmaHcaMax": 4, "frontend": "dra", "envHints": ["nccl"],
+       "selectors": {"linkTypes": ["infiniband"]}}]})");
+  RunResult r = Run({"discover"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("rdma/ib: 2 HCA(s), 4 slot(s), Healthy\n"
+                                  "    env NCCL_IB_HCA==mlx5_0:1\n"
+                                  "    env PCIDEVICE_<CLAIM>_<REQUEST>=0000:10:00.0,0000:11:00.0\n"
+                                  "    env PCIDEVICE_<CLAIM>_<REQUEST>_INFO=<JSON, "));
+}
+
 TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {
   RunResult r =
       RunToExit({"discover", "--config-file=/nonexistent.json",

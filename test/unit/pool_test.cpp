@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "pkg/pool/pod_env.h"
@@ -247,6 +248,20 @@ TEST(PodEnv, AddressesInPciOrderAndInfoKeyedByAddress) {
 TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
   sysfs::NodeInventory inv;
   EXPECT_TRUE(PoolSnapshot::Build(Resource(4), inv)->container_response().envs().empty());
+  // A pool of 64 dual-port HCAs (the bound) keeps its whole _INFO.
+  for (int i = 0; i < 64; ++i) {
+    char address[16];
+    std::snprintf(address, sizeof(address), "0000:%02x:00.0", i);
+    inv.functions.push_back(Fn(address, "15b3", "1017", "mlx5_core", "ib0", "infiniband"));
+    inv.functions.back().rdma_devices[0].ports.push_back({2, sysfs::PortState::kActive});
+  }
+  const auto snap64 = PoolSnapshot::Build(Resource(4), inv);
+  const auto& sixty_four = snap64->container_response().envs();
+  ASSERT_EQ(sixty_four.count("PCIDEVICE_RDMA_HCA_INFO"), 1u);
+  EXPECT_EQ(nlohmann::json::parse(sixty_four.at("PCIDEVICE_RDMA_HCA_INFO")).size(), 64u);
+  std::cout << "[measured] _INFO for 64 dual-port HCAs: "
+            << sixty_four.at("PCIDEVICE_RDMA_HCA_INFO").size() << " bytes\n";
+  inv.functions.clear();
   for (int i = 0; i < 512; ++i) {
     char address[16];
     std::snprintf(address, sizeof(address), "0000:%02x:%02x.%d", i / 32, i % 32, 0);
