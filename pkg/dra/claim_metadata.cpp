@@ -70,7 +70,7 @@ std::vector<sysfs::PciFunction> Functions(const std::vector<PreparedDevice>& dev
     if (d.published == nullptr) continue;
     const auto& hints = d.published->hints;
     if (hinted && std::find(hints.begin(), hints.end(), *hinted) == hints.end()) continue;
-    for (const auto& fn : d.published->functions) {
+    for (const auto& fn : *d.published->functions) {
       if (seen.insert(fn.address).second) out.push_back(fn);
     }
   }

@@ -76,21 +76,23 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
       }
     }
     auto add = [&](std::string name, std::vector<std::string> ids, bool healthy,
-                   std::string message, std::vector<sysfs::PciFunction> functions) {
+                   std::string message, DraDevice::Functions functions) {
       nlohmann::json attrs = attributes[name];
       view.devices[{pool_name, name}] = {pool_name,          name,
                                          std::move(ids),     healthy,
                                          std::move(message), std::move(functions),
                                          std::move(attrs),   pool.resource.env_hints};
     };
-    std::vector<sysfs::PciFunction> all_functions;
-    for (const auto& hca : pool.hcas) all_functions.push_back(hca.function);
+    auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
+    for (const auto& hca : pool.hcas) all->push_back(hca.function);
+    const DraDevice::Functions all_functions = std::move(all);
     switch (c.model) {
       case DeviceModel::kAuto:  // resolved above
       case DeviceModel::kPerHca:
         for (size_t i = 0; i < pool.hcas.size(); ++i) {
           add(HcaDeviceName(pool.hcas[i].function.address), {all_ids[i]}, pool.hcas[i].healthy,
-              pool.hcas[i].health_reason, {pool.hcas[i].function});
+              pool.hcas[i].health_reason,
+              std::make_shared<const std::vector<sysfs::PciFunction>>(1, pool.hcas[i].function));
         }
         break;
       case DeviceModel::kPerPool:

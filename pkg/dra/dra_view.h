@@ -28,9 +28,11 @@ struct DraDevice {
   std::vector<std::string> cdi_ids;  // "<driver>/hca=<hca device name>", one per HCA
   bool healthy = true;
   std::string health_message;  // why not, "" when healthy
-  // What a container given this device is told (claim_metadata.h): its HCAs, its published
-  // attributes, and the env hints its entry asks for.
-  std::vector<sysfs::PciFunction> functions;
+  // What a container given this device is told (claim_metadata.h): its HCAs (shared by the
+  // pool's devices: a slots pool has up to 1024), its published attributes, and the env
+  // hints its entry asks for.
+  using Functions = std::shared_ptr<const std::vector<sysfs::PciFunction>>;
+  Functions functions = std::make_shared<const std::vector<sysfs::PciFunction>>();
   nlohmann::json attributes = nlohmann::json::object();
   std::vector<config::EnvHint> hints;
 };

@@ -326,9 +326,10 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   dra::DraDevice hca;
   hca.pool = "n1/ib";
   hca.name = "hca-0000-10-00-0";
-  hca.functions.resize(1);
-  hca.functions[0].address = "0000:10:00.0";
-  hca.functions[0].rdma_devices = {{"mlx5_0", {{1, sysfs::PortState::kActive}}}};
+  sysfs::PciFunction fn;
+  fn.address = "0000:10:00.0";
+  fn.rdma_devices = {{"mlx5_0", {{1, sysfs::PortState::kActive}}}};
+  hca.functions = std::make_shared<const std::vector<sysfs::PciFunction>>(1, fn);
   hca.hints = {config::EnvHint::kUcx};
   dra::PreparedDevice prepared;
   prepared.request_names = {"rdma"};

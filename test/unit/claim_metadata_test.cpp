@@ -37,7 +37,8 @@ struct Published {
       auto hca = testing::ConnectXHca(addresses[i], 0);
       hca.function.rdma_devices = {
           {Cat("mlx5_", i), {{1, sysfs::PortState::kActive, sysfs::GidTable::kHasGid}}}};
-      devices[i]->functions = {hca.function};
+      devices[i]->functions =
+          std::make_shared<const std::vector<sysfs::PciFunction>>(1, hca.function);
       devices[i]->attributes = {{"resource.kubernetes.io/pciBusID", {{"string", addresses[i]}}},
                                 {"resourceName", {{"string", "rdma/ib"}}}};
     }
