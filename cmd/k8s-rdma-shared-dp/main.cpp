@@ -151,8 +151,13 @@ int RunValidate(const cli::Options& opts) {
                   ? "off"
                   : Cat("every ", c.periodic_update_interval_seconds, " s").c_str());
   for (const auto& rc : c.resources) {
-    std::printf("  %s: %lld slot(s)\n", rc.FullName().c_str(),
-                static_cast<long long>(rc.rdma_hca_max));
+    std::string extras;
+    for (config::EnvHint hint : rc.env_hints) {
+      Append(extras, extras.empty() ? "; env hints: " : ", ", config::EnvHintName(hint));
+    }
+    if (rc.skip_unusable) Append(extras, "; functions that cannot serve a pod left out");
+    std::printf("  %s: %lld slot(s)%s\n", rc.FullName().c_str(),
+                static_cast<long long>(rc.rdma_hca_max), extras.c_str());
   }
   return 0;
 }

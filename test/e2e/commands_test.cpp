@@ -158,7 +158,9 @@ TEST_F(Commands, ValidateAcceptsAGoodConfig) {
   RunResult r = Run({"validate"});
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("valid; 2 resource(s), periodic rescan every 60 s"));
-  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 1000 slot(s)"));
+  EXPECT_THAT(r.output,
+              HasSubstr("rdma/hca_shared_devices_a: 1000 slot(s); env hints: nccl, ucx\n"));
+  EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_b: 500 slot(s)\n"));
 }
 
 TEST_F(Commands, NamesTooLongForASocketPathAreRejectedByValidateAndTheDaemon) {
