@@ -1,6 +1,8 @@
 #include "pkg/pool/pod_env.h"
 
+#include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "pkg/sysfs/sysfs_parse.h"
 #include "pkg/text/cat.h"
@@ -17,17 +19,24 @@ std::string RdmaSection(const sysfs::PciFunction& fn) {
   auto field = [&](std::string_view key, std::string_view value) {
     Append(out, out.size() > 1 ? ", " : "", JsonString(key), ": ", JsonString(value));
   };
-  for (const std::string& dev : fn.char_devices) {
-    for (std::string_view kind : {"uverbs", "umad", "issm"}) {
-      if (dev.starts_with(kind)) field(kind, Cat(kDevDir, dev));
-    }
+  // One path per kind, as readers of the SR-IOV format expect: a multiport HCA's umad and
+  // issm of its first port (char_devices are in port order; "ports" lists every port).
+  using sysfs::CharDevKind;
+  for (auto [kind, key] :
+       {std::pair{CharDevKind::kUverbs, "uverbs"}, std::pair{CharDevKind::kUmad, "umad"},
+        std::pair{CharDevKind::kIssm, "issm"}}) {
+    auto it = std::find_if(fn.char_devices.begin(), fn.char_devices.end(),
+                           [&](const std::string& d) { return sysfs::ClassifyCharDev(d) == kind; });
+    if (it != fn.char_devices.end()) field(key, Cat(kDevDir, *it));
   }
   field("rdma_cm", Cat(kDevDir, "rdma_cm"));
   if (!fn.rdma_devices.empty()) field("rdma_dev", fn.rdma_devices[0].name);
   return out + "}";
 }
 
-std::string Ports(const sysfs::PciFunction& fn) {
+}  // namespace
+
+std::string PortsJson(const sysfs::PciFunction& fn) {
   std::string out = "[";
   for (const auto& dev : fn.rdma_devices) {
     for (const auto& port : dev.ports) {
@@ -38,8 +47,6 @@ std::string Ports(const sysfs::PciFunction& fn) {
   }
   return out + "]";
 }
-
-}  // namespace
 
 std::string PciDeviceEnvName(std::string_view full_resource_name) {
   std::string out = "PCIDEVICE_";
@@ -75,7 +82,7 @@ std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions) {
            "\"ibdev\": ", JsonString(fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name),
            ", \"netdev\": ", JsonString(fn.if_name), ", \"numaNode\": ", fn.numa_node,
            ", \"pcieRoot\": ", JsonString(fn.pcie_root),
-           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", Ports(fn),
+           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", PortsJson(fn),
            ", \"usable\": ", UnusableReason(fn).empty() ? "true" : "false", "}");
   }
   return info + "}";

@@ -32,6 +32,9 @@ inline constexpr size_t kMaxInfoBytes = 100 * 1024;
 std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>& functions,
                                            const std::vector<config::EnvHint>& hints);
 
+// [{"rdmaDevice": "mlx5_0", "port": 1, "state": "ACTIVE"}, ...]: every port of `fn`.
+std::string PortsJson(const sysfs::PciFunction& fn);
+
 // The _INFO document for `functions` (keyed by PCI address, in the order given).
 std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions);
 

@@ -78,11 +78,10 @@ PoolModel SelectPool(const config::ResourceConfig& resource,
   model.resource = resource;
   for (const auto& fn : inventory.functions) {
     if (!fn.rdma_capable || !Matches(resource.selectors, fn)) continue;
-    std::string unusable = UnusableReason(fn);
-    if (resource.skip_unusable && !unusable.empty()) continue;
+    if (resource.skip_unusable && !UnusableReason(fn).empty()) continue;
     std::string reason = HealthReason(fn);
     const bool healthy = reason.empty();
-    model.hcas.push_back({fn, healthy, std::move(reason), std::move(unusable)});
+    model.hcas.push_back({fn, healthy, std::move(reason)});
   }
   return model;
 }

@@ -18,7 +18,6 @@ struct PoolHca {
   sysfs::PciFunction function;  // as the scan found it (address, pcie_root, numa_node, ...)
   bool healthy = false;         // some port ACTIVE, or no ports reported
   std::string health_reason;    // why not ("" when healthy): "mlx5_0 port 1 DOWN"
-  std::string unusable_reason;  // UnusableReason(function): "" when it can serve a pod
   bool operator==(const PoolHca&) const = default;
 };
 

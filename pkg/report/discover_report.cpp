@@ -148,17 +148,7 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
   for (size_t i = 0; i < inv.functions.size(); ++i) {
     const auto& fn = inv.functions[i];
     out += i == 0 ? "\n" : ",\n";
-    std::string ports = "[";
-    bool first = true;
-    for (const auto& dev : fn.rdma_devices) {
-      for (const auto& p : dev.ports) {
-        Append(ports, first ? "" : ", ", "{\"rdmaDevice\": ", JsonString(dev.name),
-               ", \"port\": ", p.number, ", \"state\": ", JsonString(sysfs::PortStateName(p.state)),
-               "}");
-        first = false;
-      }
-    }
-    ports += "]";
+    const std::string ports = pool::PortsJson(fn);
     Append(out, "    {\"address\": ", JsonString(fn.address),
            ", \"vendor\": ", JsonString(fn.vendor), ", \"device\": ", JsonString(fn.device),
            ", \"driver\": ", JsonString(fn.driver), ", \"netdevs\": ", list(fn.netdevs),

@@ -125,15 +125,15 @@ class SysfsReader {
     return by_ibdev;
   }
 
-  // Whether the port has a GID: entries are read in index order up to the first non-zero
-  // one (index 0 on every usable port, so one read), all of them only for an all-zero table.
+  // Whether the port has a GID. Entry 0 is set on every usable port: one read, no listing of
+  // the table (128 to 256 entries) on each rescan. Only when it is zero are the others read.
   GidTable ReadGidTable(int device_dir, const std::string& gids_dir) {
+    auto first = ReadSmallFile(device_dir, Cat(gids_dir, "/0"));
+    if (first && IsNonZeroGid(*first)) return GidTable::kHasGid;
     std::vector<std::string> names = ListDir(device_dir, gids_dir);
     if (names.empty()) return GidTable::kUnknown;
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-      return std::atoi(a.c_str()) < std::atoi(b.c_str());
-    });
     for (const auto& name : names) {
+      if (name == "0") continue;
       auto gid = ReadSmallFile(device_dir, Cat(gids_dir, "/", name));
       if (gid && IsNonZeroGid(*gid)) return GidTable::kHasGid;
     }

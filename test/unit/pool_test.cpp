@@ -370,6 +370,22 @@ TEST(PodEnv, UnusableFunctionsAreNamedWithTheirReasonAndSkippedOnRequest) {
             3u);
 }
 
+// A dual-port HCA has a umad and an issm per port: the SR-IOV "rdma" section keeps one path
+// per kind (its first port's), so the object has no repeated key (which a JSON parser
+// would silently collapse); "ports" names both ports.
+TEST(PodEnv, AMultiportHcaHasOneRdmaPathPerKind) {
+  sysfs::NodeInventory inv = MixedNode();
+  inv.functions[1].char_devices = {"issm1", "issm2", "umad1", "umad2", "uverbs1"};
+  const auto snap = PoolSnapshot::Build(Resource(4), inv);
+  const std::string info = snap->container_response().envs().at("PCIDEVICE_RDMA_HCA_INFO");
+  const std::string rdma =
+      "{\"uverbs\": \"/dev/infiniband/uverbs1\", \"umad\": "
+      "\"/dev/infiniband/umad1\", \"issm\": \"/dev/infiniband/issm1\", "
+      "\"rdma_cm\": \"/dev/infiniband/rdma_cm\", \"rdma_dev\": \"mlx5_1\"}";
+  EXPECT_NE(info.find(rdma), std::string::npos) << info;
+  EXPECT_EQ(nlohmann::json::parse(info).at("0000:02:00.0").at("ports").size(), 2u);
+}
+
 // A DRA claim that holds devices of two hinted pools gets one value naming all of them.
 TEST(PodEnv, HintsOverSeveralFunctionsAreTheirUnionInOrder) {
   const auto inv = MixedNode();
