@@ -2,7 +2,9 @@
 # The house rules that a compiler does not check (docs/architecture.md, "Rooms"):
 #  - the two front ends never include each other;
 #  - the manager is wiring: no gRPC, no kubelet API, at most 900 lines with its headers;
-#  - the shared rooms (rpc, frontend) include neither front end.
+#  - the shared rooms (rpc, frontend) include neither front end;
+#  - the repository is whole: no tracked symlink is absolute or leaves it (one to a
+#    developer's node_modules was once committed; a clone then pointed at another tree).
 # Fails with one line per broken rule.
 set -eu
 root=${1:-$(dirname "$0")/..}
@@ -22,4 +24,21 @@ if grep -rnE '#include [<"](grpc|grpcpp)/|#include "pkg/api/' pkg/manager; then
 fi
 lines=$(cat pkg/manager/*.h pkg/manager/*.cpp | wc -l)
 [ "$lines" -le 900 ] || broken "pkg/manager has $lines lines (at most 900)"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -s | awk '$1 == "120000" { print $4 }' > "${TMPDIR:-/tmp}/rooms-links.$$"
+  while IFS= read -r link; do
+    target=$(git cat-file -p ":$link")
+    case "$target" in
+      /*) broken "$link is a symlink to an absolute path ($target)" ;;
+      *)
+        resolved=$(realpath -m "$(dirname "$link")/$target")
+        case "$resolved" in
+          "$(pwd)"/*) ;;
+          *) broken "$link is a symlink out of the repository ($target)" ;;
+        esac
+        ;;
+    esac
+  done < "${TMPDIR:-/tmp}/rooms-links.$$"
+  rm -f "${TMPDIR:-/tmp}/rooms-links.$$"
+fi
 exit $fail
