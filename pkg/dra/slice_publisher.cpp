@@ -175,10 +175,9 @@ std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
-bool SlicePublisher::Pause(milliseconds d, bool wake_on_change) {
+bool SlicePublisher::Pause(milliseconds d, std::optional<uint64_t> woken_since) {
   std::unique_lock lock(mu_);
-  const uint64_t wake = wake_;
-  changed_.wait_for(lock, d, [&] { return stopping_ || (wake_on_change && wake_ != wake); });
+  changed_.wait_for(lock, d, [&] { return stopping_ || (woken_since && wake_ != *woken_since); });
   return !stopping_;
 }
 
@@ -561,9 +560,11 @@ void SlicePublisher::WriteLoop() {
       }
       continue;
     }
+    uint64_t wish_read_at = 0;  // wake_ when the wish these writes serve was read
     {
       std::unique_lock lock(mu_);
       dirty_ = false;
+      wish_read_at = wake_;
       writes = Reconcile(published_, wanted_, ActiveDropped(std::chrono::steady_clock::now()));
       stats_.in_sync = writes.empty();
     }
@@ -581,8 +582,10 @@ void SlicePublisher::WriteLoop() {
       backoff.Reset();
       continue;
     }
-    // A new wish or a wipe ends the wait: the write budget still bounds what follows.
-    if (!Pause(std::max(backoff.Next(), retry_after), /*wake_on_change=*/true)) return;
+    // A new wish or a wipe ends the wait: the write budget still bounds what follows. One
+    // that came while the failed write was in flight counts too (a Publish between the
+    // server's answer and the start of the wait used to sit out the whole 30 s cap).
+    if (!Pause(std::max(backoff.Next(), retry_after), wish_read_at)) return;
   }
 }
 

@@ -110,9 +110,10 @@ class SlicePublisher {
   // One write; returns false when the writer should back off (at least `*retry_after`,
   // the server's Retry-After, when it sent one).
   bool Write(const SliceWrite& write, std::chrono::milliseconds* retry_after);
-  // Sleeps `d` unless stopping; returns false when stopping. `wake_on_change`: a new wish
-  // or a watch event ends the sleep early too.
-  bool Pause(std::chrono::milliseconds d, bool wake_on_change = false);
+  // Sleeps `d` unless stopping; returns false when stopping. With `woken_since` (a value
+  // of wake_), a new wish or a watch event since then ends the sleep early too, including
+  // one that came before the sleep began.
+  bool Pause(std::chrono::milliseconds d, std::optional<uint64_t> woken_since = std::nullopt);
   // Waits for a token of the write budget; false when stopping.
   bool TakeWriteToken();
   // Learns the fields the server dropped from `written`, given its answer.

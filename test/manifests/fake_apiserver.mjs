@@ -15,7 +15,8 @@
 // {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
 //   POST /token {token}          rotate: only the new token is accepted from now on
 //   POST /fault {method, match, code, count}   the next `count` matching requests fail;
-//                                with `body`, `bytes` or `endless` they get a broken answer
+//                                with `body`, `bytes` or `endless` they get a broken answer;
+//                                with `hold`, the failure waits for /release
 //   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
 //   POST /deviceclasses <DeviceClass>  store a device class (schema-checked)
 //   POST /allocate <ResourceClaim>  allocate it as the scheduler would (dra_allocator.mjs:
@@ -254,7 +255,13 @@ function injected(req, res) {
   if (f.body !== undefined || f.bytes || f.endless) return brokenAnswer(f, res), true;
   const reasons = { 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError" };
   if (f.code === 429) res.setHeader("retry-after", String(f.retryAfter ?? 1));
-  status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
+  const send = () => status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
+  if (!f.hold) return send(), true;
+  // {hold: true}: the failure is parked like a held write until /release, so a test can act
+  // while the client's failed request is still in flight (a slow network's ordering).
+  heldWrites.push(send);
+  stats.held = heldWrites.length;
+  setImmediate(settle);
   return true;
 }
 
