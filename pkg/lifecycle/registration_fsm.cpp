@@ -411,8 +411,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
   // A stream accepted before the current kubelet.sock was created belongs to an older
   // kubelet, however late its events reach us (a stopped process resumes with the old
   // kubelet's Notify and the new kubelet.sock both in view).
-  const bool stream_of_current_kubelet =
-      kubelet_stream_wall_ns_ == 0 || kubelet_stream_wall_ns_ >= f.kubelet_socket.ctime_ns;
+  const bool stream_of_current_kubelet = !OlderThanKubeletSocket(kubelet_stream_wall_ns_, f);
   if (phase_ == Phase::kRegistered && f.kubelet_listening && f.kubelet_socket.present() &&
       f.kubelet_socket == registered_with_ && stream_of_current_kubelet) {
     // The kubelet that registered us is alive and dropped us: it will not walk the

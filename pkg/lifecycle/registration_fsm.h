@@ -316,10 +316,17 @@ class RegistrationFsm {
     return kubelet_stream_ > stream_floor_ && kubelet_stream_open_;
   }
   void OnTimer(const Facts& f, std::vector<Action>& out);
-  // A stream accepted at `wall_ns` (0: unknown) came from a kubelet older than the current
-  // kubelet.sock: the socket file is created before its kubelet can dial anyone.
+  // A stream accepted (or a Notify handled) at `wall_ns` (0: unknown) came from a kubelet
+  // older than the current kubelet.sock: the socket file is created before its kubelet can
+  // dial anyone. The kernel stamps ctime from its coarse clock, up to about a tick behind
+  // CLOCK_REALTIME (measured here: up to 6.4 ms at HZ=250), so a stamp taken a few ms
+  // *before* the file existed can read later than its ctime; within kCtimeSlackNs after
+  // the ctime a stamp counts as older. Misjudging the other way only costs the rare event a
+  // new kubelet sends within 20 ms of creating its socket a grace period or a Register.
+  static constexpr int64_t kCtimeSlackNs = 20'000'000;
   static bool OlderThanKubeletSocket(int64_t wall_ns, const Facts& f) {
-    return wall_ns != 0 && f.kubelet_socket.present() && wall_ns < f.kubelet_socket.ctime_ns;
+    return wall_ns != 0 && f.kubelet_socket.present() &&
+           wall_ns < f.kubelet_socket.ctime_ns + kCtimeSlackNs;
   }
 
   const std::string resource_;

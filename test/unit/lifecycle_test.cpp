@@ -84,6 +84,9 @@ struct Driver {
 
 const SocketId kNewKubelet{.inode = 11, .ctime_ns = 2};
 
+// A CLOCK_REALTIME stamp or a ctime, in ns, `ms` after the test's epoch.
+constexpr int64_t AtMs(int64_t ms) { return ms * 1'000'000; }
+
 TEST(RetryPolicy, FirstAtOnceThenDoublingToTheCap) {
   RetryPolicy p;
   std::vector<long> got;
@@ -202,15 +205,15 @@ TEST(RegistrationFsm, AStreamOpenQueuedBehindTheTimerIsWaitedFor) {
 TEST(RegistrationFsm, TheOldKubeletsLateEventsDoNotLookLikeTheNewOnesDrop) {
   Driver d(Mode::kWatcher);
   d.Do(Event::GetInfo(d.server));
-  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));
-  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = 200};  // the new kubelet
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(50)));
+  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = AtMs(200)};  // the new kubelet
   d.facts.kubelet_listening = true;
   d.Do(Event::Notify(d.server, true));  // sent by the old one, handled only now
   d.Do(Event::StreamEnded(d.server, 1, true));
   EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace) << "wait for the new kubelet's watcher";
   EXPECT_EQ(d.serves, 1);
   d.Do(Event::GetInfo(d.server));  // the new kubelet's watcher walks the registry
-  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/AtMs(300)));
   d.Do(Event::Notify(d.server, true));
   EXPECT_TRUE(d.fsm.registered());
   EXPECT_EQ(d.fsm.socket_recreations(), 0u);
@@ -223,22 +226,47 @@ TEST(RegistrationFsm, TheOldKubeletsLateEventsDoNotLookLikeTheNewOnesDrop) {
 TEST(RegistrationFsm, AStreamStampedOnResumeIsNotTheNewKubeletsWhenItsNotifyIsOlder) {
   Driver d(Mode::kWatcher);
   d.Do(Event::GetInfo(d.server));
-  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = 200};  // the new kubelet
+  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = AtMs(200)};  // the new kubelet
   d.facts.kubelet_listening = true;
-  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/5));   // answered before the stop
-  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/250));  // accepted on resume
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/AtMs(50)));  // answered before the stop
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(250)));  // accepted on resume
   d.Do(Event::StreamEnded(d.server, 1, true));
   EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace) << "wait for the new kubelet's watcher";
   EXPECT_EQ(d.drops, 0);
   d.Do(Event::GetInfo(d.server));
-  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
-  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/310));
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/AtMs(300)));
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/AtMs(310)));
   EXPECT_TRUE(d.fsm.registered());
   EXPECT_EQ(d.fsm.socket_recreations(), 0u);
   // Now the running kubelet's own drop (#121994) is recognised as such: re-created at once.
   d.Do(Event::StreamEnded(d.server, 2, true));
   EXPECT_EQ(d.drops, 1);
   EXPECT_EQ(d.fsm.phase(), Phase::kServeBackoff);
+}
+
+// Seen in a ctest -j2 run (lifecycle_e2e SlowPluginInWatcherMode…/v137): the old kubelet's
+// Notify and stream were stamped just before the plugin was stopped and the new kubelet.sock
+// was created within the same clock tick. The kernel stamps ctime from its coarse clock (a
+// tick behind CLOCK_REALTIME), so the stamps read 3 ms *after* the ctime: both looked like
+// the new kubelet's, and the old stream's end re-created the socket.
+TEST(RegistrationFsm, StampsWithinAClockTickOfTheNewSocketAreTheOldKubelets) {
+  Driver d(Mode::kWatcher);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(203)));
+  // Stopped here; on resume the loop handles the Notify with the new kubelet.sock in view.
+  d.facts.kubelet_socket = SocketId{.inode = 11, .ctime_ns = AtMs(200)};  // the new kubelet
+  d.facts.kubelet_listening = true;
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/AtMs(203)));
+  EXPECT_TRUE(d.fsm.registered());
+  d.Do(Event::KubeletSocketCreated());
+  d.Do(Event::StreamEnded(d.server, 1, true));
+  EXPECT_EQ(d.fsm.phase(), Phase::kStreamGrace) << "wait for the new kubelet's watcher";
+  EXPECT_EQ(d.drops, 0);
+  d.Do(Event::GetInfo(d.server));
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/AtMs(1200)));
+  d.Do(Event::Notify(d.server, true, "", /*wall_ns=*/AtMs(1210)));
+  EXPECT_TRUE(d.fsm.registered());
+  EXPECT_EQ(d.fsm.socket_recreations(), 0u);
 }
 
 // Finding 1: a retry timer armed during the outage fired after the new kubelet had
@@ -294,16 +322,16 @@ TEST(RegistrationFsm, NewKubeletSockDuringAnAttemptWaitsForItsAnswer) {
 // kubelet never heard of us in that time.
 TEST(RegistrationFsm, TheOldKubeletsLateAnswerDoesNotStandForTheNewOne) {
   Driver d;
-  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));  // the old kubelet, for our attempt
-  d.Do(Event::StreamEnded(d.server, 1, true));            // ... which died
-  d.Do(Event::OwnSocketDeleted());                        // the new kubelet's cleanup
-  d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = 200});
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(50)));  // the old kubelet, for our attempt
+  d.Do(Event::StreamEnded(d.server, 1, true));                   // ... which died
+  d.Do(Event::OwnSocketDeleted());                               // the new kubelet's cleanup
+  d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = AtMs(200)});
   EXPECT_EQ(d.registers, 1);
   d.RegisterAnswers(RegisterOutcome::kOk);  // the old kubelet's answer, handled late
   EXPECT_EQ(d.registers, 2) << d.log;
   EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
   EXPECT_EQ(d.timer_delay, kRegisterAnswerDeadline) << "at once, not a damped retry";
-  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/300));  // the new kubelet's
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(300)));  // the new kubelet's
   d.RegisterAnswers(RegisterOutcome::kOk);
   EXPECT_TRUE(d.fsm.registered());
   EXPECT_EQ(d.fsm.registrations(), 2u);
@@ -314,14 +342,15 @@ TEST(RegistrationFsm, TheOldKubeletsLateAnswerDoesNotStandForTheNewOne) {
 // still open, and the stream ends only after. Its end is the new kubelet's registration.
 TEST(RegistrationFsm, AnOlderKubeletsStreamEndingRegistersWithTheNewOneOnce) {
   Driver d;
-  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/5));
-  d.KubeletRestarts(SocketId{.inode = 11, .ctime_ns = 200});  // noted: an attempt is in flight
+  d.Do(Event::StreamOpened(d.server, 1, /*wall_ns=*/AtMs(50)));
+  d.KubeletRestarts(
+      SocketId{.inode = 11, .ctime_ns = AtMs(200)});  // noted: an attempt is in flight
   d.RegisterAnswers(RegisterOutcome::kOk);
   ASSERT_TRUE(d.fsm.registered());
   d.Do(Event::StreamEnded(d.server, 1, true));
   EXPECT_EQ(d.registers, 2) << d.log;
   EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
-  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/300));
+  d.Do(Event::StreamOpened(d.server, 2, /*wall_ns=*/AtMs(300)));
   d.RegisterAnswers(RegisterOutcome::kOk);
   EXPECT_TRUE(d.fsm.registered());
   // The current kubelet's own stream ending is a loss as before: damped retry.
