@@ -1,9 +1,11 @@
 // The built-in demo node: a fake sysfs with four ConnectX HCAs, the kubelet simulator, and
 // the real plugin binary. Prints what the kubelet saw: registrations, capacity, and one
-// allocation, then stops the plugin with SIGTERM.
+// allocation (device nodes and environment), then stops the plugin with SIGTERM. Exits 1
+// when any of that is missing (ctest runs it as demo_test).
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "pkg/text/cat.h"
 #include "test/support/plugin_harness.h"
@@ -74,9 +76,21 @@ int main() {
     Say("Allocate failed: " + std::string(alloc.status().message()));
     return 1;
   }
-  for (const auto& spec : alloc->container_responses(0).devices()) {
+  const auto& answer = alloc->container_responses(0);
+  for (const auto& spec : answer.devices()) {
     Say(Cat("  device ", spec.host_path(), " -> ", spec.container_path(), " (", spec.permissions(),
             ")"));
+  }
+  // The environment the container gets (docs/pod-env.md), in name order; _INFO is long JSON.
+  const std::map<std::string, std::string> envs(answer.envs().begin(), answer.envs().end());
+  for (const auto& [name, value] : envs) {
+    constexpr size_t kShown = 96;
+    Say(Cat("  env ", name, "=", value.substr(0, kShown),
+            value.size() > kShown ? Cat("... (", value.size(), " bytes)") : ""));
+  }
+  if (envs.empty()) {
+    Say("the allocation carries no environment");
+    return 1;
   }
 
   Say("sending SIGTERM to the plugin");
