@@ -25,8 +25,8 @@ fi
 lines=$(cat pkg/manager/*.h pkg/manager/*.cpp | wc -l)
 [ "$lines" -le 900 ] || broken "pkg/manager has $lines lines (at most 900)"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  git ls-files -s | awk '$1 == "120000" { print $4 }' > "${TMPDIR:-/tmp}/rooms-links.$$"
   while IFS= read -r link; do
+    [ -n "$link" ] || continue
     target=$(git cat-file -p ":$link")
     case "$target" in
       /*) broken "$link is a symlink to an absolute path ($target)" ;;
@@ -38,7 +38,8 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         esac
         ;;
     esac
-  done < "${TMPDIR:-/tmp}/rooms-links.$$"
-  rm -f "${TMPDIR:-/tmp}/rooms-links.$$"
+  done <<LINKS
+$(git ls-files -s | awk '$1 == "120000" { print $4 }')
+LINKS
 fi
 exit $fail

@@ -5,6 +5,13 @@
 namespace rdmadp::testing {
 namespace {
 
+// A plugin waiting for a directory follows it by inotify: no timed retry (a poll would wait
+// and back off). An immediate one ("retrying in 0 ms") is the kubelet's own doing: it
+// creates device-plugins/ and then empties it (CleanupPluginDirectory, as the real kubelet's
+// devicemanager Start does), which can take the socket the plugin was publishing the moment
+// the directory appeared.
+auto NoTimedRetry() { return ::testing::Not(::testing::ContainsRegex("retrying in [1-9]")); }
+
 // Each restart costs exactly one registration per resource. How fast is a figure
 // (`[measured]`, registration_bench), not a bound: the 10 s waits are hang guards.
 TEST_F(E2E, KubeletRestartReRegistersOncePerRestart) {
@@ -237,11 +244,7 @@ TEST_F(E2E, NoSocketDirectoryYetServesWhenTheKubeletCreatesIt) {
   ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
   ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(2000)));
   std::cout << "[measured] device-plugins/ created -> registered: " << MsSince(start) << " ms\n";
-  // No timed retry (a poll would wait and back off). An immediate one ("retrying in 0 ms") is
-  // the kubelet's own doing: it creates device-plugins/ and then empties it
-  // (CleanupPluginDirectory, as the real kubelet's devicemanager Start does), which can take
-  // the socket the plugin was publishing the moment the directory appeared.
-  EXPECT_THAT(h.PluginLog(), ::testing::Not(::testing::ContainsRegex("retrying in [1-9]")));
+  EXPECT_THAT(h.PluginLog(), NoTimedRetry());
 }
 
 TEST_F(E2E, NoKubeletRootYetFollowsThePathDownWithoutPolling) {
@@ -254,11 +257,7 @@ TEST_F(E2E, NoKubeletRootYetFollowsThePathDownWithoutPolling) {
   ASSERT_TRUE(WaitRegistered(kA, 1, milliseconds(2000)));
   ASSERT_TRUE(WaitRegistered(kB, 1, milliseconds(2000)));
   std::cout << "[measured] kubelet root created -> registered: " << MsSince(start) << " ms\n";
-  // No timed retry (a poll would wait and back off). An immediate one ("retrying in 0 ms") is
-  // the kubelet's own doing: it creates device-plugins/ and then empties it
-  // (CleanupPluginDirectory, as the real kubelet's devicemanager Start does), which can take
-  // the socket the plugin was publishing the moment the directory appeared.
-  EXPECT_THAT(h.PluginLog(), ::testing::Not(::testing::ContainsRegex("retrying in [1-9]")));
+  EXPECT_THAT(h.PluginLog(), NoTimedRetry());
 }
 
 TEST_F(E2E, WatcherModeSurvivesKubeletRestarts) {

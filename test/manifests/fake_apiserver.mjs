@@ -254,6 +254,8 @@ function injected(req, res) {
   stats.faultsServed = (stats.faultsServed ?? 0) + 1;
   if (f.body !== undefined || f.bytes || f.endless) return brokenAnswer(f, res), true;
   const reasons = { 401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError" };
+  // A 429 carries Retry-After as the real server's throttles send it (apiserver
+  // pkg/server/filters/maxinflight.go tooManyRequests: "1"; priority-and-fairness.go: longer).
   if (f.code === 429) res.setHeader("retry-after", String(f.retryAfter ?? 1));
   const send = () => status(res, f.code, reasons[f.code] ?? "Unknown", `injected ${f.code}`);
   if (!f.hold) return send(), true;
