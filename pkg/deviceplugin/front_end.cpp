@@ -226,7 +226,14 @@ void DevicePluginFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
   using Kind = frontend::KubeletEvent::Kind;
   switch (event.kind) {
     case Kind::kDirsAppeared:
-      for (auto& [name, res] : resources_) Drive(*res, lifecycle::Event::SocketDirAppeared());
+      for (auto& [name, res] : resources_) {
+        // What happened in a directory before its watch existed is found by looking: our
+        // socket removed, kubelet.sock created (the machine looks at that one).
+        if (res->server && !fd::PathExists(res->server->socket_path())) {
+          Drive(*res, lifecycle::Event::OwnSocketDeleted());
+        }
+        Drive(*res, lifecycle::Event::SocketDirAppeared());
+      }
       return;
     case Kind::kKubeletSocketCreated:
       if (!WatcherMode()) ++kubelet_restarts_;

@@ -21,6 +21,10 @@ using std::chrono::milliseconds;
 void DraFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
   using Kind = frontend::KubeletEvent::Kind;
   if (event.kind == Kind::kDirsAppeared) {
+    // A removal before the directory's watch existed is found by looking (as below).
+    if (server_ && !fd::PathExists(server_->registration_path())) {
+      Drive(lifecycle::Event::OwnSocketDeleted());
+    }
     Drive(lifecycle::Event::SocketDirAppeared());
   } else if (event.kind == Kind::kFileDeleted && server_ &&
              event.dir == host_.Dirs().PluginsRegistry() &&

@@ -35,7 +35,9 @@ struct KubeletDirs {
 struct KubeletEvent {
   enum class Kind {
     // device-plugins, plugins_registry or plugins appeared (or a missing kubelet root came
-    // one level closer): a socket that could not be served may be served now.
+    // one level closer), or the watch's queue overflowed: a socket that could not be served
+    // may be served now, and what happened before a watch existed is found by looking (our
+    // socket gone, kubelet.sock there).
     kDirsAppeared,
     // device-plugins/kubelet.sock was created: the kubelet (re)started.
     kKubeletSocketCreated,

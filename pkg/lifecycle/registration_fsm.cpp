@@ -114,7 +114,14 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       if (e.token == server_) OnServeDone(e, f, out);
       break;
     case K::kSocketDirAppeared:
-      if (phase_ == Phase::kNoSocketDir) Serve(out);
+      if (phase_ == Phase::kNoSocketDir) {
+        Serve(out);
+      } else if (mode_ == Mode::kKubelet && f.kubelet_socket.present() &&
+                 (phase_ == Phase::kNoKubelet || phase_ == Phase::kRegistered)) {
+        // A directory's watch is added when the directory appears, so a kubelet.sock created
+        // in it before that was never reported: found by looking, it is that report.
+        OnKubeletSocketCreated(f, out);
+      }
       break;
     case K::kKubeletSocketCreated:
       OnKubeletSocketCreated(f, out);
@@ -213,6 +220,9 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
               ": kubelet.sock does not exist yet; will register when the kubelet creates it",
           out);
     }
+    // The directory watch is the trigger; this damped look is the safety net for an event
+    // no watch could report (inotify unavailable, its queue overflowed).
+    ArmTimer(retry_.Next(), out);
     return;
   }
   attempt_ = tokens_->Next();

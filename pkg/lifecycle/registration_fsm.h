@@ -39,7 +39,8 @@
 //
 // clang-format off
 // State × event, kubelet mode ("—" = ignored; Register = start an attempt against the
-// kubelet.sock of `facts`, or NoKubelet if it is missing; "retry" = RetryWait + damped timer).
+// kubelet.sock of `facts`, or NoKubelet + damped timer if it is missing; "retry" = RetryWait +
+// damped timer).
 //
 //  state        | ServeDone ok | kubelet.sock new | RegisterDone          | kubelet stream end | Timer      | OwnSocketDeleted
 //  -------------+--------------+------------------+-----------------------+--------------------+------------+-----------------
@@ -74,8 +75,10 @@
 //
 // In both modes: ServeDone failed → ServeBackoff + timer, or NoSocketDir when the directory
 // is missing (no timer: the directory watch reports it); SocketDirAppeared in NoSocketDir →
-// Serve; OwnSocketDeleted while serving → Serve; Stop → cancel, drop, Idle. Every Register
-// arms the answer watchdog (kRegisterAnswerDeadline).
+// Serve, and in kubelet mode, in NoKubelet or Registered with kubelet.sock present, it is a
+// "kubelet.sock new" (a directory is watched only once it exists, so a kubelet.sock created
+// in it first is found by looking, not reported); OwnSocketDeleted while serving → Serve; Stop →
+// cancel, drop, Idle. Every Register arms the answer watchdog (kRegisterAnswerDeadline).
 //
 // Not thread-safe: the event loop is its only caller.
 #pragma once

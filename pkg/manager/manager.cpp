@@ -113,6 +113,11 @@ int Manager::Run() {
     } else {
       log::Info("config file watch off (--watch-config=false): SIGHUP reloads");
     }
+  } else {
+    // Out of inotify instances (fs.inotify.max_user_instances): keep serving.
+    log::Warn(Cat("cannot watch files (inotify: ", std::strerror(errno),
+                  "): kubelet restarts are seen by a look at most 30 s apart, a missing "
+                  "socket directory by a damped retry; config changes need SIGHUP"));
   }
   reload_debounce_ =
       std::make_unique<loop::Timer>(*loop_, [this] { Reload("config file changed"); });

@@ -83,6 +83,8 @@ class Manager final : private frontend::Host {
   }
   loop::HeapTrimmer& Trimmer() override { return *heap_trimmer_; }
   bool WatchKubeletDirs() override;
+  // A watch that could not be added for a reason other than the directory being missing.
+  void ReportWatchFailure(const std::string& dir);
   bool Stopping() const override { return stopping_; }
 
   void InitialStart();

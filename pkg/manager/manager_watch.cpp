@@ -123,12 +123,24 @@ bool Manager::WatchKubeletDirs() {
   if (plugin_dir_watch_ < 0) {
     plugin_dir_watch_ =
         ::inotify_add_watch(inotify_fd_.Get(), dirs_.DevicePlugins().c_str(), kMask);
+    if (plugin_dir_watch_ < 0) ReportWatchFailure(dirs_.DevicePlugins());
   }
   if (registry_dir_watch_ < 0) {
     registry_dir_watch_ =
         ::inotify_add_watch(inotify_fd_.Get(), dirs_.PluginsRegistry().c_str(), kMask);
+    if (registry_dir_watch_ < 0) ReportWatchFailure(dirs_.PluginsRegistry());
   }
   return root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
+}
+
+void Manager::ReportWatchFailure(const std::string& dir) {
+  if (errno == ENOENT) return;  // not there yet: the root's watch reports it
+  // Out of watches (fs.inotify.max_user_watches) or no access: the registration machines'
+  // damped looks (at most 30 s apart) still find a kubelet.sock.
+  ReportOnce(log::Level::kWarn, "registration",
+             Cat("cannot watch ", dir, ": ", std::strerror(errno),
+                 "; kubelet restarts are seen by a look at most 30 s apart"),
+             {.resource = {}, .hca = {}, .event = "registration"});
 }
 
 void Manager::OnSignal() {
@@ -163,6 +175,11 @@ void Manager::OnInotifyEvents() {
       const auto* ev = reinterpret_cast<const inotify_event*>(p);
       p += sizeof(inotify_event) + ev->len;
       const std::string name = ev->len > 0 ? ev->name : "";
+      if (ev->mask & IN_Q_OVERFLOW) {  // events were lost: look at everything again
+        dirs_appeared = true;
+        config_touched = true;
+        continue;
+      }
       if (ev->wd == config_dir_watch_ &&
           (name == "..data" || name == fd::BaseName(options_.config_file))) {
         config_touched = true;

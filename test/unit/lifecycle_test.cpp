@@ -610,18 +610,67 @@ TEST(RegistrationFsm, TokensNeverRepeatAcrossIncarnations) {
   EXPECT_FALSE(reborn.registered());
 }
 
-TEST(RegistrationFsm, NoKubeletSockWaitsForItWithoutATimer) {
+// The directory watch reports kubelet.sock's creation; a damped look (capped at 30 s) is
+// the safety net for a creation no watch reported. It sends nothing while the file is missing.
+TEST(RegistrationFsm, NoKubeletSockWaitsForItWithADampedLookAsTheSafetyNet) {
   Driver d;
   d.facts.kubelet_socket = {};
   d.Do(Event::Stop());
   d.Do(Event::Start(Mode::kKubelet));
+  const int base = d.registers;  // the Driver's own start registered once
   EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet);
-  EXPECT_EQ(d.timer, 0u);
-  EXPECT_NE(d.log.find("does not exist yet; will register when the kubelet creates it"),
-            std::string::npos);
-  const int before = d.registers;
+  std::vector<long> delays{static_cast<long>(d.timer_delay.count())};
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(d.FireTimer());
+    delays.push_back(static_cast<long>(d.timer_delay.count()));
+  }
+  EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000}));
+  EXPECT_EQ(d.registers, base);
+  const std::string waiting = "does not exist yet; will register when the kubelet creates it";
+  ASSERT_NE(d.log.find(waiting), std::string::npos);
+  EXPECT_EQ(d.log.find(waiting), d.log.rfind(waiting)) << "said once";
   d.KubeletRestarts(kNewKubelet);
-  EXPECT_EQ(d.registers, before + 1);
+  EXPECT_EQ(d.registers, base + 1);
+  EXPECT_EQ(d.timer_delay, kRegisterAnswerDeadline) << "only the answer watchdog is armed";
+}
+
+TEST(RegistrationFsm, AKubeletSockNoWatchReportedIsFoundByTheSafetyNet) {
+  Driver d;
+  d.facts.kubelet_socket = {};
+  d.Do(Event::Stop());
+  d.Do(Event::Start(Mode::kKubelet));
+  const int base = d.registers;  // the Driver's own start registered once
+  ASSERT_TRUE(d.FireTimer());
+  ASSERT_TRUE(d.FireTimer());
+  d.facts.kubelet_socket = kNewKubelet;  // created; no event (inotify queue overflowed)
+  ASSERT_TRUE(d.FireTimer());
+  EXPECT_EQ(d.registers, base + 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+}
+
+// CI, metrics_e2e under ASan: the plugin watched the kubelet root before device-plugins
+// existed; the kubelet made the directory, the plugin served in it (kubelet.sock not there
+// yet), then the kubelet bound kubelet.sock before the plugin added the directory's watch.
+// That creation was never reported, and the resource waited for a kubelet already running.
+TEST(RegistrationFsm, AKubeletSockCreatedBeforeItsDirectoryWasWatchedIsRegisteredWith) {
+  Driver d;
+  d.facts.kubelet_socket = {};
+  d.Do(Event::Stop());
+  d.Do(Event::Start(Mode::kKubelet));
+  const int base = d.registers;  // the Driver's own start registered once
+  ASSERT_EQ(d.fsm.phase(), Phase::kNoKubelet);
+  d.facts.kubelet_socket = kNewKubelet;
+  d.Do(Event::SocketDirAppeared());  // the directory's watch is added now; we look
+  EXPECT_EQ(d.registers, base + 1);
+  EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
+  d.Do(Event::StreamOpened(d.server, 1));
+  d.RegisterAnswers(RegisterOutcome::kOk);
+  d.Do(Event::SocketDirAppeared());  // another directory (plugins_registry): same kubelet
+  d.Do(Event::KubeletSocketCreated());
+  EXPECT_EQ(d.registers, base + 1) << "one kubelet.sock, one registration";
+  d.facts.kubelet_socket = SocketId{.inode = 12, .ctime_ns = 3};
+  d.Do(Event::SocketDirAppeared());  // device-plugins re-created with a new kubelet's socket
+  EXPECT_EQ(d.registers, base + 2);
 }
 
 TEST(RegistrationFsm, OwnSocketRemovedByTheKubeletIsServedAndRegisteredOnce) {
