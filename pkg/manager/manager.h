@@ -83,8 +83,9 @@ class Manager final : private frontend::Host {
   }
   loop::HeapTrimmer& Trimmer() override { return *heap_trimmer_; }
   bool WatchKubeletDirs() override;
-  // A watch that could not be added for a reason other than the directory being missing.
-  void ReportWatchFailure(const std::string& dir);
+  // Says once why `dir` cannot be watched (inotify_add_watch's `error`), unless it is only
+  // missing (ENOENT: the root's watch reports its creation).
+  void ReportWatchFailure(const std::string& dir, int error);
   bool Stopping() const override { return stopping_; }
 
   void InitialStart();

@@ -123,22 +123,22 @@ bool Manager::WatchKubeletDirs() {
   if (plugin_dir_watch_ < 0) {
     plugin_dir_watch_ =
         ::inotify_add_watch(inotify_fd_.Get(), dirs_.DevicePlugins().c_str(), kMask);
-    if (plugin_dir_watch_ < 0) ReportWatchFailure(dirs_.DevicePlugins());
+    if (plugin_dir_watch_ < 0) ReportWatchFailure(dirs_.DevicePlugins(), errno);
   }
   if (registry_dir_watch_ < 0) {
     registry_dir_watch_ =
         ::inotify_add_watch(inotify_fd_.Get(), dirs_.PluginsRegistry().c_str(), kMask);
-    if (registry_dir_watch_ < 0) ReportWatchFailure(dirs_.PluginsRegistry());
+    if (registry_dir_watch_ < 0) ReportWatchFailure(dirs_.PluginsRegistry(), errno);
   }
   return root_dir_watch_ >= 0 || ancestor_watch_ >= 0;
 }
 
-void Manager::ReportWatchFailure(const std::string& dir) {
-  if (errno == ENOENT) return;  // not there yet: the root's watch reports it
+void Manager::ReportWatchFailure(const std::string& dir, int error) {
+  if (error == ENOENT) return;  // not there yet: the root's watch reports it
   // Out of watches (fs.inotify.max_user_watches) or no access: the registration machines'
   // damped looks (at most 30 s apart) still find a kubelet.sock.
   ReportOnce(log::Level::kWarn, "registration",
-             Cat("cannot watch ", dir, ": ", std::strerror(errno),
+             Cat("cannot watch ", dir, ": ", std::strerror(error),
                  "; kubelet restarts are seen by a look at most 30 s apart"),
              {.resource = {}, .hca = {}, .event = "registration"});
 }

@@ -206,6 +206,30 @@ TEST_P(Lifecycle, SlowPluginAcrossAKubeletRestartRegistersOnce) {
   EXPECT_TRUE(Healthy());
 }
 
+// A plugin paused while more happens in the kubelet's directories than the kernel queues
+// for it (fs.inotify.max_queued_events): the kubelet's restart behind that (our sockets
+// deleted, kubelet.sock created) is lost, and the kernel queues IN_Q_OVERFLOW instead. The
+// overflow makes the plugin look: each socket served again, one Register each. Without the
+// look, our sockets stayed gone and every Register failed its self-check.
+TEST_P(Lifecycle, ARestartLostToAnOverflowedWatchQueueIsFoundByLooking) {
+  StartAll();
+  const SimState before = h.kubelet().State();
+  h.plugin().Signal(SIGSTOP);
+  long queued = 16384;
+  std::ifstream("/proc/sys/fs/inotify/max_queued_events") >> queued;
+  const std::string flood = h.kubelet().device_plugin_dir() + "/flood";
+  for (long i = 0; i <= queued / 2; ++i) {  // a create and a delete each: the queue is full
+    std::ofstream(flood).put('x');
+    std::filesystem::remove(flood);
+  }
+  ASSERT_TRUE(h.kubelet().Restart(milliseconds(0)).ok());
+  h.plugin().Signal(SIGCONT);
+  ASSERT_TRUE(h.kubelet().WaitRegistered(kBoth, 2, milliseconds(10000)));
+  EXPECT_TRUE(Quiet());
+  ExpectOneMoreRegisterEach(before, h.kubelet().State());
+  EXPECT_TRUE(Healthy());
+}
+
 TEST_P(Lifecycle, SlowPluginInWatcherModeIsRegisteredWithoutRecreation) {
   h.kubelet().EnableWatcher();
   StartAll({"--registration-mode=watcher"});

@@ -70,6 +70,13 @@ struct Driver {
     facts.kubelet_socket = next;
     Do(Event::KubeletSocketCreated());
   }
+  // Starts the machine again with kubelet.sock missing; answers the Registers made so far.
+  int RestartWithoutKubeletSock() {
+    facts.kubelet_socket = {};
+    Do(Event::Stop());
+    Do(Event::Start(Mode::kKubelet));
+    return registers;
+  }
 
   TokenSource tokens;
   RegistrationFsm fsm{"rdma/a", &tokens};
@@ -614,10 +621,7 @@ TEST(RegistrationFsm, TokensNeverRepeatAcrossIncarnations) {
 // the safety net for a creation no watch reported. It sends nothing while the file is missing.
 TEST(RegistrationFsm, NoKubeletSockWaitsForItWithADampedLookAsTheSafetyNet) {
   Driver d;
-  d.facts.kubelet_socket = {};
-  d.Do(Event::Stop());
-  d.Do(Event::Start(Mode::kKubelet));
-  const int base = d.registers;  // the Driver's own start registered once
+  const int base = d.RestartWithoutKubeletSock();
   EXPECT_EQ(d.fsm.phase(), Phase::kNoKubelet);
   std::vector<long> delays{static_cast<long>(d.timer_delay.count())};
   for (int i = 0; i < 8; ++i) {
@@ -636,10 +640,7 @@ TEST(RegistrationFsm, NoKubeletSockWaitsForItWithADampedLookAsTheSafetyNet) {
 
 TEST(RegistrationFsm, AKubeletSockNoWatchReportedIsFoundByTheSafetyNet) {
   Driver d;
-  d.facts.kubelet_socket = {};
-  d.Do(Event::Stop());
-  d.Do(Event::Start(Mode::kKubelet));
-  const int base = d.registers;  // the Driver's own start registered once
+  const int base = d.RestartWithoutKubeletSock();
   ASSERT_TRUE(d.FireTimer());
   ASSERT_TRUE(d.FireTimer());
   d.facts.kubelet_socket = kNewKubelet;  // created; no event (inotify queue overflowed)
@@ -654,10 +655,7 @@ TEST(RegistrationFsm, AKubeletSockNoWatchReportedIsFoundByTheSafetyNet) {
 // That creation was never reported, and the resource waited for a kubelet already running.
 TEST(RegistrationFsm, AKubeletSockCreatedBeforeItsDirectoryWasWatchedIsRegisteredWith) {
   Driver d;
-  d.facts.kubelet_socket = {};
-  d.Do(Event::Stop());
-  d.Do(Event::Start(Mode::kKubelet));
-  const int base = d.registers;  // the Driver's own start registered once
+  const int base = d.RestartWithoutKubeletSock();
   ASSERT_EQ(d.fsm.phase(), Phase::kNoKubelet);
   d.facts.kubelet_socket = kNewKubelet;
   d.Do(Event::SocketDirAppeared());  // the directory's watch is added now; we look
@@ -665,8 +663,8 @@ TEST(RegistrationFsm, AKubeletSockCreatedBeforeItsDirectoryWasWatchedIsRegistere
   EXPECT_EQ(d.fsm.phase(), Phase::kRegistering);
   d.Do(Event::StreamOpened(d.server, 1));
   d.RegisterAnswers(RegisterOutcome::kOk);
-  d.Do(Event::SocketDirAppeared());  // another directory (plugins_registry): same kubelet
-  d.Do(Event::KubeletSocketCreated());
+  d.Do(Event::SocketDirAppeared());     // another directory (plugins_registry): same kubelet
+  d.Do(Event::KubeletSocketCreated());  // the same file reported late: no second Register
   EXPECT_EQ(d.registers, base + 1) << "one kubelet.sock, one registration";
   d.facts.kubelet_socket = SocketId{.inode = 12, .ctime_ns = 3};
   d.Do(Event::SocketDirAppeared());  // device-plugins re-created with a new kubelet's socket
