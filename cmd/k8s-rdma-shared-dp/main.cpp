@@ -1,5 +1,6 @@
 // k8s-rdma-shared-dp: flags, wiring, nothing else.
 #include <sys/resource.h>
+#include <unistd.h>  // environ
 
 #include <csignal>
 #include <cstdio>
@@ -7,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "pkg/cdi/cdi_spec.h"
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/config/k8s_names.h"
+#include "pkg/deviceplugin/front_end.h"
 #include "pkg/dra/device_classes.h"
 #include "pkg/dra/yaml_output.h"
 #include "pkg/kube/rest_client.h"
@@ -22,6 +23,7 @@
 #include "pkg/rpc/grpc_runtime.h"
 #include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/json.h"
 
 namespace {
 
@@ -64,44 +66,13 @@ bool CheckRdmaNetnsMode() {
   return false;
 }
 
-// Checks that depend on the flags as well as the config: socket paths under the kubelet
-// root, and in CDI mode the CDI kinds.
+// The device-plugin front end's checks that depend on the flags as well as the config
+// (socket paths under the kubelet root; in CDI mode the CDI kinds), for `validate`, which
+// runs offline: the DRA front end's environment checks (node name) need the running pod.
 std::vector<std::string> ModeProblems(const cli::Options& opts, const config::LoadedConfig& l) {
-  auto problems = config::SocketPathProblems(
-      l.config, cli::SocketDirs(opts.kubelet_root_dir, opts.registration_mode), l.indices);
-  if (opts.use_cdi) {
-    for (auto& p : cdi::KindProblems(l.config, l.indices)) problems.push_back(std::move(p));
-  }
-  return problems;
-}
-
-// What the DRA front end needs from the environment, as entry-local problems of the DRA
-// entries (the device-plugin entries still start). Run only: `validate` runs offline.
-std::vector<std::string> DraEnvironmentProblems(const cli::Options& opts,
-                                                const config::LoadedConfig& l,
-                                                const std::string& node_name) {
-  std::vector<std::string> problems;
-  std::string why;
-  if (node_name.empty()) {
-    why =
-        "the DRA front end needs the node's name: set NODE_NAME from the downward API "
-        "(images/overlays/dra does) or --node-name";
-  } else if (auto p = config::DnsSubdomainProblem(opts.dra_driver_name); !p.empty()) {
-    why = Cat("--dra-driver-name \"", opts.dra_driver_name, "\" ", p);
-  } else if (const std::string reg = Cat(opts.kubelet_root_dir, "/plugins_registry/",
-                                         opts.dra_driver_name, "-12345678-reg.sock");
-             reg.size() > config::kMaxUnixSocketPath) {
-    why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
-              " characters; unix sockets allow ", config::kMaxUnixSocketPath,
-              ": shorten --dra-driver-name");
-  }
-  if (why.empty()) return problems;
-  for (size_t i = 0; i < l.config.resources.size(); ++i) {
-    if (l.config.resources[i].frontend != config::Frontend::kDra) continue;
-    const size_t index = l.indices.empty() ? i : l.indices[i];
-    problems.push_back(Cat("config: configList[", index, "].frontend: ", why));
-  }
-  return problems;
+  return deviceplugin::ConfigProblems(
+      {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi},
+      opts.kubelet_root_dir, l.config, l.indices);
 }
 
 // `validate`: the daemon's own config checks, nothing started.
@@ -194,19 +165,49 @@ int RunRender(const cli::Options& opts) {
                  std::string(loaded.status().message()).c_str(), opts.config_file.c_str());
     return 1;
   }
+  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   bool invalid = false;
   for (const auto& entry : loaded->skipped) {
     for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
     invalid = true;
   }
-  if (const std::string why = config::DnsSubdomainProblem(opts.dra_driver_name); !why.empty()) {
-    std::fprintf(stderr, "-dra-driver-name: \"%s\" %s (e.g. rdma.example.com)\n",
-                 opts.dra_driver_name.c_str(), why.c_str());
+  // Flag values are echoed quoted (QuotedExcerpt): a newline in one must not break the line.
+  const std::string driver_problem = config::DnsSubdomainProblem(opts.dra_driver_name);
+  if (!driver_problem.empty()) {
+    std::fprintf(stderr, "-dra-driver-name: %s %s (e.g. rdma.example.com)\n",
+                 QuotedExcerpt(opts.dra_driver_name).c_str(), driver_problem.c_str());
     invalid = true;
   }
   if (!opts.render_namespace.empty()) {
     if (const std::string why = config::DnsLabelProblem(opts.render_namespace); !why.empty()) {
-      std::fprintf(stderr, "-namespace: \"%s\" %s\n", opts.render_namespace.c_str(), why.c_str());
+      std::fprintf(stderr, "-namespace: %s %s\n", QuotedExcerpt(opts.render_namespace).c_str(),
+                   why.c_str());
+      invalid = true;
+    }
+  }
+  // The GPU + HCA template names this class: an invalid name would be applied and then
+  // never allocate.
+  if (opts.gpu_device_class != "none") {
+    if (const std::string why = config::DnsSubdomainProblem(opts.gpu_device_class); !why.empty()) {
+      std::fprintf(stderr,
+                   "-gpu-device-class: %s %s (a DeviceClass name, e.g. gpu.nvidia.com; none: "
+                   "no GPU + HCA template)\n",
+                   QuotedExcerpt(opts.gpu_device_class).c_str(), why.c_str());
+      invalid = true;
+    }
+  }
+  // Each DeviceClass is named <resourceName as a DNS label>.<driver>: both parts valid, the
+  // whole can still pass the 253 characters of a Kubernetes name (63 + 1 + 253 = 317).
+  for (size_t i = 0; driver_problem.empty() && i < loaded->config.resources.size(); ++i) {
+    const config::ResourceConfig& rc = loaded->config.resources[i];
+    if (rc.frontend != config::Frontend::kDra) continue;
+    const std::string name = dra::DeviceClassName(rc, opts.dra_driver_name);
+    if (const std::string why = config::DnsSubdomainProblem(name); !why.empty()) {
+      const size_t index = i < loaded->indices.size() ? loaded->indices[i] : i;
+      std::fprintf(stderr,
+                   "-dra-driver-name: the DeviceClass name %s of configList[%zu] (%s): %s; "
+                   "shorten --dra-driver-name or the resourceName\n",
+                   QuotedExcerpt(name).c_str(), index, rc.resource_name.c_str(), why.c_str());
       invalid = true;
     }
   }
@@ -235,6 +236,18 @@ int RunRender(const cli::Options& opts) {
   return 0;
 }
 
+// The RDMADP_* names in this process's environment (any case), for ParseFlags to warn about
+// the ones no flag reads: a misspelled RDMADP_DEVROOT used to be ignored without a word.
+std::vector<std::string> RdmadpEnvNames() {
+  std::vector<std::string> names;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string_view name = text.substr(0, text.find('='));
+    if (cli::IsRdmadpEnvName(name)) names.emplace_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,10 +266,13 @@ int main(int argc, char** argv) {
 
   const std::string program = argc > 0 ? argv[0] : "k8s-rdma-shared-dp";
   std::vector<std::string_view> args(argv + 1, argv + argc);
-  auto parsed = cli::ParseFlags(args, [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-  });
+  auto parsed = cli::ParseFlags(
+      args,
+      [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+      },
+      RdmadpEnvNames());
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s\n%s", std::string(parsed.status().message()).c_str(),
                  cli::Usage(program).c_str());
@@ -272,12 +288,18 @@ int main(int argc, char** argv) {
                 RDMADP_COMMIT, RDMADP_DATE);
     return 0;
   }
+  // The flags' warnings (RDMADP_* names no flag reads), once: on stderr for a command, in
+  // the log (its format) for the daemon.
+  if (opts.command != cli::Command::kRun) {
+    for (const auto& w : opts.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   if (opts.command == cli::Command::kValidate) return RunValidate(opts);
   if (opts.command == cli::Command::kDiscover) return RunDiscover(opts);
   if (opts.command == cli::Command::kRender) return RunRender(opts);
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));
+  for (const auto& w : opts.warnings) log::Warn(w);
 
   auto loaded = config::LoadConfigFile(opts.config_file);
   if (!loaded.ok()) {
@@ -289,25 +311,6 @@ int main(int argc, char** argv) {
   const char* node_env = std::getenv("NODE_NAME");
   const std::string node_name =
       !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
-  auto mode_problems = ModeProblems(opts, *loaded);
-  for (auto& p : DraEnvironmentProblems(opts, *loaded, node_name)) {
-    mode_problems.push_back(std::move(p));
-  }
-  if (const auto& problems = mode_problems;
-      !problems.empty() && !config::SkipEntries(*loaded, problems)) {
-    for (const auto& p : problems) log::Error(p);
-    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
-    return 1;
-  }
-  for (const auto& entry : loaded->skipped) {
-    for (const auto& p : entry.problems) log::Error(p);
-    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
-                   loaded->config.resources.size(),
-                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
-  }
-  if (!CheckRdmaNetnsMode()) return 1;
-
-  RaiseFdLimit();
   manager::ManagerOptions mo;
   mo.config_file = opts.config_file;
   mo.kubelet_root_dir = opts.kubelet_root_dir;
@@ -334,6 +337,22 @@ int main(int argc, char** argv) {
   }
   mo.kube_ca_file = opts.kube_ca_file;
   mo.kube_token_file = opts.kube_token_file;
+  // The front ends' own checks, the same a reload runs (manager::ConfigProblems).
+  if (const auto problems = manager::ConfigProblems(mo, loaded->config, loaded->indices);
+      !problems.empty() && !config::SkipEntries(*loaded, problems)) {
+    for (const auto& p : problems) log::Error(p);
+    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
+    return 1;
+  }
+  for (const auto& entry : loaded->skipped) {
+    for (const auto& p : entry.problems) log::Error(p);
+    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
+                   loaded->config.resources.size(),
+                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
+  }
+  if (!CheckRdmaNetnsMode()) return 1;
+
+  RaiseFdLimit();
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
   manager::Manager manager(std::move(mo), std::move(loaded->config), std::move(loaded->skipped));
   return manager.Run();

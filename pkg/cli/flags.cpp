@@ -1,14 +1,19 @@
 #include "pkg/cli/flags.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "absl/status/status.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/edit_distance.h"
+#include "pkg/text/json.h"
 
 namespace rdmadp::cli {
 namespace {
@@ -65,6 +70,149 @@ std::function<absl::Status(Options&, std::string_view)> SetBool(bool Options::*f
     o.*field = *b != negated;
     return absl::OkStatus();
   };
+}
+
+// --- Listen addresses (--metrics-address, --health-address) ---
+// What metrics::HttpEndpoint takes (http_endpoint.cpp ParseAddress, then getaddrinfo), checked
+// here by syntax alone so that a typo is a usage error at start: the endpoint retries every
+// failure to listen, which suits a busy port but made a malformed address a retry for ever.
+
+// A listen address split into its parts; `host` without brackets, "" for every address.
+struct ListenAddress {
+  std::string_view host;
+  int port = 0;
+};
+
+bool IsIpv4(std::string_view host) {
+  // inet_aton: the numeric forms getaddrinfo takes ("127.0.0.1", also "127.1"). It would
+  // also take "127.0.0.1 junk", which getaddrinfo does not: only its characters get to it.
+  if (host.empty() ||
+      host.find_first_not_of("0123456789abcdefABCDEFxX.") != std::string_view::npos) {
+    return false;
+  }
+  in_addr unused{};
+  return ::inet_aton(std::string(host).c_str(), &unused) != 0;
+}
+
+// An IPv6 literal, with an optional zone ("fe80::1%eth0") as getaddrinfo takes it.
+bool IsIpv6(std::string_view host) {
+  std::string_view zone;
+  if (const auto percent = host.find('%'); percent != std::string_view::npos) {
+    zone = host.substr(percent + 1);
+    host = host.substr(0, percent);
+    if (zone.empty() || zone.size() > 15) return false;  // an interface name or index
+    for (char c : zone) {
+      if (std::isgraph(static_cast<unsigned char>(c)) == 0 || c == '/' || c == ']') return false;
+    }
+  }
+  in6_addr unused{};
+  return !host.empty() && host.find('\0') == std::string_view::npos &&
+         ::inet_pton(AF_INET6, std::string(host).c_str(), &unused) == 1;
+}
+
+// A host name getaddrinfo could look up: dot-separated labels of letters, digits, '-' and '_'
+// (hosts files allow it), none empty, longer than 63 or with '-' at an end; at most 253
+// characters and one optional final dot. All digits and dots is an IPv4 address or nothing.
+bool IsHostName(std::string_view host) {
+  if (host.ends_with('.')) host.remove_suffix(1);
+  if (host.empty() || host.size() > 253) return false;
+  if (host.find_first_not_of("0123456789.") == std::string_view::npos) return false;
+  size_t start = 0;
+  while (start <= host.size()) {
+    size_t dot = host.find('.', start);
+    if (dot == std::string_view::npos) dot = host.size();
+    const std::string_view label = host.substr(start, dot - start);
+    start = dot + 1;
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '_') return false;
+    }
+  }
+  return true;
+}
+
+// HOST:PORT, :PORT or [IPv6]:PORT (also [IPv4]:PORT and an unbracketed IPv6 literal, which
+// the endpoint has always taken); PORT 0..65535, 0 for any free one. The reason when not.
+absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view address) {
+  ListenAddress out;
+  std::string_view port;
+  if (address.starts_with('[')) {
+    const auto close = address.find(']');
+    if (close == std::string_view::npos) {
+      return absl::InvalidArgumentError("no ']' after the IPv6 address (use [IPv6]:PORT)");
+    }
+    out.host = address.substr(1, close - 1);
+    const std::string_view rest = address.substr(close + 1);
+    if (!rest.starts_with(':')) {
+      return absl::InvalidArgumentError("no :PORT after ']' (use [IPv6]:PORT, e.g. [::1]:10109)");
+    }
+    port = rest.substr(1);
+    if (!out.host.empty() && !IsIpv6(out.host) && !IsIpv4(out.host)) {
+      return absl::InvalidArgumentError(
+          Cat(QuotedExcerpt(out.host), " in brackets is not an IP address"));
+    }
+  } else {
+    const auto colon = address.rfind(':');
+    if (colon == std::string_view::npos) {
+      return absl::InvalidArgumentError("use HOST:PORT, :PORT or [IPv6]:PORT (e.g. :10109)");
+    }
+    out.host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+    const bool ok = out.host.empty() || IsIpv4(out.host) || IsHostName(out.host) ||
+                    (out.host.find(':') != std::string_view::npos && IsIpv6(out.host));
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          Cat("host ", QuotedExcerpt(out.host),
+              " is neither an IP address nor a host name (an IPv6 address goes in brackets: "
+              "[::1]:10109)"));
+    }
+  }
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (port.empty() || port.size() > 5 || ec != std::errc() || end != port.data() + port.size() ||
+      !std::isdigit(static_cast<unsigned char>(port.front())) || out.port > 65535) {
+    return absl::InvalidArgumentError(
+        Cat("port ", QuotedExcerpt(port), " is not a number 0..65535 (0: any free port)"));
+  }
+  return out;
+}
+
+std::function<absl::Status(Options&, std::string_view)> SetListenAddress(
+    std::string Options::*field, std::string_view flag) {
+  return [field, flag](Options& o, std::string_view v) {
+    if (!v.empty()) {  // empty: off
+      if (auto parsed = ParseListenAddress(v); !parsed.ok()) {
+        return absl::InvalidArgumentError(Cat("invalid value ", QuotedExcerpt(v), " for -", flag,
+                                              ": ", std::string(parsed.status().message())));
+      }
+    }
+    o.*field = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+// The wildcard hosts: "" and "::" take every address (IPv4 too: IPV6_V6ONLY is off),
+// "0.0.0.0" every IPv4 one.
+bool TakesEveryAddress(std::string_view host) { return host.empty() || host == "::"; }
+
+// Both listeners would want one socket: the same port (not 0: each gets a free one) where
+// their hosts overlap. The second bind would fail and be retried for ever.
+absl::Status ListenersProblem(const Options& o) {
+  if (o.metrics_address.empty() || o.health_address.empty()) return absl::OkStatus();
+  const auto metrics = ParseListenAddress(o.metrics_address);
+  const auto health = ParseListenAddress(o.health_address);
+  if (!metrics.ok() || !health.ok()) return absl::OkStatus();  // each said by its setter
+  if (metrics->port != health->port || metrics->port == 0) return absl::OkStatus();
+  const std::string_view a = metrics->host, b = health->host;
+  const bool overlap = a == b || TakesEveryAddress(a) || TakesEveryAddress(b) ||
+                       (a == "0.0.0.0" && IsIpv4(b)) || (b == "0.0.0.0" && IsIpv4(a));
+  if (!overlap) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      Cat("invalid value ", QuotedExcerpt(o.health_address),
+          " for -health-address: it takes the port of -metrics-address ",
+          QuotedExcerpt(o.metrics_address),
+          "; give the probes a port of their own (the DaemonSet: 127.0.0.1:10110)"));
 }
 
 const std::vector<FlagSpec>& Specs() {
@@ -134,21 +282,17 @@ const std::vector<FlagSpec>& Specs() {
        ShowBool(&Options::watch_config), SetBool(&Options::watch_config, "watch-config")},
       {"metrics-address", "HOST:PORT",
        "Serve Prometheus metrics on /metrics and probes on /healthz and /readyz "
-       "(the DaemonSet: :10109); off when empty.",
+       "(the DaemonSet: :10109); off when empty. HOST:PORT, :PORT (every address) or "
+       "[IPv6]:PORT; port 0 picks a free one. A malformed address is a usage error; a port "
+       "that cannot be bound is logged and retried.",
        ShowString(&Options::metrics_address),
-       [](Options& o, std::string_view v) {
-         o.metrics_address = std::string(v);
-         return absl::OkStatus();
-       }},
+       SetListenAddress(&Options::metrics_address, "metrics-address")},
       {"health-address", "HOST:PORT",
        "Serve /healthz and /readyz on a listener of their own, so that a busy or taken "
        "metrics port never fails the kubelet's probes (the DaemonSet: 127.0.0.1:10110); off "
-       "when empty.",
+       "when empty. Same forms as --metrics-address, and not its port.",
        ShowString(&Options::health_address),
-       [](Options& o, std::string_view v) {
-         o.health_address = std::string(v);
-         return absl::OkStatus();
-       }},
+       SetListenAddress(&Options::health_address, "health-address")},
       {"log-level", "debug|info|warning|error", "Minimum level of log lines on stderr.",
        ShowString(&Options::log_level),
        [](Options& o, std::string_view v) {
@@ -187,8 +331,8 @@ const std::vector<FlagSpec>& Specs() {
        ShowString(&Options::dra_driver_name),
        SetString(&Options::dra_driver_name, "dra-driver-name")},
       {"gpu-device-class", "NAME",
-       "render: the GPU DeviceClass of the GPU + HCA pairing template (same PCIe root); "
-       "\"none\" leaves the template out.",
+       "render: the GPU DeviceClass of the GPU + HCA pairing template (same PCIe root), a "
+       "DNS subdomain; \"none\" leaves the template out.",
        ShowString(&Options::gpu_device_class),
        SetString(&Options::gpu_device_class, "gpu-device-class")},
       {"extended-resource-name", "",
@@ -281,19 +425,17 @@ std::string EnvName(std::string_view flag) {
   return out;
 }
 
-absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, const EnvFn& env) {
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, const EnvFn& env,
+                                   const std::vector<std::string>& env_names) {
   Options options;
-  Command requested = Command::kRun;
-  for (const auto& spec : Specs()) {
-    if (!env || spec.name == "help" || spec.name == "version") continue;
-    const std::string name = EnvName(spec.name);
-    if (const auto value = env(name); value) {
-      if (auto status = spec.set(options, *value); !status.ok()) {
-        return absl::InvalidArgumentError(
-            Cat("environment ", name, ": ", std::string(status.message())));
-      }
-    }
-  }
+  // The command line is read first and set aside: a flag it gives is not read from the
+  // environment at all, so a bad RDMADP_ value it overrides is no error (the DaemonSet's
+  // environment and a `kubectl exec ... --flag=...` must not fight).
+  struct Given {
+    const FlagSpec* spec;
+    std::string_view value;
+  };
+  std::vector<Given> given;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (arg == "--") {
@@ -323,7 +465,25 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, co
         return absl::InvalidArgumentError(Cat("flag needs an argument: -", spec->name));
       }
     }
-    if (auto status = spec->set(options, *value); !status.ok()) return status;
+    given.push_back({spec, *value});
+  }
+  for (const auto& spec : Specs()) {
+    if (!env || spec.name == "help" || spec.name == "version") continue;
+    if (std::any_of(given.begin(), given.end(), [&](const Given& g) { return g.spec == &spec; })) {
+      continue;
+    }
+    const std::string name = EnvName(spec.name);
+    if (const auto value = env(name); value) {
+      if (auto status = spec.set(options, *value); !status.ok()) {
+        return absl::InvalidArgumentError(
+            Cat("environment ", name, ": ", std::string(status.message())));
+      }
+    }
+  }
+  options.warnings = EnvNameWarnings(env_names);
+  Command requested = Command::kRun;
+  for (const Given& g : given) {
+    if (auto status = g.spec->set(options, g.value); !status.ok()) return status;
     // --help wins over --version wins over running, whatever the order given.
     if (options.command == Command::kHelp) requested = Command::kHelp;
     if (options.command == Command::kVersion && requested != Command::kHelp) {
@@ -340,7 +500,62 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, co
   if (requested == Command::kRun && !options.positional.empty()) {
     return UnexpectedArgument(options.positional.front(), options.command == Command::kRun);
   }
+  if (requested == Command::kRun) {  // every command but --help and --version
+    if (auto status = ListenersProblem(options); !status.ok()) return status;
+  }
   return options;
+}
+
+std::vector<std::string> EnvNameWarnings(const std::vector<std::string>& env_names) {
+  std::vector<std::string> warnings;
+  std::set<std::string_view> said;
+  for (const std::string& name : env_names) {
+    if (!IsRdmadpEnvName(name) || !said.insert(std::string_view(name)).second) continue;
+    // Quoted only when it holds what a log line must not (the environment allows any byte).
+    const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isgraph(static_cast<unsigned char>(c)) != 0;
+    });
+    const std::string shown = plain ? name : QuotedExcerpt(name);
+    const FlagSpec* nearest = nullptr;
+    size_t best = 0;
+    bool exact = false;
+    for (const auto& spec : Specs()) {
+      const std::string known = EnvName(spec.name);
+      if (known == name) {
+        exact = true;
+        nearest = &spec;
+        break;
+      }
+      if (spec.name == "help" || spec.name == "version") continue;
+      if (const size_t d = EditDistance(name, known); nearest == nullptr || d < best) {
+        best = d;
+        nearest = &spec;
+      }
+    }
+    if (exact && nearest->name != "help" && nearest->name != "version") continue;  // a flag's
+    if (exact) {
+      warnings.push_back(Cat("environment ", shown, ": -", nearest->name,
+                             " is read from the command line only; ignored"));
+    } else if (best <= 3) {
+      warnings.push_back(Cat("environment ", shown, ": no flag reads it, ignored; did you mean ",
+                             EnvName(nearest->name), " (--", nearest->name, ")?"));
+    } else {
+      warnings.push_back(Cat("environment ", shown,
+                             ": no flag reads it, ignored (RDMADP_<FLAG> sets --<flag>; the "
+                             "nearest is ",
+                             EnvName(nearest->name), ", for --", nearest->name, ")"));
+    }
+  }
+  return warnings;
+}
+
+bool IsRdmadpEnvName(std::string_view name) {
+  constexpr std::string_view kPrefix = "RDMADP_";
+  if (name.size() < kPrefix.size()) return false;
+  for (size_t i = 0; i < kPrefix.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(name[i])) != kPrefix[i]) return false;
+  }
+  return true;
 }
 
 std::string Usage(std::string_view program) {
@@ -376,7 +591,9 @@ std::string Usage(std::string_view program) {
          "stop the servers,\nremove the plugin's sockets and exit 0.\n"
          "Exit status: 0 ok, 1 runtime or config error, 2 bad flags.\n"
          "Environment: RDMADP_<FLAG> sets a flag's default (RDMADP_DEV_ROOT=/host/dev for "
-         "--dev-root);\nthe command line wins. The image and the DaemonSet set "
+         "--dev-root);\nthe command line wins (a flag given there is not read from the "
+         "environment at all); an RDMADP_\nname that no flag reads is warned about. The image "
+         "and the DaemonSet set "
          "GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "
          "and\nMALLOC_ARENA_MAX=1 (MALLOC_ARENA_MAX acts as 1 when unset); "
          "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS\nis set to 0 where the operator has not "

@@ -48,6 +48,9 @@ struct Options {
   std::string kube_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   // Positional arguments after the command; the Go plugin ignores them, so do we (main warns).
   std::vector<std::string> positional;
+  // Non-fatal findings, one line each, for main to say once at start (stderr, or the log when
+  // running): RDMADP_* environment names no flag reads (EnvNameWarnings).
+  std::vector<std::string> warnings;
 };
 
 // Reads one environment variable (nullopt: unset).
@@ -55,13 +58,29 @@ using EnvFn = std::function<std::optional<std::string>(const std::string& name)>
 
 // Parses argv[1..]. A first positional `discover`, `validate` or `render` selects that
 // command; any other positional argument is an error (with "did you mean" for a mistyped
-// command). Errors name the flag: `flag provided but not defined: -foo`.
+// command). Errors are one line naming the flag: `flag provided but not defined: -foo`.
 // Every flag but --help and --version may also come from the environment, RDMADP_ and its
 // name upper-cased with '_' for '-' (RDMADP_DEV_ROOT for --dev-root): the DaemonSet sets
 // the daemon's paths there, so `kubectl exec ... discover` and `validate` in its pod see the
-// same node and config. A flag on the command line wins over the environment.
+// same node and config. A flag on the command line wins over the environment: its
+// RDMADP_ variable is then not read at all, so a bad value there is no error. `env_names`:
+// the RDMADP_* names present in the environment (the caller lists them: this parser reads
+// no global state); each that no flag reads becomes a line of Options::warnings.
+// --metrics-address and --health-address are checked by syntax (HOST:PORT, :PORT,
+// [IPv6]:PORT, port 0..65535) and must not take one port; whether it can be bound is the
+// run's to find out.
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args,
-                                   const EnvFn& env = nullptr);
+                                   const EnvFn& env = nullptr,
+                                   const std::vector<std::string>& env_names = {});
+
+// Whether `name` starts with RDMADP_, in any case (getenv is exact, so "rdmadp_dev_root" is
+// read by no flag: worth a warning too).
+bool IsRdmadpEnvName(std::string_view name);
+
+// One warning per distinct RDMADP_* name in `env_names` that no flag reads, naming the
+// nearest flag's variable ("did you mean RDMADP_DEV_ROOT (--dev-root)?" for RDMADP_DEVROOT);
+// RDMADP_HELP and RDMADP_VERSION are said to be command-line only. Other names are skipped.
+std::vector<std::string> EnvNameWarnings(const std::vector<std::string>& env_names);
 
 // RDMADP_DEV_ROOT for "dev-root".
 std::string EnvName(std::string_view flag);

@@ -95,16 +95,19 @@ struct SkippedEntry {
 struct LoadedConfig {
   Config config;                // the valid entries only
   std::vector<size_t> indices;  // configList index of each entry in config.resources
-  // Non-fatal findings (deprecated keys, case-insensitive key matches), one line each.
+  // Non-fatal findings (deprecated keys, case-insensitive key matches, unknown top-level
+  // keys, which are not read), one line each.
   std::vector<std::string> warnings;
   std::vector<SkippedEntry> skipped;
 };
 
 // Parses and validates config text. A problem outside any entry (the file cannot be
-// parsed, a top-level key), or every entry invalid, fails the whole file: the status message
-// holds one line per problem, each `config: <field path>: <problem>`; every problem is
-// reported, not just the first. Entries invalid on their own are returned in `skipped`
-// while the valid ones are in `config` (one bad entry never takes down good ones).
+// parsed, a bad top-level value), or every entry invalid, fails the whole file: the status
+// message holds one line per problem, each `config: <field path>: <problem>`; every problem
+// is reported, not just the first (and then the unknown top-level keys too). Entries invalid
+// on their own are returned in `skipped` while the valid ones are in `config` (one bad entry
+// never takes down good ones). An unknown top-level key is a warning and is not read, as the
+// Go plugin ignores it; an unknown key inside an entry is that entry's problem.
 absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text);
 
 // The configList index a problem line names (`config: configList[N]...`), if any.

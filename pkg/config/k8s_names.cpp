@@ -1,5 +1,6 @@
 #include "pkg/config/k8s_names.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "pkg/text/cat.h"
@@ -10,6 +11,15 @@ namespace {
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
 
+// `c` as a message shows it: itself when printable, else \xNN, so that a name with a
+// newline (a flag value, render --gpu-device-class) still gives a one-line error.
+std::string Shown(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+  static constexpr char kHex[] = "0123456789abcdef";
+  return Cat("\\x", kHex[u >> 4], kHex[u & 0xf]);
+}
+
 // Name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
 std::string QualifiedNamePartProblem(std::string_view n) {
   if (n.empty()) return "the name part after '/' is empty";
@@ -19,7 +29,7 @@ std::string QualifiedNamePartProblem(std::string_view n) {
   }
   for (char c : n) {
     if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') {
-      return Cat("the name part contains '", std::string(1, c), "'");
+      return Cat("the name part contains '", Shown(c), "'");
     }
   }
   return "";
@@ -42,8 +52,7 @@ std::string DnsSubdomainProblem(std::string_view s) {
     }
     for (char c : label) {
       if (!IsLowerAlnum(c) && c != '-') {
-        return Cat("it contains '", std::string(1, c),
-                   "' (only lowercase letters, digits, '-' and '.')");
+        return Cat("it contains '", Shown(c), "' (only lowercase letters, digits, '-' and '.')");
       }
     }
   }
@@ -84,7 +93,10 @@ std::string DnsLabel(std::string_view text) {
   const size_t first = out.find_first_not_of('-');
   if (first == std::string::npos) return "x";
   out = out.substr(first, out.find_last_not_of('-') - first + 1);
-  return out.substr(0, 63);
+  out.resize(std::min<size_t>(out.size(), 63));
+  // The cut can end on a '-' (a long FQDN whose dots became dashes): a label must not.
+  out.resize(out.find_last_not_of('-') + 1);
+  return out;
 }
 
 }  // namespace rdmadp::config

@@ -26,6 +26,9 @@ struct Reader {
   bool json;  // JSON input: string fields must be quoted, like Go's encoding/json demands
   Findings& findings;
   size_t value_bytes = 0;  // string values read so far (kMaxValueBytes)
+  // The warnings about top-level keys that were not read: a file that fails as a whole
+  // repeats them, since a misspelled "configList" is then the likely cause.
+  std::vector<std::string> ignored_keys{};  // {}: aggregate-initialized without it
 };
 
 std::string Describe(const YAML::Node& node) {
@@ -52,16 +55,44 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The known key nearest to `key` when it is close enough to be a typo of it (at most 3
+// edits; the first of equally near ones), else "".
+std::string_view NearestKey(std::string_view key, const std::vector<std::string_view>& known) {
+  std::string_view nearest;
+  size_t best = 4;
+  for (auto k : known) {
+    if (const size_t d = EditDistance(k, key); d < best) {
+      best = d;
+      nearest = k;
+    }
+  }
+  return nearest;
+}
+
+// How ForEachKnownKey treats a key that is not in `known`.
+enum class UnknownKeys {
+  // An error: inside an entry a misspelled selector key would silently widen a pool.
+  kError,
+  // A warning, and the key is not read: at the top level, where the Go plugin (whose file
+  // this is, unchanged) ignores unknown keys, so a key a newer config adds must not stop us.
+  kWarn,
+};
+
 // Walks a mapping, resolving each key against `known`. Exact keys are silent; keys that
-// match only case-insensitively (Go's encoding/json accepts them) are warnings; unknown and
-// duplicate keys are errors, because a misspelled selector key would silently widen a pool.
+// match only case-insensitively (Go's encoding/json accepts them) are warnings; unknown keys
+// are as `unknown` says, naming the nearest known key; duplicate keys are errors.
 template <typename Fn>
 void ForEachKnownKey(const YAML::Node& map, const std::string& path,
-                     const std::vector<std::string_view>& known, Reader& r, Fn&& fn) {
+                     const std::vector<std::string_view>& known, UnknownKeys unknown, Reader& r,
+                     Fn&& fn) {
   std::vector<std::string_view> seen;
   if (map.size() > kMaxObjectKeys) {
-    r.findings.Error(path.empty() ? "top level" : path,
-                     Cat("has ", map.size(), " keys; an object here has at most ", known.size()));
+    r.findings.Error(
+        path.empty() ? "top level" : path,
+        unknown == UnknownKeys::kWarn
+            ? Cat("has ", map.size(), " keys; at most ", kMaxObjectKeys,
+                  " are read (known keys: ", Join(known, ", "), ")")
+            : Cat("has ", map.size(), " keys; an object here has at most ", known.size()));
     return;
   }
   for (const auto& entry : map) {
@@ -82,9 +113,20 @@ void ForEachKnownKey(const YAML::Node& map, const std::string& path,
       }
     }
     if (canonical.empty()) {
-      std::string hint;
-      for (auto k : known) {
-        if (EditDistance(k, key) <= 3) hint = Cat("; did you mean \"", k, "\"?");
+      const std::string_view nearest = NearestKey(key, known);
+      const std::string hint = nearest.empty() ? "" : Cat("; did you mean \"", nearest, "\"?");
+      if (unknown == UnknownKeys::kWarn) {
+        const size_t before = r.findings.warnings.size();
+        r.findings.Warn(key_path,
+                        nearest.empty()
+                            ? Cat("unknown key (ignored, as the Go plugin ignores it; "
+                                  "known keys: ",
+                                  Join(known, ", "), ")")
+                            : Cat("unknown key", hint, " (ignored, as the Go plugin ignores it)"));
+        if (r.findings.warnings.size() > before) {
+          r.ignored_keys.push_back(r.findings.warnings.back());
+        }
+        continue;
       }
       r.findings.Error(key_path,
                        Cat("unknown key", hint, " (known keys: ", Join(known, ", "), ")"));
@@ -167,7 +209,8 @@ Selectors ReadSelectors(const YAML::Node& node, const std::string& path, Reader&
     r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
     return sel;
   }
-  ForEachKnownKey(node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes"}, r,
+  ForEachKnownKey(node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes"},
+                  UnknownKeys::kError, r,
                   [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     auto list = ReadStringList(v, p, r);
                     if (key == "vendors") {
@@ -195,7 +238,8 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   ForEachKnownKey(node, path,
                   {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
                    "frontend", "deviceModel", "envHints", "skipUnusable"},
-                  r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+                  UnknownKeys::kError, r,
+                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
                     if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
                     if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
@@ -237,7 +281,7 @@ RawConfig ReadTop(const YAML::Node& root, Reader& r) {
     r.findings.Error("top level", Cat("must be an object, got ", Describe(root)));
     return raw;
   }
-  ForEachKnownKey(root, "", {"periodicUpdateInterval", "configList"}, r,
+  ForEachKnownKey(root, "", {"periodicUpdateInterval", "configList"}, UnknownKeys::kWarn, r,
                   [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "periodicUpdateInterval") {
                       raw.periodic_update_interval = ReadInt(v, p, r);
@@ -356,6 +400,9 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
       }
     }
     if (whole_file || per_entry.size() >= loaded.config.resources.size()) {
+      // The ignored top-level keys too: `{"configLists": [...]}` fails for want of a
+      // configList, and the line that says so is the one naming the misspelled key.
+      for (const auto& w : reader.ignored_keys) findings.errors.push_back(w);
       return absl::InvalidArgumentError(Join(findings.errors, "\n"));
     }
     std::vector<ResourceConfig> kept;

@@ -47,6 +47,18 @@ std::string IfNameProblem(std::string_view v) {
   return "";
 }
 
+// The variable a device-plugin entry's containers get its PCI addresses in, by
+// pool::PciDeviceEnvName's rule (pool/pod_env.h; config cannot depend on pool): the full
+// resource name upper-cased, every character but a letter or digit made '_'.
+std::string PciDeviceEnvName(std::string_view full_resource_name) {
+  std::string out = "PCIDEVICE_";
+  for (char c : full_resource_name) {
+    const auto u = static_cast<unsigned char>(c);
+    out += absl::ascii_isalnum(u) ? absl::ascii_toupper(u) : '_';
+  }
+  return out;
+}
+
 std::string DriverProblem(std::string_view v) {
   if (v.empty()) return "is empty";
   for (char c : v) {
@@ -203,6 +215,12 @@ Config Validate(const RawConfig& raw, Findings& f) {
   // DeviceClass are named by it, so "rdma_A" and "rdma_a" would publish one pool from two
   // writers, each overwriting the other (issue 27 item 2).
   std::map<std::string, std::pair<std::string, std::string>> dra_labels;
+  // Device-plugin entries that serve: each PCIDEVICE_ variable they set (the address list and
+  // its _INFO) -> the entry's path and full resource name. Two entries setting one variable
+  // ("rdma/env_dp" and "rdma/ENV_DP"; "a-b/c" and "a/b_c"; "rdma/a" and "rdma/a_INFO") would
+  // give a container holding both one value of the two, which the kubelet picks at random
+  // (docs/pod-env.md).
+  std::map<std::string, std::pair<std::string, std::string>> env_vars;
   for (const RawResource& r : raw.resources) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
@@ -307,6 +325,23 @@ Config Validate(const RawConfig& raw, Findings& f) {
       rc.selectors.if_names = r.devices;
     } else {
       ValidateSelectors(r.selectors, r.path + ".selectors", rc.selectors, f);
+    }
+    // Last, and only for an entry that is otherwise fine: a skipped entry sets nothing, and
+    // a name given twice is said once (above).
+    if (rc.frontend == Frontend::kDevicePlugin && f.errors.size() == errors_before) {
+      const std::string var = PciDeviceEnvName(rc.FullName());
+      const std::string info = var + "_INFO";
+      const auto taken = env_vars.count(var) != 0 ? env_vars.find(var) : env_vars.find(info);
+      if (taken != env_vars.end()) {
+        f.Error(r.path + ".resourceName",
+                Cat("\"", Echo(name), "\" gives the same variable ", taken->first, " as ",
+                    taken->second.first, " (", taken->second.second,
+                    "); a container given both would get one of the two values: rename one of "
+                    "them"));
+      } else {
+        env_vars.emplace(var, std::make_pair(r.path, rc.FullName()));
+        env_vars.emplace(info, std::make_pair(r.path, rc.FullName()));
+      }
     }
     config.resources.push_back(std::move(rc));
   }

@@ -6,6 +6,7 @@
 #include "pkg/deviceplugin/front_end_internal.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
+#include "pkg/pool/pod_env.h"
 #include "pkg/pool/selector.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
@@ -52,6 +53,24 @@ std::string Unusable(const pool::PoolSnapshot& snap, const sysfs::NodeInventory&
     why.push_back(Cat(hca.function.address, ": ", hca.health_reason));
   }
   return Cat("every HCA is unhealthy, so the kubelet admits no pod (", Join(why, "; "), ")");
+}
+
+// A pool too large for its _INFO variable (pool/pod_env.h) is said when _INFO goes and when
+// it is back, not at every rescan that rebuilds the snapshot (a port changing state in a
+// 300-HCA pool would repeat it): `said` is whether it is out as last said.
+void SayIfInfoLeftOut(const pool::PoolSnapshot& snap, bool& said) {
+  const bool left_out = !snap.info_left_out().empty();
+  if (left_out == said) return;
+  said = left_out;
+  const std::string name = snap.resource().FullName();  // outlives the fields that view it
+  const log::Fields fields{.resource = name, .hca = {}, .event = "pool"};
+  if (left_out) {
+    log::Warn(snap.info_left_out(), fields);
+  } else {
+    log::Info(
+        Cat(name, ": ", pool::PciDeviceEnvName(name), "_INFO is in the pods' environment again"),
+        fields);
+  }
 }
 
 }  // namespace
@@ -140,6 +159,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
                   {.resource = rc.FullName(), .hca = {}, .event = "pool"});
       }
       WarnIfUnusable(res, inventory);
+      SayIfInfoLeftOut(*res.snapshot, res.info_left_out);
       continue;
     }
     if (it != resources_.end()) {
@@ -178,6 +198,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
   log::Info(Describe(*res->snapshot), {.resource = rc.FullName(), .hca = {}, .event = "pool"});
   WarnIfUnusable(*res, inventory);
+  SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
   res->timer = std::make_unique<loop::Timer>(host_.Loop(), [this, name] {
@@ -287,6 +308,18 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
         res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
     view.resources.push_back(std::move(r));
   }
+}
+
+std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices) {
+  auto problems = config::SocketPathProblems(
+      config, cli::SocketDirs(kubelet_root_dir, options.registration_mode), indices);
+  if (options.use_cdi) {
+    for (auto& p : cdi::KindProblems(config, indices)) problems.push_back(std::move(p));
+  }
+  return problems;
 }
 
 }  // namespace rdmadp::deviceplugin

@@ -34,6 +34,15 @@ struct FrontEndOptions {
   bool topology = true;  // NUMA nodes on every slot (--no-topology: none)
 };
 
+// The problems of `config` this front end cannot serve with `options` under the kubelet
+// root, one line per entry naming the field: a socket path too long for its directory, a
+// CDI kind no CDI library accepts. Start and reload both run these (one path, so a reload
+// refuses exactly what a start refuses). `indices`: LoadedConfig::indices.
+std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices);
+
 class DevicePluginFrontEnd final : public frontend::FrontEnd {
  public:
   DevicePluginFrontEnd(frontend::Host& host, FrontEndOptions options);

@@ -35,6 +35,8 @@ struct DevicePluginFrontEnd::Resource {
   // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
   std::string cdi_problem;
   std::string unusable;  // why no pod can get this pool, as last warned ("" when one can)
+  // Whether the pods' _INFO variable was last said to be left out (pool/pod_env.h).
+  bool info_left_out = false;
 };
 
 }  // namespace rdmadp::deviceplugin

@@ -34,11 +34,15 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
   const std::string kind = HcaCdiKind(ctx.driver);
   std::map<std::string, std::string> owner;  // PCI address -> resource that publishes it
   for (pool::PoolModel pool : pools) {
-    DeviceModel model = pool.resource.device_model;
+    const DeviceModel configured = pool.resource.device_model;
     // "auto" before the API server has answered: the pool is published once it has; its
     // HCAs' CDI specs (the same in every model) are written already.
-    const bool known = model != DeviceModel::kAuto || ctx.auto_model.has_value();
-    if (model == DeviceModel::kAuto) model = ctx.auto_model.value_or(DeviceModel::kPerHca);
+    const std::optional<DeviceModel> resolved = ResolveModel(configured, ctx.consumable_capacity);
+    const bool known = resolved.has_value();
+    const DeviceModel model = resolved.value_or(DeviceModel::kPerHca);
+    if (known && configured != DeviceModel::kAuto && model != configured) {
+      view.fallbacks.push_back({pool.resource.FullName(), configured, model});
+    }
     std::vector<pool::PoolHca> kept;
     for (auto& hca : pool.hcas) {
       auto [it, inserted] = owner.emplace(hca.function.address, pool.resource.FullName());

@@ -42,8 +42,18 @@ struct HcaSpec {
   std::string json;
 };
 
+// A pool published in another model than its config says, because the API server cannot
+// honour that one (ResolveModel).
+struct ModelFallback {
+  std::string resource;  // "rdma/hca_shared_devices_a"
+  DeviceModel configured;
+  DeviceModel published;
+  bool operator==(const ModelFallback&) const = default;
+};
+
 struct DraView {
   std::string driver;
+  std::vector<ModelFallback> fallbacks;
   std::vector<WantedPool> pools;
   std::map<std::pair<std::string, std::string>, DraDevice> devices;  // by (pool, device)
   std::vector<HcaSpec> cdi_specs;

@@ -52,12 +52,25 @@ void DraFrontEnd::Publish() {
   SliceContext ctx;
   ctx.driver = options_.driver;
   ctx.node_name = options_.node_name;
-  ctx.auto_model = auto_model_;
+  ctx.consumable_capacity =
+      caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
     host_.ReportOnce(log::Level::kWarn, "config", p,
                      {.resource = options_.driver, .hca = {}, .event = "config"});
   }
+  for (const auto& f : view->fallbacks) {
+    host_.ReportOnce(
+        log::Level::kWarn, "dra",
+        Cat("DRA: ", f.resource, " has deviceModel \"", config::DeviceModelName(f.configured),
+            "\" but this API server does not keep consumable capacity (feature gate "
+            "DRAConsumableCapacity, on by default from 1.36): publishing it as \"",
+            config::DeviceModelName(f.published),
+            "\" (rdmaHcaMax devices), which serves as many claims; enable the gate to "
+            "publish it as configured"),
+        {.resource = f.resource, .hca = {}, .event = "dra"});
+  }
+  fallbacks_ = view->fallbacks;
   // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
   // or read-only /var/run/cdi) would fail at container creation: it is published as
   // unhealthy (tainted, or left out where the server drops taints), its health stream says
@@ -73,6 +86,7 @@ void DraFrontEnd::Publish() {
         if (it == unwritable.end()) continue;
         hca.healthy = false;
         hca.health_reason = it->second;
+        ctx.cdi_unwritable.insert(hca.function.address);
         if (cdi_problem_.empty()) cdi_problem_ = it->second;
       }
     }
@@ -82,7 +96,7 @@ void DraFrontEnd::Publish() {
     std::lock_guard lock(shared_->mu);
     shared_->view = view;
   }
-  if (publisher_) publisher_->Publish(view->pools);
+  if (publisher_) publisher_->Publish(view->pools, caps_);
   const bool wanted = !pools.empty();
   if (wanted && !active_) {
     active_ = true;
@@ -132,15 +146,15 @@ void DraFrontEnd::StartApi() {
   po.on_capabilities = [this](ServerCapabilities caps) {
     host_.Loop().Post([this, caps] {
       if (host_.Stopping() || !created_) return;
-      const auto model =
-          caps.consumable_capacity ? config::DeviceModel::kPerHca : config::DeviceModel::kSlots;
-      if (auto_model_ == model) return;
-      log::Info(Cat(
-          "DRA: the API server ",
-          caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
-          " consumable capacity; deviceModel \"auto\" publishes ", config::DeviceModelName(model)));
-      auto_model_ = model;
-      Publish();
+      if (caps_ == caps) return;
+      if (!caps_ || caps_->consumable_capacity != caps.consumable_capacity) {
+        log::Info(Cat("DRA: the API server ",
+                      caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
+                      " consumable capacity; deviceModel \"auto\" publishes ",
+                      caps.consumable_capacity ? "perHca" : "slots"));
+      }
+      caps_ = caps;
+      Publish();  // the publisher writes only a wish stamped with these capabilities
     });
   };
   po.on_info = [](std::string line) { log::Info("DRA front end: " + line); };
@@ -263,7 +277,12 @@ void DraFrontEnd::Collect(metrics::View& view) const {
     d.api_failures = s.failures;
     for (const auto& field : s.dropped_fields)
       d.dropped_fields.emplace_back(field, GateDropping(field));
-  } else if (d.api_problem.empty()) {
+  }
+  for (const auto& f : fallbacks_) {
+    d.model_fallbacks.push_back({f.resource, std::string(config::DeviceModelName(f.configured)),
+                                 std::string(config::DeviceModelName(f.published))});
+  }
+  if (!publisher_ && d.api_problem.empty()) {
     d.api_problem = "no API client yet (see the log)";
   }
   const DriverShared& sh = *shared_;
@@ -272,6 +291,34 @@ void DraFrontEnd::Collect(metrics::View& view) const {
   d.prepare_calls = sh.prepare_calls;
   d.prepare_seconds_sum = static_cast<double>(sh.prepare_nanos.load()) / 1e9;
   d.unprepares = sh.unprepares;
+}
+
+std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices) {
+  std::vector<std::string> problems;
+  std::string why;
+  if (options.node_name.empty()) {
+    why =
+        "the DRA front end needs the node's name: set NODE_NAME from the downward API "
+        "(images/overlays/dra does) or --node-name";
+  } else if (auto p = config::DnsSubdomainProblem(options.driver); !p.empty()) {
+    why = Cat("--dra-driver-name \"", options.driver, "\" ", p);
+  } else if (const std::string reg = Cat(kubelet_root_dir, "/plugins_registry/", options.driver,
+                                         "-12345678-reg.sock");
+             reg.size() > config::kMaxUnixSocketPath) {
+    why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
+              " characters; unix sockets allow ", config::kMaxUnixSocketPath,
+              ": shorten --dra-driver-name");
+  }
+  if (why.empty()) return problems;
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    if (config.resources[i].frontend != config::Frontend::kDra) continue;
+    const size_t index = indices.empty() ? i : indices[i];
+    problems.push_back(Cat("config: configList[", index, "].frontend: ", why));
+  }
+  return problems;
 }
 
 }  // namespace rdmadp::dra

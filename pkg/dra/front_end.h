@@ -38,6 +38,16 @@ struct FrontEndOptions {
   std::string cdi_spec_dir = "/var/run/cdi";
 };
 
+// The problems of `config` this front end cannot serve with `options` under the kubelet
+// root, one line per DRA entry naming it: no node name, a driver name that is not a DNS
+// subdomain, a registration socket path too long. Start and reload both run these (one
+// path: a reload adding a DRA entry without NODE_NAME is refused as a start is).
+// `indices`: LoadedConfig::indices.
+std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices);
+
 // What the loop and the DraServer's workers share: the view (swapped whole) and one API
 // client per worker, under a mutex; the Prepare counters are atomics.
 struct DriverShared {
@@ -86,10 +96,12 @@ class DraFrontEnd final : public frontend::FrontEnd {
   bool created_ = false;  // some entry used this front end since start
   // Why there is no API client ("" once there is one): for /readyz and the metrics.
   std::string api_problem_;
-  // The DRA entries' pools at the latest scan, and what deviceModel "auto" means here
-  // (nullopt until the publisher's first capability probe answers).
+  // The DRA entries' pools at the latest scan, and what the API server keeps (nullopt
+  // until the publisher's first capability probe answers): every wish to the publisher is
+  // stamped with it, so one made before a change is never written.
   std::vector<pool::PoolModel> pools_;
-  std::optional<config::DeviceModel> auto_model_;
+  std::optional<ServerCapabilities> caps_;
+  std::vector<ModelFallback> fallbacks_;  // of the latest view
   std::string cdi_problem_;  // a CDI spec that could not be written ("" when none)
   // Creating the API client failed (a token not mounted yet, say): retried on this timer,
   // 1 s doubling to 30 s, jittered, not only at the next rescan.

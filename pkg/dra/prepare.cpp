@@ -1,6 +1,7 @@
 #include "pkg/dra/prepare.h"
 
 #include "pkg/config/k8s_names.h"
+#include "pkg/kube/json_read.h"
 #include "pkg/log/log.h"
 #include "pkg/text/cat.h"
 
@@ -12,6 +13,29 @@ using std::chrono::milliseconds;
 // Prepare's claim GETs end this long before the kubelet's deadline, so that the answer
 // still reaches it.
 constexpr milliseconds kDeadlineMargin{500};
+
+// Why the API server's answer cannot be the claim the kubelet asked for, or "" (a malformed
+// answer is PrepareClaim's to describe). Its namespace and name must be the ones asked for:
+// what a container is told is named after them, and an answer naming another claim (a
+// proxy's mix-up, a server we should not believe) must not write that claim's files. Its
+// results cannot be more than kube-apiserver stores in a claim: each request is a spec file.
+std::string AnswerProblem(const nlohmann::json& claim, const drav1::Claim& asked) {
+  if (!claim.is_object()) return "";
+  const auto& meta = kube::Obj(claim, "metadata");
+  const std::string ns = kube::Str(meta, "namespace");
+  const std::string name = kube::Str(meta, "name");
+  if (ns != asked.namespace_() || name != asked.name()) {
+    return Cat("the API server answered with ResourceClaim ", ns.empty() ? "(no namespace)" : ns,
+               "/", name.empty() ? "(no name)" : name, ", not the one asked for");
+  }
+  const nlohmann::json* results = kube::Arr(
+      kube::Obj(kube::Obj(kube::Obj(claim, "status"), "allocation"), "devices"), "results");
+  if (results != nullptr && results->size() > kMaxAllocationResults) {
+    return Cat("its allocation has ", results->size(), " results; the API server stores at most ",
+               kMaxAllocationResults, " in a claim");
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -63,6 +87,11 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       continue;
     }
     const auto claim = nlohmann::json::parse(r->body, nullptr, false);
+    if (const std::string problem = AnswerProblem(claim, c); !problem.empty()) {
+      out.set_error(Cat("cannot prepare ResourceClaim ", name, ": ", problem));
+      log::Warn(out.error());
+      continue;
+    }
     auto devices = PrepareClaim(claim, c.uid(), *view);
     if (!devices.ok()) {
       out.set_error(std::string(devices.status().message()));

@@ -19,13 +19,17 @@ namespace rdmadp::dra {
 // (set before the clients are cancelled, so a GET that starts after the cancel sees it here).
 // A claim whose GET cannot end before `deadline` (the kubelet's) is not fetched.
 // `metadata`: where each prepared claim's device metadata and env go (claim_metadata.h).
+// The claim the API server answers with must be the one the kubelet named (namespace, name
+// and UID) and hold at most kMaxAllocationResults results; anything else is that claim's
+// error in the answer, and nothing is written for it.
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
                                             const DraViewPtr& view, kube::RestClient* claims,
                                             std::chrono::system_clock::time_point deadline,
                                             const std::atomic<bool>& cancelled,
                                             const MetadataDirs& metadata);
 
-// Removes each claim's device metadata (the HCAs' own CDI specs stay: they are per HCA).
+// Removes each claim's device metadata, what was written for its UID only (the HCAs' own
+// CDI specs stay: they are per HCA).
 drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResourcesRequest& req,
                                                 const MetadataDirs& metadata);
 

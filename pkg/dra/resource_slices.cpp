@@ -32,14 +32,46 @@ void HcaAttributes(json& attrs, const sysfs::PciFunction& fn) {
   if (!fn.rdma_devices.empty()) attrs["rdmaDevice"] = StringAttribute(fn.rdma_devices[0].name);
 }
 
+}  // namespace
+
+// kube-apiserver (validateRequestPolicyRange in pkg/apis/resource/validation/validation.go,
+// 1.36+ where the field is kept) refuses a range whose min + step exceeds the capacity: a
+// one-share device says {min: 1} alone (every request is then one share; nothing to step).
 json SharesCapacity(int64_t shares) {
+  json range = {{"min", "1"}};
+  if (shares > 1) range["step"] = "1";
   return {{"shares",
            {{"value", std::to_string(shares)},
-            {"requestPolicy", {{"default", "1"}, {"validRange", {{"min", "1"}, {"step", "1"}}}}}}}};
+            {"requestPolicy", {{"default", "1"}, {"validRange", std::move(range)}}}}}};
 }
 
-json PortDownTaint(const SliceContext& ctx) {
-  return {{"key", ctx.driver + "/port-down"}, {"effect", "NoSchedule"}};
+namespace {
+
+// The taints of a device that serves `hcas`: one per cause among its unhealthy HCAs (none
+// when all are healthy), in a fixed order so that an unchanged pool renders unchanged.
+json Taints(const SliceContext& ctx, const std::vector<const pool::PoolHca*>& hcas) {
+  bool unwritable = false;
+  bool down = false;
+  for (const pool::PoolHca* hca : hcas) {
+    if (hca->healthy) continue;
+    if (ctx.cdi_unwritable.count(hca->function.address) != 0) {
+      unwritable = true;
+    } else {
+      down = true;
+    }
+  }
+  json taints = json::array();
+  if (down) taints.push_back({{"key", PortDownTaintKey(ctx.driver)}, {"effect", "NoSchedule"}});
+  if (unwritable) {
+    taints.push_back({{"key", CdiUnwritableTaintKey(ctx.driver)}, {"effect", "NoSchedule"}});
+  }
+  return taints;
+}
+
+std::vector<const pool::PoolHca*> All(const pool::PoolModel& pool) {
+  std::vector<const pool::PoolHca*> all;
+  for (const auto& hca : pool.hcas) all.push_back(&hca);
+  return all;
 }
 
 std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) {
@@ -54,7 +86,7 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
                   {"capacity", SharesCapacity(pool.shares())}};
         CommonAttributes(d["attributes"], pool);
         HcaAttributes(d["attributes"], hca.function);
-        if (!hca.healthy) d["taints"] = json::array({PortDownTaint(ctx)});
+        if (json t = Taints(ctx, {&hca}); !t.empty()) d["taints"] = std::move(t);
         devices.push_back(std::move(d));
       }
       break;
@@ -67,16 +99,17 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
       d["attributes"]["hcas"] = {{"int", static_cast<int64_t>(pool.hcas.size())}};
       const auto numa = pool.NumaNodes();
       if (numa.size() == 1) d["attributes"]["resource.kubernetes.io/numaNode"] = {{"int", numa[0]}};
-      if (!pool.healthy()) d["taints"] = json::array({PortDownTaint(ctx)});
+      if (json t = Taints(ctx, All(pool)); !t.empty()) d["taints"] = std::move(t);
       devices.push_back(std::move(d));
       break;
     }
     case DeviceModel::kSlots: {
       const int64_t n = std::min(pool.shares(), kMaxSlotDevices);
+      const json taints = Taints(ctx, All(pool));
       for (int64_t i = 0; i < n; ++i) {
         json d = {{"name", "slot-" + std::to_string(i)}, {"attributes", json::object()}};
         CommonAttributes(d["attributes"], pool);
-        if (!pool.healthy()) d["taints"] = json::array({PortDownTaint(ctx)});
+        if (!taints.empty()) d["taints"] = taints;
         devices.push_back(std::move(d));
       }
       break;
@@ -86,6 +119,23 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
 }
 
 }  // namespace
+
+std::string PortDownTaintKey(std::string_view driver) { return std::string(driver) + "/port-down"; }
+std::string CdiUnwritableTaintKey(std::string_view driver) {
+  return std::string(driver) + "/cdi-spec-unwritable";
+}
+
+std::optional<DeviceModel> ResolveModel(DeviceModel configured,
+                                        std::optional<bool> consumable_capacity) {
+  if (!consumable_capacity) {
+    if (configured == DeviceModel::kAuto) return std::nullopt;
+    return configured;  // written only once the server is known (the publisher waits)
+  }
+  if (*consumable_capacity) {
+    return configured == DeviceModel::kAuto ? DeviceModel::kPerHca : configured;
+  }
+  return DeviceModel::kSlots;
+}
 
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource) {
   return DnsLabel(ctx.node_name) + "/" + DnsLabel(resource.resource_name);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,16 +47,36 @@ struct SliceContext {
   std::string node_name;
   int64_t generation = 1;                    // the pool's; bumped by the publisher on every change
   DeviceModel model = DeviceModel::kPerHca;  // RenderResourceSlices: never kAuto
-  // What deviceModel "auto" means on this cluster (BuildDraView); nullopt while that is not
-  // known yet: auto pools are then left out, published once the API server has answered.
-  std::optional<DeviceModel> auto_model = DeviceModel::kPerHca;
+  // Whether the API server keeps consumable capacity (DRAConsumableCapacity: on by default
+  // from 1.36), as the publisher's probe found; nullopt while not known yet. BuildDraView
+  // resolves each pool's model from it: "auto" is perHca where it is kept and slots where
+  // not (left out while unknown); an explicit perHca or perPool where it is not kept falls
+  // back to slots, since the server would drop allowMultipleAllocations and every device
+  // would serve one claim: rdmaHcaMax shares would silently become one per HCA.
+  std::optional<bool> consumable_capacity = true;
+  // HCAs (PCI addresses) whose per-HCA CDI spec could not be written: tainted
+  // <driver>/cdi-spec-unwritable, not <driver>/port-down (a taint key per cause).
+  std::set<std::string> cdi_unwritable;
 };
+
+// The taint keys, one per cause of an unhealthy HCA.
+std::string PortDownTaintKey(std::string_view driver);
+std::string CdiUnwritableTaintKey(std::string_view driver);
+
+// The model `configured` is published in on a server that does (not) keep consumable
+// capacity (nullopt: not known); nullopt for "auto" while not known.
+std::optional<DeviceModel> ResolveModel(DeviceModel configured,
+                                        std::optional<bool> consumable_capacity);
 
 using config::DnsLabel;  // pool and device names (pkg/config/k8s_names.h)
 // The pool name of a resource on a node: "<node>/<resource name as a DNS label>".
 std::string PoolName(const SliceContext& ctx, const config::ResourceConfig& resource);
 // A DNS label for a PCI address: "0000:3b:00.1" -> "hca-0000-3b-00-1".
 std::string HcaDeviceName(std::string_view pci_address);
+
+// The consumable capacity `shares` of a device shared by `shares` claims: one share per
+// claim by default, whole shares only; valid on every release (a one-share device too).
+nlohmann::json SharesCapacity(int64_t shares);
 
 // The slices of `pool` (none for an empty pool: the publisher deletes the resource's
 // slices). Every slice names the pool and how many slices it has.

@@ -1,5 +1,7 @@
 #include "pkg/dra/slice_publisher.h"
 
+#include "pkg/dra/resource_slices.h"
+
 #include <charconv>
 
 #include "pkg/kube/backoff.h"
@@ -14,8 +16,6 @@ using kube::Str;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
-constexpr milliseconds kFirstBackoff{1000};
-constexpr milliseconds kMaxBackoff{30000};
 constexpr size_t kMaxTombstones = 1024;  // a wipe of 1024 slices between two answers
 
 std::string PercentEncode(std::string_view s) {
@@ -90,21 +90,31 @@ SlicePublisher::~SlicePublisher() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (watch_client_) watch_client_->Cancel();
-  if (write_client_) write_client_->Cancel();
+  if (watch_client_) watch_client_->Shutdown();  // no ResetCancel can undo these
+  if (write_client_) write_client_->Shutdown();
   if (watcher_.joinable()) watcher_.join();
   if (writer_.joinable()) writer_.join();
 }
 
-void SlicePublisher::Publish(std::vector<WantedPool> wanted) {
+void SlicePublisher::Publish(std::vector<WantedPool> wanted,
+                             std::optional<ServerCapabilities> assumed) {
   {
     std::lock_guard lock(mu_);
+    // An unchanged wish (every rescan makes one) is no news: it neither wakes the writer
+    // nor marks anything to reconcile.
+    if (have_wish_ && wish_assumed_ == assumed && wanted_ == wanted) return;
     wanted_ = std::move(wanted);
+    wish_assumed_ = assumed;
     have_wish_ = true;
     dirty_ = true;
-    ++wake_;
   }
   changed_.notify_all();
+}
+
+bool SlicePublisher::WishWritable() const {
+  // A caller that listens for capabilities makes wishes that depend on them: one made before
+  // it heard of the current ones (nullopt: before any) waits for its next wish.
+  return have_wish_ && told_ && (!options_.on_capabilities || wish_assumed_ == told_);
 }
 
 PublisherStats SlicePublisher::stats() const {
@@ -175,9 +185,9 @@ std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
-bool SlicePublisher::Pause(milliseconds d, std::optional<uint64_t> woken_since) {
+bool SlicePublisher::SleepUntil(std::chrono::steady_clock::time_point t) {
   std::unique_lock lock(mu_);
-  changed_.wait_for(lock, d, [&] { return stopping_ || (woken_since && wake_ != *woken_since); });
+  changed_.wait_until(lock, t, [&] { return stopping_; });
   return !stopping_;
 }
 
@@ -190,11 +200,12 @@ void SlicePublisher::Problem(const std::string& line) {
   if (options_.on_problem) options_.on_problem(line);
 }
 
-bool SlicePublisher::List() {
+bool SlicePublisher::List(kube::FailedAnswer* failed) {
   auto r = watch_client_->Call("GET", Cat(kSlices, "?fieldSelector=", Selector()));
   auto list =
       r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+    *failed = {r.ok() && r->code != 200 ? r->code : 0, r.ok() ? r->retry_after_seconds : 0};
     {
       std::lock_guard lock(mu_);
       ++stats_.lists;
@@ -229,7 +240,7 @@ bool SlicePublisher::List() {
   return true;
 }
 
-bool SlicePublisher::WatchOnce() {
+bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   std::string from;
   {
     std::lock_guard lock(mu_);
@@ -274,7 +285,6 @@ bool SlicePublisher::WatchOnce() {
           published_[s.name] = std::move(s);
         }
         dirty_ = true;
-        ++wake_;
         changed_.notify_all();
         return true;
       },
@@ -286,63 +296,72 @@ bool SlicePublisher::WatchOnce() {
         last_problem_.clear();
       });
   if (!code.ok()) {
+    *failed = {};  // transport, a dead connection, an over-long line: the fast back-off
     Problem(std::string(code.status().message()));
     return false;
   }
   if (*code != 200) {
+    // 410 (a compacted resourceVersion) is the normal end of an old watch: relist on the
+    // fast schedule; 401/403 on the slow one.
+    *failed = {*code == 410 ? 0 : *code, watch_client_->stream_retry_after_seconds()};
     Problem(Cat("watching ResourceSlices: HTTP ", *code,
-                *code == 403 ? " (grant the DaemonSet's service account watch on "
-                               "resourceslices: images/overlays/dra)"
+                *code == 403 ? " (grant the DaemonSet's service account \"watch\" on "
+                               "resourceslices.resource.k8s.io: images/overlays/dra)"
                              : ""));
     return false;
   }
+  *failed = {};
   if (!error.empty()) Problem(error);
   return !relist;
 }
 
+kube::RetrySchedule::Jitter SlicePublisher::JitterOrDefault() const {
+  if (options_.jitter) return options_.jitter;
+  return [](milliseconds d) { return kube::Jittered(d); };
+}
+
 void SlicePublisher::WatchLoop() {
-  kube::Backoff backoff(kFirstBackoff, kMaxBackoff);
+  kube::RetrySchedule retry(JitterOrDefault());
   while (true) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-    }
-    watch_client_->ResetCancel();
     bool relist = false;
     {
+      // Under the lock the destructor sets stopping_ under; its Shutdown() cannot be undone.
       std::lock_guard lock(mu_);
+      if (stopping_) return;
+      watch_client_->ResetCancel();
       relist = relist_;
     }
-    if (relist) {
-      if (!List()) {
-        if (!Pause(backoff.Next())) return;
-        continue;
-      }
-      backoff.Reset();  // the server answers again: the next failure starts over
-    }
-    const auto opened = std::chrono::steady_clock::now();
-    const bool healthy = WatchOnce();
-    if (healthy && std::chrono::steady_clock::now() - opened >= kShortWatch) {
-      backoff.Reset();  // the server ended a healthy watch: resume at once
+    kube::FailedAnswer failed;
+    if (relist && !List(&failed)) {
+      if (!SleepUntil(retry.Failed(std::chrono::steady_clock::now(), failed))) return;
       continue;
     }
+    // A list that works does not start the back-off over: only a watch that works does.
+    const auto opened = std::chrono::steady_clock::now();
+    const bool healthy = WatchOnce(&failed);
+    const auto lasted = std::chrono::steady_clock::now() - opened;
+    if (healthy && lasted >= kShortWatch) {
+      retry.Succeeded();  // the server ended a healthy watch: resume at once
+      continue;
+    }
+    // A watch that stayed open a while and then failed (a 410 after compaction) is the
+    // first failure of a new series, not the next step of an old one.
+    if (lasted >= kStayedOpen) retry.Succeeded();
     if (healthy) {  // ended at once: a server (or proxy) that ends every watch
       Problem("the API server ends every ResourceSlice watch at once; backing off");
-      if (!Pause(backoff.Next())) return;
-      continue;
-    }
-    {
+      failed = {};
+    } else {
       std::lock_guard lock(mu_);
       if (stopping_) return;
       // A cancel from the writer (409) asks for the relist itself; anything else relists
-      // after a pause, since the events in between may be gone.
+      // after the wait, since the events in between may be gone.
       relist_ = true;
     }
-    if (!Pause(backoff.Next())) return;
+    if (!SleepUntil(retry.Failed(std::chrono::steady_clock::now(), failed))) return;
   }
 }
 
-bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
+bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   absl::StatusOr<kube::HttpResponse> r;
   switch (w.kind) {
     case SliceWrite::Kind::kCreate: {
@@ -389,10 +408,7 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
     return true;
   }
   ++stats_.failures;
-  if (r.ok() && r->retry_after_seconds > 0) {  // capped: a server cannot park us for years
-    *retry_after =
-        std::min<milliseconds>(std::chrono::seconds(r->retry_after_seconds), kMaxBackoff);
-  }
+  *failed = {r.ok() ? r->code : 0, r.ok() ? r->retry_after_seconds : 0};
   if (r.ok() && r->code == 404 && w.kind != SliceWrite::Kind::kCreate) {
     published_.erase(w.name);  // already gone (a wipe raced us): reconcile again
     return true;
@@ -400,8 +416,7 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   if (r.ok() && r->code == 409) {
     ++stats_.conflicts;  // our copy is stale: the watcher relists, then we reconcile
     relist_ = true;
-    lock.unlock();
-    watch_client_->Cancel();
+    watch_client_->Cancel();  // under mu_: the watcher's ResetCancel is too
     return false;
   }
   const std::string what = w.kind == SliceWrite::Kind::kCreate   ? "creating"
@@ -413,8 +428,8 @@ bool SlicePublisher::Write(const SliceWrite& w, milliseconds* retry_after) {
   } else {
     Problem(Cat(what, " ResourceSlice ", w.name.empty() ? "(new)" : w.name, ": HTTP ", r->code,
                 ": ", StatusMessage(r->body),
-                r->code == 403 ? " (grant the DaemonSet's service account create/update/delete "
-                                 "on resourceslices: images/overlays/dra)"
+                r->code == 403 ? Cat(" (grant the DaemonSet's service account \"", Verb(w.kind),
+                                     "\" on resourceslices.resource.k8s.io: images/overlays/dra)")
                                : ""));
   }
   return false;
@@ -442,7 +457,7 @@ void SlicePublisher::ReadOwner() {
             {"controller", true}};
 }
 
-bool SlicePublisher::Probe() {
+bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   // One device with every gated field we may set: the answer shows which the server keeps.
   const nlohmann::json probe = {
       {"apiVersion", "resource.k8s.io/v1"},
@@ -455,11 +470,9 @@ bool SlicePublisher::Probe() {
         {"devices",
          {{{"name", "probe"},
            {"allowMultipleAllocations", true},
-           {"capacity",
-            {{"shares",
-              {{"value", "1"},
-               {"requestPolicy",
-                {{"default", "1"}, {"validRange", {{"min", "1"}, {"step", "1"}}}}}}}}},
+           // As the real slices say it (two shares: a valid range with a step on every
+           // release; one share with a step is refused on 1.36+).
+           {"capacity", SharesCapacity(2)},
            {"taints", {{{"key", options_.driver + "/probe"}, {"effect", "NoSchedule"}}}}}}}}}};
   if (!TakeWriteToken()) return false;
   auto r = write_client_->Call("POST", Cat(kSlices, "?dryRun=All"), probe.dump());
@@ -470,6 +483,7 @@ bool SlicePublisher::Probe() {
     ++stats_.writes_by_verb_code[{"probe", r.ok() ? r->code : 0}];
   }
   if (!answer.is_object()) {
+    *failed = {r.ok() && r->code != 201 ? r->code : 0, r.ok() ? r->retry_after_seconds : 0};
     Problem(!r.ok() ? std::string(r.status().message())
                     : Cat("probing what the API server keeps of a ResourceSlice (a dry-run "
                           "create): HTTP ",
@@ -515,77 +529,79 @@ void SlicePublisher::ReportCapabilities() {
     caps.consumable_capacity = dropped_.count("devices[].allowMultipleAllocations") == 0;
     caps.device_taints = dropped_.count("devices[].taints") == 0;
     if (told_ && *told_ == caps) return;
-    // The first answer: a wish made before it may lack the pools whose model depends on
-    // it ("auto"), and writing it would delete their slices. Wait for the caller's next.
-    if (!told_ && options_.on_capabilities) have_wish_ = false;
+    // A wish stamped with other capabilities waits for the caller's next (WishWritable).
     told_ = caps;
   }
   if (options_.on_capabilities) options_.on_capabilities(caps);
 }
 
 void SlicePublisher::WriteLoop() {
-  kube::Backoff backoff(kFirstBackoff, kMaxBackoff);
+  kube::RetrySchedule retry(JitterOrDefault());
   while (true) {
     std::vector<SliceWrite> writes;
     bool probe = false;
     {
       std::unique_lock lock(mu_);
-      // Probe when one is due, write when there is a wish and something to do; both only
-      // once the list is in.
+      // Probe when one is due, write when there is a wish to write and something to do;
+      // both only once the list is in, and never before the server's wait is over.
       while (!stopping_) {
-        const bool listed = stats_.synced && !relist_;
-        if (listed && std::chrono::steady_clock::now() >= next_probe_) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!stats_.synced || relist_) {
+          changed_.wait(lock);
+        } else if (now < retry.not_before()) {
+          changed_.wait_until(lock, retry.not_before());
+        } else if (now >= next_probe_) {
           probe = true;
           break;
-        }
-        if (listed && dirty_ && have_wish_ && told_) break;
-        if (listed) {
-          changed_.wait_until(lock, next_probe_);
+        } else if (dirty_ && WishWritable()) {
+          break;
         } else {
-          changed_.wait(lock);
+          changed_.wait_until(lock, next_probe_);
         }
       }
       if (stopping_) return;
     }
     if (probe) {
       if (!owner_read_) ReadOwner();
-      if (!Probe()) {
+      kube::FailedAnswer failed;
+      if (Probe(&failed)) {
+        retry.Succeeded();
+      } else {
         // Publishing does not wait for the probe: what the server keeps is then learnt from
         // the answers to real writes (LearnDropped), and the probe is tried again later.
+        const auto now = std::chrono::steady_clock::now();
+        retry.Failed(now, failed);
         {
           std::lock_guard lock(mu_);
-          next_probe_ = std::chrono::steady_clock::now() + kube::Jittered(kProbeRetry);
+          next_probe_ = now + kube::Jittered(kProbeRetry);
         }
         ReportCapabilities();
       }
       continue;
     }
-    uint64_t wish_read_at = 0;  // wake_ when the wish these writes serve was read
     {
       std::unique_lock lock(mu_);
       dirty_ = false;
-      wish_read_at = wake_;
       writes = Reconcile(published_, wanted_, ActiveDropped(std::chrono::steady_clock::now()));
       stats_.in_sync = writes.empty();
     }
     bool ok = true;
-    milliseconds retry_after{0};
+    kube::FailedAnswer failed;
     for (const auto& w : writes) {
       if (!TakeWriteToken()) return;
-      if (!(ok = Write(w, &retry_after))) break;
+      if (!(ok = Write(w, &failed))) break;
     }
     {
       std::lock_guard lock(mu_);
       if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
     }
     if (ok) {
-      backoff.Reset();
+      if (!writes.empty()) retry.Succeeded();
       continue;
     }
-    // A new wish or a wipe ends the wait: the write budget still bounds what follows. One
-    // that came while the failed write was in flight counts too (a Publish between the
-    // server's answer and the start of the wait used to sit out the whole 30 s cap).
-    if (!Pause(std::max(backoff.Next(), retry_after), wish_read_at)) return;
+    // A 409 relists (the watcher) and reconciles then; any other failure waits as the
+    // schedule says, whatever is wished or seen meanwhile (the loop above).
+    if (failed.code != 409) retry.Failed(std::chrono::steady_clock::now(), failed);
   }
 }
 

@@ -7,9 +7,13 @@
 //    from the watcher), reconciles and writes. A slice deleted behind our back (the
 //    kubelet wipes a node's slices at every start) is written again as soon as the watch
 //    reports the deletion.
-// Failures back off (1 s doubling to 30 s, jittered, or the server's Retry-After capped at
-// 30 s; a new wish or a wipe ends the wait); a 409 relists. A watch the server ends within
-// kShortWatch is a failure, not a healthy end: it backs off instead of reopening at once.
+// Failures wait as kube::RetrySchedule says (pkg/kube/retry_schedule.h: never before a
+// Retry-After, jittered exponential back-off, slow for 401/403), one schedule per thread;
+// nothing of ours (a wish, a watch event) ends such a wait: a wipe meanwhile is repaired
+// when it ends. A 409 relists. The watcher's back-off starts over only after a watch that
+// stayed open (kStayedOpen) or ended as a healthy watch ends: a successful list does not
+// count, or a watch refused while lists work (403 without "watch", 410, ERROR events)
+// would loop at the first step. A watch the server ends within kShortWatch is a failure.
 //
 // A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
 // kWriteBurst writes refilled at one a second. One node's publisher can never send the API
@@ -45,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "pkg/dra/slice_reconciler.h"
 #include "pkg/kube/rest_client.h"
+#include "pkg/kube/retry_schedule.h"
 
 namespace rdmadp::dra {
 
@@ -66,11 +71,15 @@ struct PublisherOptions {
   std::function<void(ServerCapabilities)> on_capabilities;
   std::function<void(std::string problem)> on_problem;  // publisher threads
   std::function<void(std::string info)> on_info;        // publisher threads
+  // The jitter of every retry wait (default: [step/2, step]); tests pass the identity to
+  // assert exact request times.
+  kube::RetrySchedule::Jitter jitter;
 };
 
 inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
 inline constexpr std::chrono::milliseconds kWriteInterval{1000};
 inline constexpr std::chrono::milliseconds kShortWatch{1000};
+inline constexpr std::chrono::seconds kStayedOpen{60};
 inline constexpr std::chrono::minutes kRecheckDropped{60};
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
 
@@ -96,24 +105,32 @@ class SlicePublisher {
   SlicePublisher(const SlicePublisher&) = delete;
   SlicePublisher& operator=(const SlicePublisher&) = delete;
 
-  // The pools to publish from now on (replaces the previous wish).
-  void Publish(std::vector<WantedPool> wanted);
+  // The pools to publish from now on (replaces the previous wish). `assumed`: the server
+  // capabilities the wish was made for (what on_capabilities last told the caller); such a
+  // wish is written only while they are still the publisher's, so a wish made before the
+  // caller heard of a change (and lacking the pools that depend on it) never deletes their
+  // slices. Without on_capabilities, wishes do not depend on them and `assumed` is unused.
+  void Publish(std::vector<WantedPool> wanted,
+               std::optional<ServerCapabilities> assumed = std::nullopt);
   PublisherStats stats() const;
 
  private:
   explicit SlicePublisher(PublisherOptions options);
   void WatchLoop();
   void WriteLoop();
-  bool List();  // replaces published_; false on failure
-  // Watches from resource_version_ until the stream ends; returns false if a relist is due.
-  bool WatchOnce();
-  // One write; returns false when the writer should back off (at least `*retry_after`,
-  // the server's Retry-After, when it sent one).
-  bool Write(const SliceWrite& write, std::chrono::milliseconds* retry_after);
-  // Sleeps `d` unless stopping; returns false when stopping. With `woken_since` (a value
-  // of wake_), a new wish or a watch event since then ends the sleep early too, including
-  // one that came before the sleep began.
-  bool Pause(std::chrono::milliseconds d, std::optional<uint64_t> woken_since = std::nullopt);
+  // Replaces published_; false on failure, with what the server answered in `failed`.
+  bool List(kube::FailedAnswer* failed);
+  // Watches from resource_version_ until the stream ends; returns false if a relist is due,
+  // with what the server answered in `failed`.
+  bool WatchOnce(kube::FailedAnswer* failed);
+  // One write; false when the writer must stop this round: `failed` says what the server
+  // answered (409: relist, no back-off; anything else goes to the RetrySchedule).
+  bool Write(const SliceWrite& write, kube::FailedAnswer* failed);
+  // Sleeps until `t` unless stopping (nothing else ends it); false when stopping.
+  bool SleepUntil(std::chrono::steady_clock::time_point t);
+  // A wish that may be written now: there is one, the capabilities are known and it was made
+  // for them. Requires mu_.
+  bool WishWritable() const;
   // Waits for a token of the write budget; false when stopping.
   bool TakeWriteToken();
   // Learns the fields the server dropped from `written`, given its answer.
@@ -121,14 +138,16 @@ class SlicePublisher {
   FieldPaths ActiveDropped(std::chrono::steady_clock::time_point now);  // requires mu_
   // Ours: this node's and this driver's.
   bool Ours(const nlohmann::json& object) const;
-  // The dry-run create of the probe slice; false when it must be tried again.
-  bool Probe();
+  // The dry-run create of the probe slice; false when it must be tried again, with what the
+  // server answered in `failed`.
+  bool Probe(kube::FailedAnswer* failed);
   // Reads this node's object for the owner reference (once).
   void ReadOwner();
   // Tells on_capabilities when what dropped_ implies changed (or was never told).
   void ReportCapabilities();
   void Problem(const std::string& line);
   std::string Selector() const;
+  kube::RetrySchedule::Jitter JitterOrDefault() const;
 
   const PublisherOptions options_;
   std::unique_ptr<kube::RestClient> watch_client_;
@@ -141,6 +160,7 @@ class SlicePublisher {
   bool relist_ = true;  // the watcher must list first
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
+  std::optional<ServerCapabilities> wish_assumed_;  // the caller's stamp (Publish)
   std::map<std::string, PublishedSlice> published_;
   // Slices the watch saw deleted since the last list. The answer to our own write can come
   // after the watch's DELETED event for the same slice (the kubelet's wipe right after our
@@ -153,7 +173,6 @@ class SlicePublisher {
   // Fields the server dropped, with when we learned it (re-checked after kRecheckDropped).
   std::map<std::string, std::chrono::steady_clock::time_point> dropped_;
   std::set<std::string> dropped_reported_;
-  uint64_t wake_ = 0;  // bumped by a wish or a watch event (ends a Pause that waits for it)
   std::chrono::steady_clock::time_point next_probe_{};  // the first at once
   std::optional<ServerCapabilities> told_;              // what on_capabilities last heard
   // This node as the owner of every slice we create: when the node object is deleted

@@ -41,6 +41,7 @@ struct PublishedSlice {
 struct WantedPool {
   std::string pool_name;
   std::vector<nlohmann::json> slices;
+  bool operator==(const WantedPool&) const = default;
 };
 
 struct SliceWrite {

@@ -34,9 +34,11 @@ class Backoff {
   // The next wait (jittered), then the step doubles up to the cap.
   std::chrono::milliseconds Next(std::minstd_rand& rng = ThreadRng()) {
     const auto d = Jittered(step_, rng);
-    step_ = std::min(step_ * 2, cap_);
+    Advance();
     return d;
   }
+  // The step doubles up to the cap (for callers that jitter the step themselves).
+  void Advance() { step_ = std::min(step_ * 2, cap_); }
   // The peer answers again: the next failure starts over.
   void Reset() { step_ = first_; }
   std::chrono::milliseconds step() const { return step_; }

@@ -57,12 +57,21 @@ struct CurlCallbacks {
     void* curl = nullptr;
     const CurlLib* lib = nullptr;
     bool too_large = false;  // an answer or a line went past its limit: transfer ended
+    bool error_capped = false;  // an error answer reached kMaxErrorBytes: transfer ended
   };
 
   static size_t Write(char* data, size_t size, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
     const size_t len = size * n;
+    if (sink->code == 0) sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &sink->code);
     if (sink->on_line == nullptr) {
+      if (sink->code >= 300 && sink->body->size() + len > kMaxErrorBytes) {
+        // An error answer is one Status object: what fits is kept and the rest never read
+        // (an endless 500 body used to be read to its end, or to kMaxBodyBytes).
+        sink->body->append(data, kMaxErrorBytes - std::min(kMaxErrorBytes, sink->body->size()));
+        sink->error_capped = true;
+        return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+      }
       if (sink->body->size() + len > kMaxBodyBytes) {
         sink->too_large = true;
         return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
@@ -70,11 +79,12 @@ struct CurlCallbacks {
       sink->body->append(data, len);
       return len;
     }
-    if (sink->code == 0) sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &sink->code);
     if (sink->code != 200) {  // an error answer: one Status object, handed over at the end
-      sink->error.append(
-          data, std::min(len, kMaxErrorBytes - std::min(kMaxErrorBytes, sink->error.size())));
-      return len;
+      const size_t room = kMaxErrorBytes - std::min(kMaxErrorBytes, sink->error.size());
+      sink->error.append(data, std::min(len, room));
+      if (len <= room) return len;
+      sink->error_capped = true;  // the rest is never read
+      return 0;
     }
     switch (sink->lines.Feed(std::string_view(data, len), *sink->on_line)) {
       case LineSplitter::Result::kMore:
@@ -104,11 +114,13 @@ struct CurlCallbacks {
   struct StatusWatch {
     const std::function<void()>* on_open;
     bool seen = false;
+    int retry_after_seconds = 0;
   };
   static size_t StreamHeader(char* data, size_t size, size_t n, void* user) {
     const size_t len = size * n;
     auto* w = static_cast<StatusWatch*>(user);
     const std::string_view line(data, len);
+    Header(data, size, n, &w->retry_after_seconds);
     if (!w->seen && line.starts_with("HTTP/")) {
       const auto space = line.find(' ');
       if (space != std::string_view::npos && line.substr(space + 1).starts_with("200")) {
@@ -149,6 +161,7 @@ absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(ApiConfig config)
   if (client->curl_ == nullptr) return absl::InternalError("libcurl: curl_easy_init failed");
   auto token = client->Token(true);
   if (!token.ok()) return token.status();
+  if (auto ca = client->CheckCaFile(); !ca.ok()) return ca;
   return client;
 }
 
@@ -158,10 +171,29 @@ RestClient::~RestClient() {
   if (curl_ != nullptr) (*CurlLib::Get())->easy_cleanup(curl_);
 }
 
+void RestClient::Shutdown() {
+  shut_down_ = true;
+  Cancel();
+}
+
 void RestClient::Cancel() {
   cancelled_ = true;
   std::lock_guard lock(socket_mu_);
   if (socket_ >= 0) ::shutdown(socket_, SHUT_RDWR);  // wakes libcurl's poll() at once
+}
+
+absl::Status RestClient::CheckCaFile() const {
+  // libcurl opens the CA file at every new connection, blocking: a FIFO there would hang the
+  // caller (and shutdown, which joins it). Only a regular file is handed over.
+  struct stat st {};
+  if (::stat(config_.ca_file.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(
+        Cat("CA file ", config_.ca_file, ": ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(Cat("CA file ", config_.ca_file, " is not a regular file"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> RestClient::Token(bool force) {
@@ -261,6 +293,7 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
   const CurlLib& c = **CurlLib::Get();
   auto token = Token(force_token);
   if (!token.ok()) return token.status();
+  if (auto ca = CheckCaFile(); !ca.ok()) return ca;
   curl_slist* headers = nullptr;
   const std::string auth = "Authorization: Bearer " + *token;
   headers = c.slist_append(headers, auth.c_str());
@@ -286,7 +319,7 @@ absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const
                                             ": the answer is larger than ", kMaxBodyBytes,
                                             " bytes; not read"));
   }
-  if (rc != CURLE_OK) {
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && sink.error_capped)) {
     return absl::UnavailableError(
         Cat(m, " ", config_.server, path.substr(0, path.find('?')), ": ", Describe(rc)));
   }
@@ -313,6 +346,7 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto token = Token(attempt > 0);
     if (!token.ok()) return token.status();
+    if (auto ca = CheckCaFile(); !ca.ok()) return ca;
     curl_slist* headers = nullptr;
     const std::string auth = "Authorization: Bearer " + *token;
     headers = c.slist_append(headers, auth.c_str());
@@ -346,6 +380,7 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
     long code = sink.code;
     if (code == 0) c.easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &code);
     if (code == 401 && attempt == 0) continue;
+    stream_retry_after_seconds_ = code == 200 ? 0 : status.retry_after_seconds;
     if (code != 200 && code != 0) {
       on_line(sink.error);
       return code;

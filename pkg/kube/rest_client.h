@@ -81,12 +81,21 @@ class RestClient {
                               const std::function<void()>& on_open = nullptr);
   // Any thread: ends the running Stream() (or the next one) promptly.
   void Cancel();
-  void ResetCancel() { cancelled_ = false; }
+  // Undoes a Cancel() for the next call, never a Shutdown().
+  void ResetCancel() { cancelled_ = shut_down_.load(); }
+  // Any thread: Cancel() for good. A loop that resets its cancel before each call cannot
+  // lose this one, whatever the order (a destructor's cancel between a loop's "stopping?"
+  // check and its ResetCancel used to be erased, and shutdown waited out a 5-10 min watch).
+  void Shutdown();
+  // The Retry-After (seconds, 0 if none) of the last Stream() answer that was not 200.
+  int stream_retry_after_seconds() const { return stream_retry_after_seconds_; }
 
   uint64_t token_reads() const { return token_reads_; }
 
  private:
   explicit RestClient(ApiConfig config);
+  // The CA file is a regular file (libcurl's blocking open must never meet a FIFO).
+  absl::Status CheckCaFile() const;
   // The token, re-read when its file changed or `force`.
   absl::StatusOr<std::string> Token(bool force);
   // Sets up the handle for one transfer of `method` `path`.
@@ -110,6 +119,8 @@ class RestClient {
   } token_id_;
   uint64_t token_reads_ = 0;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> shut_down_{false};
+  int stream_retry_after_seconds_ = 0;
   std::mutex socket_mu_;
   int socket_ = -1;  // of the running transfer, for Cancel()
 

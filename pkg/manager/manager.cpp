@@ -24,6 +24,24 @@
 namespace rdmadp::manager {
 namespace {
 
+deviceplugin::FrontEndOptions DevicePluginOptions(const ManagerOptions& o) {
+  return {.registration_mode = o.registration_mode,
+          .auto_detect_timeout = o.auto_detect_timeout,
+          .use_cdi = o.use_cdi,
+          .cdi_spec_dir = o.cdi_spec_dir,
+          .topology = o.topology};
+}
+
+dra::FrontEndOptions DraOptions(const ManagerOptions& o) {
+  return {.driver = o.dra_driver,
+          .node_name = o.node_name,
+          .kube_api_server = o.kube_api_server,
+          .kube_ca_file = o.kube_ca_file,
+          .kube_token_file = o.kube_token_file,
+          .user_agent = "k8s-rdma-shared-dp/" + o.version,
+          .cdi_spec_dir = o.cdi_spec_dir};
+}
+
 using std::chrono::milliseconds;
 
 // Freed heap goes back to the system this long after the first Allocate, rescan or reload
@@ -67,24 +85,25 @@ Manager::Manager(ManagerOptions options, config::Config config,
        {"periodic", "link", "uevent", "verbs", "sighup", "config_file", "other"}) {
     counters_.rescans_by_trigger[trigger] = 0;
   }
-  for (const char* cls : {"config", "registration", "cdi", "link", "metrics"}) {
+  for (const char* cls : {"config", "registration", "cdi", "link", "metrics", "dra"}) {
     counters_.errors_by_class[cls] = 0;
   }
   frontend::Host& host = *this;
-  front_ends_.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(
-      host, deviceplugin::FrontEndOptions{.registration_mode = options_.registration_mode,
-                                          .auto_detect_timeout = options_.auto_detect_timeout,
-                                          .use_cdi = options_.use_cdi,
-                                          .cdi_spec_dir = options_.cdi_spec_dir,
-                                          .topology = options_.topology}));
-  front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(
-      host, dra::FrontEndOptions{.driver = options_.dra_driver,
-                                 .node_name = options_.node_name,
-                                 .kube_api_server = options_.kube_api_server,
-                                 .kube_ca_file = options_.kube_ca_file,
-                                 .kube_token_file = options_.kube_token_file,
-                                 .user_agent = "k8s-rdma-shared-dp/" + options_.version,
-                                 .cdi_spec_dir = options_.cdi_spec_dir}));
+  front_ends_.push_back(
+      std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, DevicePluginOptions(options_)));
+  front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(host, DraOptions(options_)));
+}
+
+std::vector<std::string> ConfigProblems(const ManagerOptions& options,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices) {
+  auto problems = deviceplugin::ConfigProblems(DevicePluginOptions(options),
+                                               options.kubelet_root_dir, config, indices);
+  for (auto& p :
+       dra::ConfigProblems(DraOptions(options), options.kubelet_root_dir, config, indices)) {
+    problems.push_back(std::move(p));
+  }
+  return problems;
 }
 
 Manager::~Manager() = default;  // front_ends_, declared last, go first
@@ -299,11 +318,8 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
 void Manager::Reload(std::string_view reason) {
   auto loaded = config::LoadConfigFile(options_.config_file);
   if (loaded.ok()) {
-    auto problems = config::SocketPathProblems(
-        loaded->config, cli::SocketDirs(options_.kubelet_root_dir, options_.registration_mode));
-    if (options_.use_cdi) {
-      for (auto& p : cdi::KindProblems(loaded->config)) problems.push_back(std::move(p));
-    }
+    // The checks a start makes (the front ends' own), then the entries' own.
+    auto problems = ConfigProblems(options_, loaded->config, loaded->indices);
     // Reload keeps the strict rule: a new config with any invalid entry changes nothing.
     for (const auto& entry : loaded->skipped) {
       problems.insert(problems.end(), entry.problems.begin(), entry.problems.end());

@@ -56,6 +56,13 @@ struct ManagerOptions {
   std::string kube_token_file;
 };
 
+// The problems of `config` the front ends cannot serve with `options` (each front end's
+// ConfigProblems), one line per entry naming the field. main() runs them at start (entries
+// with a problem are skipped) and Reload() runs the same (any problem refuses the reload).
+std::vector<std::string> ConfigProblems(const ManagerOptions& options,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices);
+
 class Manager final : private frontend::Host {
  public:
   // `skipped`: config entries left out at start (invalid on their own); reported by /readyz

@@ -316,7 +316,7 @@ class HttpEndpoint::Connections {
         r.status = 503;
         r.body = why + "\n";
       } else {
-        r.body = "ready\n";
+        r.body = "ready\n" + ReadyNotes(*view);
       }
       return r;
     }

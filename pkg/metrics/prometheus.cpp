@@ -82,6 +82,14 @@ void FormatDra(std::string& out, const DraView& d) {
     Append(out, "rdma_shared_dp_dra_dropped_field{", driver, ",field=\"", Label(field),
            "\",feature_gate=\"", Label(gate), "\"} 1\n");
   }
+  Family(out, "rdma_shared_dp_dra_model_fallback", "gauge",
+         "1 for each DRA pool published in another device model than its config says, "
+         "because this API server cannot honour that one.");
+  for (const auto& f : d.model_fallbacks) {
+    Append(out, "rdma_shared_dp_dra_model_fallback{", driver, ",resource=\"", Label(f.resource),
+           "\",configured=\"", Label(f.configured), "\",published=\"", Label(f.published),
+           "\"} 1\n");
+  }
   Family(out, "rdma_shared_dp_dra_prepared_claims_total", "counter",
          "Claims in NodePrepareResources calls, by result.");
   Append(out, "rdma_shared_dp_dra_prepared_claims_total{", driver, ",result=\"ok\"} ",
@@ -226,6 +234,17 @@ std::string NotReadyReason(const View& v) {
     }
   }
   return "";
+}
+
+std::string ReadyNotes(const View& v) {
+  std::string notes;
+  if (!v.dra) return notes;
+  for (const auto& f : v.dra->model_fallbacks) {
+    Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ",
+           f.configured, ": this API server does not keep consumable capacity "
+           "(feature gate DRAConsumableCapacity)\n");
+  }
+  return notes;
 }
 
 }  // namespace rdmadp::metrics

@@ -77,6 +77,10 @@ struct DraView {
   uint64_t write_budget_waits = 0;
   uint64_t api_failures = 0;  // lists, watches and writes that failed
   std::vector<std::pair<std::string, std::string>> dropped_fields;  // (field, gate or "")
+  struct ModelFallback {
+    std::string resource, configured, published;  // "rdma/x", "perHca", "slots"
+  };
+  std::vector<ModelFallback> model_fallbacks;  // pools not in their configured model
   uint64_t prepares = 0;           // claims asked for in NodePrepareResources
   uint64_t prepare_failures = 0;   // claims answered with an error
   double prepare_seconds_sum = 0;  // over NodePrepareResources calls
@@ -110,5 +114,8 @@ std::string FormatPrometheus(const View& view);
 // Why the plugin is not ready ("" when ready): no config entry skipped, and every resource
 // without a problem, registered with the kubelet, holding an open ListAndWatch stream.
 std::string NotReadyReason(const View& view);
+// What a ready plugin still wants an operator to know, one line each ("" when nothing):
+// DRA pools published in another model than configured.
+std::string ReadyNotes(const View& view);
 
 }  // namespace rdmadp::metrics

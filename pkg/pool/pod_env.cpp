@@ -34,7 +34,43 @@ std::string RdmaSection(const sysfs::PciFunction& fn) {
   return out + "}";
 }
 
+// Lowercase letters and digits joined by single '-'s: what upper-casing and '-' -> '_'
+// turns into a part that reads back as this name only.
+bool PlainName(std::string_view name) {
+  char prev = '-';  // so that a leading '-' is refused
+  for (char c : name) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (c != '-' || prev == '-')) return false;
+    prev = c;
+  }
+  return !name.empty() && prev != '-';
+}
+
+// One part of a ClaimPciDeviceEnvName (pod_env.h has the rule and why it cannot clash).
+std::string ClaimEnvPart(std::string_view name, bool request) {
+  const bool info = name == "info" || name.ends_with("-info");
+  std::string out;
+  if (PlainName(name) && !(request && info)) {
+    for (char c : name) {
+      out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return out;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out = "x";
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    out += kHex[u >> 4];
+    out += kHex[u & 0xf];
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string ClaimPciDeviceEnvName(std::string_view claim, std::string_view request) {
+  return Cat("PCIDEVICE__", ClaimEnvPart(claim, false), "__", ClaimEnvPart(request, true));
+}
 
 std::string PortsJson(const sysfs::PciFunction& fn) {
   std::string out = "[";
@@ -88,7 +124,8 @@ std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions) {
   return info + "}";
 }
 
-std::map<std::string, std::string> PodEnv(const PoolModel& model) {
+std::map<std::string, std::string> PodEnv(const PoolModel& model, std::string* info_left_out) {
+  if (info_left_out != nullptr) info_left_out->clear();
   if (model.hcas.empty()) return {};
   std::vector<sysfs::PciFunction> functions;
   std::string addresses;
@@ -100,7 +137,16 @@ std::map<std::string, std::string> PodEnv(const PoolModel& model) {
   std::map<std::string, std::string> env = HintEnv(functions, model.resource.env_hints);
   env[name] = addresses;
   std::string info = DeviceInfoJson(functions);
-  if (info.size() <= kMaxInfoBytes) env[name + "_INFO"] = std::move(info);
+  if (info.size() <= kMaxInfoBytes) {
+    env[name + "_INFO"] = std::move(info);
+  } else if (info_left_out != nullptr) {
+    *info_left_out =
+        Cat(model.resource.FullName(), ": ", name,
+            "_INFO is left out of the pods' environment: its JSON for ", model.hcas.size(),
+            " HCA(s) is ", info.size(), " bytes, over the ", kMaxInfoBytes,
+            "-byte limit (a process refuses an environment string over 128 KiB); ", name,
+            " still lists every HCA");
+  }
   return env;
 }
 

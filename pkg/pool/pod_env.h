@@ -17,11 +17,32 @@
 
 namespace rdmadp::pool {
 
-// PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A for rdma/hca_shared_devices_a.
+// PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A for rdma/hca_shared_devices_a. Two resource names
+// can give one variable ("rdma/env_dp" and "rdma/ENV_DP"; "a-b/c" and "a/b_c"; "rdma/a" and
+// "rdma/a_INFO" with the first's _INFO): config validation refuses the second entry
+// (config/validate.cpp, which repeats this rule: config cannot depend on pool).
 std::string PciDeviceEnvName(std::string_view full_resource_name);
 
+// The DRA front end's name for one request of a claim (dra/claim_metadata.h):
+// PCIDEVICE__<CLAIM>__<REQUEST>, `claim` being the pod's name for a claim made from a
+// template, else the claim's name. Each part is the name upper-cased with '-' written '_'
+// ("hcas", "ib" -> PCIDEVICE__HCAS__IB) where that reads back as one name only: a name of
+// lowercase letters and digits joined by single '-'s, and for the request neither "info"
+// nor ending in "-info". Any other name (a '.', a "--", such a request, a name that is not
+// a Kubernetes name at all) is written 'x' and its bytes in lowercase hex ("a.b" ->
+// x612e62). So, by construction:
+//  - never a device plugin's name, nor its _INFO: those have a letter or digit right after
+//    "PCIDEVICE_" (a resource name begins with its DNS prefix), these an '_';
+//  - two (claim, request) pairs give two names, and no name is another's with "_INFO"
+//    appended ('__' is never inside a part, no plain part ends in "_INFO", a hex part has
+//    no '_');
+//  - no address list ends in "_INFO", which readers take for the JSON twin.
+std::string ClaimPciDeviceEnvName(std::string_view claim, std::string_view request);
+
 // A Linux process refuses an environment string over 128 KiB (MAX_ARG_STRLEN): the _INFO
-// variable is left out above this (about 300 HCAs); the address list stays.
+// variable is left out above this, the address list stays. Single-port InfiniBand ConnectX
+// HCAs as a node shows them (issm, umad, uverbs, NUMA node, PCIe root: ~430 bytes each) fit
+// 238 (pool_test's InfoLeftOutIsSaidNamingThePool); more ports or longer names fit fewer.
 inline constexpr size_t kMaxInfoBytes = 100 * 1024;
 
 // NCCL_IB_HCA and UCX_NET_DEVICES (as `hints` asks) naming the usable ports
@@ -39,7 +60,10 @@ std::string PortsJson(const sysfs::PciFunction& fn);
 std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions);
 
 // PCIDEVICE_<RESOURCE>, _INFO, and the pool's hints (HintEnv over the pool's HCAs) for
-// `model`; none for an empty pool.
-std::map<std::string, std::string> PodEnv(const PoolModel& model);
+// `model`; none for an empty pool. When _INFO is left out (over kMaxInfoBytes), and
+// `info_left_out` is given, it is set to one line saying so that names the pool, the
+// variable, the size and the limit, for the caller to log (this is pure); else it is cleared.
+std::map<std::string, std::string> PodEnv(const PoolModel& model,
+                                          std::string* info_left_out = nullptr);
 
 }  // namespace rdmadp::pool

@@ -68,7 +68,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
     }
   }
   // Which HCAs these are, for the container (pod_env.h): the pool as it is now.
-  for (auto& [name, value] : PodEnv(snap->model_)) {
+  for (auto& [name, value] : PodEnv(snap->model_, &snap->info_left_out_)) {
     (*snap->container_response_.mutable_envs())[name] = std::move(value);
   }
   snap->container_response_bytes_ = snap->container_response_.ByteSizeLong();

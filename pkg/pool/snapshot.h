@@ -78,6 +78,10 @@ class PoolSnapshot {
   bool HasDeviceId(std::string_view id) const;
   // Set when topology had to be dropped to stay under the kubelet's message limit.
   bool topology_dropped() const { return topology_dropped_; }
+  // Why the Allocate answer has no PCIDEVICE_<RESOURCE>_INFO, in one line naming the pool
+  // ("" when it has one, or the pool is empty): the pool's JSON is over pool::kMaxInfoBytes
+  // (pod_env.h). The front end logs it once, when it starts to apply.
+  const std::string& info_left_out() const { return info_left_out_; }
 
  private:
   PoolSnapshot() = default;
@@ -88,6 +92,7 @@ class PoolSnapshot {
   v1beta1::ContainerAllocateResponse container_response_;
   size_t container_response_bytes_ = 0;
   bool topology_dropped_ = false;
+  std::string info_left_out_;
   std::optional<CdiNaming> cdi_;
 };
 

@@ -54,7 +54,7 @@ std::map<std::string, std::string> SortedEnv(const pool::PoolSnapshot& snap) {
   const std::string name = pool::PciDeviceEnvName(snap.resource().FullName());
   std::map<std::string, std::string> out;
   for (const auto& [k, v] : envs) {
-    out[k.starts_with(name) ? Cat("PCIDEVICE_<CLAIM>_<REQUEST>", k.substr(name.size())) : k] = v;
+    out[k.starts_with(name) ? Cat("PCIDEVICE__<CLAIM>__<REQUEST>", k.substr(name.size())) : k] = v;
   }
   return out;
 }

@@ -348,13 +348,13 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
               HasSubstr(Cat("mount: /var/run/kubernetes.io/dra-device-attributes/"
                             "resourceclaims/train/rdma/rdma.example.com-metadata.json <- ",
                             dirs.data_dir,
-                            "/dra-device-metadata/team-a_train/rdma/metadata.json "
+                            "/dra-device-metadata/5f1c2d3e-0000-4000-8000-000000000001/rdma/metadata.json "
                             "ro,bind\n")));
   std::vector<std::string> env = EnvLines(c.output);
   std::sort(env.begin(), env.end());
   ASSERT_EQ(env.size(), 3u) << c.output;
-  EXPECT_EQ(env[0], "PCIDEVICE_TRAIN_RDMA=0000:10:00.0");
-  EXPECT_TRUE(env[1].starts_with("PCIDEVICE_TRAIN_RDMA_INFO={")) << env[1];
+  EXPECT_EQ(env[0], "PCIDEVICE__TRAIN__RDMA=0000:10:00.0");
+  EXPECT_TRUE(env[1].starts_with("PCIDEVICE__TRAIN__RDMA_INFO={")) << env[1];
   EXPECT_EQ(env[2], "UCX_NET_DEVICES=mlx5_0:1");
 }
 

@@ -95,8 +95,8 @@ TEST_F(Commands, DiscoverShowsWhatADraClaimWouldReceive) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("rdma/ib: 2 HCA(s), 4 slot(s), Healthy\n"
                                   "    env NCCL_IB_HCA==mlx5_0:1\n"
-                                  "    env PCIDEVICE_<CLAIM>_<REQUEST>=0000:10:00.0,0000:11:00.0\n"
-                                  "    env PCIDEVICE_<CLAIM>_<REQUEST>_INFO=<JSON, "));
+                                  "    env PCIDEVICE__<CLAIM>__<REQUEST>=0000:10:00.0,0000:11:00.0\n"
+                                  "    env PCIDEVICE__<CLAIM>__<REQUEST>_INFO=<JSON, "));
 }
 
 TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {
@@ -247,6 +247,122 @@ TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
   EXPECT_EQ(clash.status, 1);
   EXPECT_THAT(clash.output, HasSubstr("both name DRA pool and DeviceClass \"hca-a\""));
   EXPECT_EQ(clash.output.find("kind:"), std::string::npos) << "nothing rendered";
+}
+
+namespace {
+
+// Sets environment variables for the children this test starts, and unsets them after.
+struct ScopedEnv {
+  explicit ScopedEnv(const std::vector<std::pair<std::string, std::string>>& vars) {
+    for (const auto& [name, value] : vars) {
+      ::setenv(name.c_str(), value.c_str(), 1);
+      names.push_back(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& n : names) ::unsetenv(n.c_str());
+  }
+  std::vector<std::string> names;
+};
+
+size_t Occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Finding 1: a config with a top-level key the Go plugin ignores (a newer release's, or a
+// typo) made `validate` exit 1 and the daemon refuse to start. Now `validate` prints the
+// warning and says valid (exit 0). Fails on the old code: exit 1, "unknown key" as an error.
+TEST_F(Commands, ValidateWarnsOfAnUnknownTopLevelKeyAndSaysValid) {
+  h.WriteConfig(R"({"someFutureKey": {"enabled": true}, "configList": [
+      {"resourceName": "a", "rdmaHcaMax": 10, "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult r = Run({"validate"});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("warning: config: someFutureKey: unknown key (ignored, as the "
+                                  "Go plugin ignores it; known keys: periodicUpdateInterval, "
+                                  "configList)\n"));
+  EXPECT_THAT(r.output, HasSubstr("valid; 1 resource(s)"));
+}
+
+// Finding N9: a malformed --health-address (or both listeners on one port) was retried for
+// ever by the running daemon; now it is a usage error before anything starts: exit 2, one
+// line naming the flag. Fails on the old code: the daemon ran (killed at the timeout).
+TEST_F(Commands, AMalformedListenAddressIsAUsageError) {
+  const std::string root = "--kubelet-root-dir=" + h.kubelet_root();
+  RunResult bracket = Run({root, "--health-address=[::1"});
+  EXPECT_EQ(bracket.status, 2) << bracket.output;
+  EXPECT_THAT(bracket.output,
+              HasSubstr("invalid value \"[::1\" for -health-address: no ']' after the IPv6 "
+                        "address (use [IPv6]:PORT)\n"));
+  RunResult same = Run({root, "--metrics-address=127.0.0.1:18109", "--health-address=:18109"});
+  EXPECT_EQ(same.status, 2) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("for -health-address: it takes the port of "
+                                     "-metrics-address \"127.0.0.1:18109\""));
+}
+
+// Finding N10: RDMADP_LOG_LEVEL=bogus made `--log-level=info` exit 2, and a misspelled
+// RDMADP_DEVROOT was ignored without a word. The command line now wins (the variable is not
+// read), and the stray name is warned about once, naming the variable meant. Fails on the
+// old code: exit 2.
+TEST_F(Commands, TheCommandLineWinsOverABadVariableAndAStrayNameIsWarnedOnce) {
+  ScopedEnv env({{"RDMADP_LOG_LEVEL", "bogus"}, {"RDMADP_DEVROOT", "/host/dev"}});
+  RunResult r = Run({"validate", "--log-level=info"});
+  EXPECT_EQ(r.status, 0) << r.output;
+  const std::string warning =
+      "warning: environment RDMADP_DEVROOT: no flag reads it, ignored; did you mean "
+      "RDMADP_DEV_ROOT (--dev-root)?\n";
+  EXPECT_EQ(Occurrences(r.output, warning), 1u) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("valid; 2 resource(s)"));
+  // Without the flag on the command line the variable's value is still refused.
+  RunResult bad = Run({"validate"});
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("environment RDMADP_LOG_LEVEL: invalid value \"bogus\""));
+}
+
+// Finding N11: `render` took any --gpu-device-class (a newline, "../GPU", 300 characters) and
+// printed DeviceClass names over Kubernetes' 253 characters (a valid 253-character driver
+// name after the resource's label), all with exit 0. Now each is one line naming the flag,
+// exit 1 as for --dra-driver-name and --namespace, and nothing is printed on stdout. Fails on
+// the old code: every run below exited 0.
+TEST_F(Commands, RenderChecksTheGpuClassAndTheDeviceClassNamesItComposes) {
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "hca_a", "rdmaHcaMax": 8, "frontend": "dra",
+       "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult ok = Run({"render", "--gpu-device-class=gpu.example.com"});
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("deviceClassName: \"gpu.example.com\""));
+  RunResult none = Run({"render", "--gpu-device-class=none"});
+  EXPECT_EQ(none.status, 0) << none.output;
+  EXPECT_THAT(none.output, Not(HasSubstr("-with-gpu")));
+  for (const std::string& gpu :
+       {std::string("gpu\nclass"), std::string("../GPU"), std::string(300, 'g')}) {
+    RunResult bad = Run({"render", "--gpu-device-class=" + gpu});
+    EXPECT_EQ(bad.status, 1) << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("-gpu-device-class: \""));
+    EXPECT_EQ(bad.output.find("kind:"), std::string::npos) << "nothing rendered";
+  }
+  RunResult newline = Run({"render", "--gpu-device-class=gpu\nclass"});
+  EXPECT_THAT(newline.output,
+              HasSubstr("-gpu-device-class: \"gpu\\nclass\" it contains '\\x0a' (only "
+                        "lowercase letters, digits, '-' and '.') (a DeviceClass name, e.g. "
+                        "gpu.nvidia.com; none: no GPU + HCA template)\n"))
+      << "one line";
+  EXPECT_THAT(Run({"render", "--gpu-device-class=" + std::string(300, 'g')}).output,
+              HasSubstr("it is 300 characters, over 253"));
+  // Four labels, 253 characters: a valid driver name whose DeviceClass name would not be.
+  const std::string driver = std::string(63, 'a') + "." + std::string(63, 'b') + "." +
+                             std::string(63, 'c') + "." + std::string(61, 'd');
+  ASSERT_EQ(driver.size(), 253u);
+  RunResult composed = Run({"render", "--dra-driver-name=" + driver});
+  EXPECT_EQ(composed.status, 1) << composed.output;
+  EXPECT_THAT(composed.output, HasSubstr("-dra-driver-name: the DeviceClass name \"hca-a.aaaa"));
+  EXPECT_THAT(composed.output,
+              HasSubstr("of configList[0] (hca_a): it is 259 characters, over 253; shorten "
+                        "--dra-driver-name or the resourceName\n"));
+  EXPECT_EQ(composed.output.find("kind:"), std::string::npos) << "nothing rendered";
 }
 
 }  // namespace rdmadp::testing

@@ -359,7 +359,7 @@ TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {
   // The claim's metadata spec is back too (the plugin's data directory survives a reboot;
   // /var/run/cdi does not).
   EXPECT_THAT(ReadFileOrEmpty(Cat(cdi_dir, "/rdma.example.com_metadata_", uid, "_rdma.json")),
-              HasSubstr("PCIDEVICE_C_RDMA=0000:11:00.0"));
+              HasSubstr("PCIDEVICE__C__RDMA=0000:11:00.0"));
 }
 
 // Issue 30 item 4: a prepared claim's containers get a KEP-5304 metadata file at the
@@ -376,7 +376,7 @@ TEST_F(Dra, PreparedClaimsTellTheContainerWhichHcasItGot) {
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_EQ(resp->claims().at(uid).error(), "");
   const std::string data =
-      Cat(h.kubelet_root(), "/plugins/", kDriver, "/dra-device-metadata/team-a_job-7-hcas-x2k9q");
+      Cat(h.kubelet_root(), "/plugins/", kDriver, "/dra-device-metadata/", uid);
   const auto metadata = nlohmann::json::parse(ReadFileOrEmpty(data + "/rdma/metadata.json"));
   EXPECT_EQ(metadata["apiVersion"], "metadata.resource.k8s.io/v1alpha1");
   EXPECT_EQ(metadata["metadata"]["uid"], uid);
@@ -395,8 +395,8 @@ TEST_F(Dra, PreparedClaimsTellTheContainerWhichHcasItGot) {
   std::sort(env.begin(), env.end());
   ASSERT_EQ(env.size(), 3u);
   EXPECT_EQ(env[0], "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1");
-  EXPECT_EQ(env[1], "PCIDEVICE_HCAS_RDMA=0000:10:00.0,0000:11:00.0");
-  EXPECT_TRUE(env[2].starts_with("PCIDEVICE_HCAS_RDMA_INFO={")) << env[2];
+  EXPECT_EQ(env[1], "PCIDEVICE__HCAS__RDMA=0000:10:00.0,0000:11:00.0");
+  EXPECT_TRUE(env[2].starts_with("PCIDEVICE__HCAS__RDMA_INFO={")) << env[2];
 
   auto un = dra.Unprepare(kDriver, {KubeletClaim(claim)});
   ASSERT_TRUE(un.ok()) << un.status();
@@ -578,7 +578,10 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
   auto r = api.Await("slices.length === 1");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   for (const auto& d : r["slices"][0]["spec"]["devices"]) {
-    EXPECT_TRUE(d.contains("taints")) << d.dump();
+    // Hardening round at eee2a98, #7: the taint names the cause (it said port-down).
+    ASSERT_TRUE(d.contains("taints")) << d.dump();
+    EXPECT_EQ(d["taints"], nlohmann::json::parse(R"([{"key": "rdma.example.com/cdi-spec-unwritable",
+                                                     "effect": "NoSchedule"}])"));
   }
   ASSERT_TRUE(dra.WaitFor(
       [](const DraKubeletState& s) {

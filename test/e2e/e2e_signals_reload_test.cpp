@@ -191,5 +191,49 @@ TEST_F(E2E, SigtermWhileRegisterHangsDoesNotWaitForIt) {
   EXPECT_EQ(*status, 0);
 }
 
+// The demo config plus one DRA entry.
+constexpr char kDemoPlusDra[] = R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}},
+    {"resourceName": "hca_dra", "rdmaHcaMax": 8, "frontend": "dra",
+     "selectors": {"linkTypes": ["ether"]}}
+]})";
+
+// No DRA registration socket in plugins_registry.
+bool NoDraRegistration(const std::string& registry) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(registry, ec)) {
+    if (e.path().filename().string().starts_with("rdma.k8s-rdma-shared-dp.io")) return false;
+  }
+  return true;
+}
+
+// Issue 37 item 5: start and reload share one check per front end. Without a node name (the
+// base DaemonSet sets no NODE_NAME), a start skips a DRA entry; a reload that adds one used
+// to be applied: slices with an empty spec.nodeName (422) and a DRA driver registered with
+// the kubelet. Now it is refused as any invalid reload is: nothing applied.
+TEST_F(E2E, AReloadAddingADraEntryWithoutANodeNameIsRefusedAsAStartIs) {
+  ::unsetenv("NODE_NAME");
+  StartAll(kDemoPlusDra, {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 1) << "the start skips it";
+  EXPECT_TRUE(NoDraRegistration(h.kubelet().plugins_registry_dir()));
+  h.plugin().Signal(SIGTERM);
+  ASSERT_EQ(h.plugin().WaitExit(milliseconds(10000)), 0);
+  h.kubelet().Stop();
+
+  StartAll(PluginHarness::DemoConfig(), {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  h.WriteConfig(kDemoPlusDra);
+  h.plugin().Signal(SIGHUP);
+  ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_errors_by_class_total{class=\"config\"}", 1), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 0);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 0);
+  EXPECT_TRUE(NoDraRegistration(h.kubelet().plugins_registry_dir()));
+  EXPECT_TRUE(Resource(kA).stream_open);
+}
+
 }  // namespace
 }  // namespace rdmadp::testing

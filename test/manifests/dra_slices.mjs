@@ -1,7 +1,8 @@
 // Checks every ResourceSlice the DRA renderer makes (test/dra/render_slices_main.cpp), and
 // the DeviceClasses and claim templates of the plugin's `render` command, against the
 // official Kubernetes schema (kubernetes-models, resource.k8s.io/v1), strict field
-// validation and the server-side limits the schema does not carry.
+// validation and kube-apiserver's own validation (kube_validation.mjs) of every release the
+// plugin supports, after that release's feature gates dropped what they drop.
 // Usage: node dra_slices.mjs <dra-render-slices> <plugin binary> <config dir>
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -12,21 +13,49 @@ import path from "node:path";
 import YAML from "yaml";
 import { checkStrict, resourceV1 } from "./strict_fields.mjs";
 import { dnsSubdomain, serverLimits } from "./dra_limits.mjs";
+import { RELEASES, dropDisabledFields, gateDefaults } from "./kube_release.mjs";
+import { ValidateResourceSlice, ValidateResourceSliceUpdate, generateName } from "./kube_validation.mjs";
 import { allocate, parseSelector } from "./dra_allocator.mjs";
 
 const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
+// Issue 37 item 2: every model x rdmaHcaMax in {1, 2, 1000} x HCA states (all up, a port
+// down, a CDI spec unwritable), and a node name longer than a DNS label: checked below with
+// the rest, kept apart from the allocator checks' pools.
+const matrix = JSON.parse(execFileSync(process.argv[2], ["--matrix"], { maxBuffer: 1 << 30 }));
+check(`${matrix.length} matrix slices rendered (3 models x 3 rdmaHcaMax x 3 states + a long node name)`, () => {
+  assert.equal(matrix.length, 3 * 3 * 3 + 1);
+  assert.ok(matrix.some((s) => (s.spec.devices[0]?.taints ?? []).some((t) => t.key.endsWith("/cdi-spec-unwritable"))));
+  assert.ok(matrix.some((s) => s.spec.devices[0]?.capacity?.shares?.value === "1"));
+});
 check(`${slices.length} slices rendered (every model, several slices for 300 HCAs)`, () => {
   assert.ok(slices.length >= 6);
   // 300 HCAs at 64 a slice (the limit when any device may carry a taint): 5 slices.
   assert.ok(slices.some((s) => s.spec.pool.resourceSliceCount === 5));
   assert.ok(slices.every((s) => s.spec.devices.length <= 64));
 });
-slices.forEach((s, i) => {
+[...slices, ...matrix].forEach((s, i) => {
   check(`schema: slice ${i} (${s.spec.pool.name}, ${s.spec.devices.length} devices)`, () => {
     new ResourceSlice(s).validate();
     checkStrict(s, resourceV1("ResourceSlice"));
   });
   check(`server limits: slice ${i}`, () => serverLimits(s));
+  // What each release's kube-apiserver makes of it: its gates drop their fields
+  // (strategy.go dropDisabledFields), it names the slice, then validates the create, and an
+  // update that changes nothing (ValidateResourceSliceUpdate against the stored copy).
+  for (const release of RELEASES) {
+    check(`kube-apiserver ${release}: slice ${i} is accepted (create and a no-op update)`, () => {
+      const gates = gateDefaults(release);
+      const obj = structuredClone(s);
+      obj.metadata.name ??= generateName(obj.metadata.generateName ?? "");
+      dropDisabledFields(gates, obj, null);
+      assert.deepEqual(ValidateResourceSlice(obj, { release, gates }).map(String), []);
+      const stored = structuredClone(obj);
+      Object.assign(stored.metadata, { resourceVersion: "1", uid: "ac051fac-2ead-46d9-b8b4-4e0fbeb7455d", generation: 1 });
+      const update = structuredClone(stored);
+      dropDisabledFields(gates, update, stored);
+      assert.deepEqual(ValidateResourceSliceUpdate(update, stored, { release, gates }).map(String), []);
+    });
+  }
 });
 
 check("the checks can fail: a wrong type, a misspelt field, a device name with capitals", () => {
@@ -41,7 +70,11 @@ check("the checks can fail: a wrong type, a misspelt field, a device name with c
   assert.throws(() => checkStrict(deep, resourceV1("ResourceSlice")), /validRnage/);
   const badName = structuredClone(slices[0]);
   badName.spec.devices[0].name = "HCA-0";
-  assert.throws(() => serverLimits(badName), /device name/);
+  assert.throws(() => serverLimits(badName), /spec\.devices\[0\]\.name: Invalid value: "HCA-0": a lowercase RFC 1123 label/);
+  // The defect the old hand-written limits missed: one step past a one-share capacity.
+  const oneShare = structuredClone(slices.find((x) => x.spec.devices[0].capacity?.shares?.requestPolicy));
+  Object.assign(oneShare.spec.devices[0].capacity.shares, { value: "1", requestPolicy: { default: "1", validRange: { min: "1", step: "1" } } });
+  assert.throws(() => serverLimits(oneShare, "1.36"), /validRange\.step: Invalid value: "1": one step 2 is larger than capacity value: 1/);
 });
 
 // `render`: what an administrator applies, for every example config, with every option.

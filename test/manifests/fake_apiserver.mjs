@@ -3,14 +3,18 @@
 // server's unkind parts on demand: 401 after a token rotation, 409 on a stale
 // resourceVersion, 410 for a watch from a compacted resourceVersion, dropped watches, an
 // API server that is down, injected 403/429/500. Every object written is checked against the
-// official schema (kubernetes-models), strict field validation and the server-side limits
-// the schema lacks; a write that fails is answered 422 and recorded, so a test asserts none.
+// official schema (kubernetes-models), strict field validation and kube-apiserver's own
+// validation of the release it runs as (kube_validation.mjs, a port of
+// pkg/apis/resource/validation); a write that fails is answered as the real server answers
+// it (422 Invalid with the field errors, 400 for a malformed quantity, 500 where that
+// release's Go code panics) and recorded, so a test asserts none.
 //
 // Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N] [--release 1.34|1.35|1.36|1.37]
 //        [--gates Gate=true,Gate=false]   (kube-apiserver's --feature-gates, over the defaults)
 // The release (default 1.37) sets the feature gates at that release's defaults: a write
 // loses the fields of a disabled gate as the real server's strategy drops them, and the
-// slice limits follow its validation (kube_release.mjs names the upstream code).
+// validation is that release's (kube_release.mjs and kube_validation.mjs name the upstream
+// code).
 // Writes <state dir>/ca.crt and <state dir>/token, then prints one line of JSON:
 // {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
 //   POST /token {token}          rotate: only the new token is accepted from now on
@@ -36,7 +40,7 @@
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
-//   GET  /stats | /slices | /claims
+//   GET  /stats | /slices | /claims | /requests (each API request: t ms, method, url, code)
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -46,8 +50,11 @@ import path from "node:path";
 import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, dropUnknown, resourceV1 } from "./strict_fields.mjs";
-import { serverLimits } from "./dra_limits.mjs";
-import { dropDisabledFields, gateDefaults, maxDevices } from "./kube_release.mjs";
+import { beforeUpdateMeta, dropDisabledFields, gateDefaults } from "./kube_release.mjs";
+import {
+  GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName,
+  invalidStatus, resourceSliceWarnings, validateCommonFields,
+} from "./kube_validation.mjs";
 
 const dir = process.argv[2];
 const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
@@ -87,6 +94,17 @@ const stats = {
 function status(res, code, reason, message) {
   res.writeHead(code, { "content-type": "application/json" });
   res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }));
+}
+
+// A refused write as validateSlice describes it: a Status (422, 400) or, for a panic, the
+// plain-text 500 of apiserver's WithPanicRecovery filter.
+function refuse(res, bad) {
+  if (bad.text) {
+    res.writeHead(bad.code, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
+    return res.end(bad.text + "\n");
+  }
+  res.writeHead(bad.code, { "content-type": "application/json" });
+  res.end(JSON.stringify(bad.status));
 }
 
 function selectorOf(query) {
@@ -169,16 +187,21 @@ function record(type, object) {
 
 // The server's write path for a slice: decoding drops fields the type does not declare,
 // with a warning (fieldValidation's default, Warn: apiserver's handlers/create.go and
-// update.go); strategy.go PrepareForCreate/PrepareForUpdate drops the disabled gates'
-// fields; then validation. `old`: null on create. Returns [error or null, warnings].
+// update.go); on update rest.BeforeUpdate keeps the stored UID, timestamps and generation;
+// strategy.go PrepareForCreate/PrepareForUpdate drops the disabled gates' fields; then
+// validation, and the strategy's warnings. `old`: null on create. Returns [refusal or
+// null, warnings].
 function admitSlice(obj, old) {
   const warnings = [];
   for (const path of dropUnknown(obj, resourceV1("ResourceSlice"))) {
     stats.unknownFields[path] = (stats.unknownFields[path] ?? 0) + 1;
     warnings.push(`unknown field "${path.slice(1).replaceAll("/", ".")}"`);
   }
+  if (old) beforeUpdateMeta(obj, old);
   for (const path of dropDisabledFields(gates, obj, old)) stats.dropped[path] = (stats.dropped[path] ?? 0) + 1;
-  return [validateSlice(obj), warnings];
+  const bad = validateSlice(obj, old);
+  if (!bad) warnings.push(...resourceSliceWarnings(obj));
+  return [bad, warnings];
 }
 
 // A warning as the apiserver sends it: `Warning: 299 - "<text>"` (k8s.io/apiserver/pkg/
@@ -187,15 +210,45 @@ function warningHeaders(warnings) {
   return warnings.length ? { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {};
 }
 
-function validateSlice(obj) {
+// Decoding's quantity parsing, the schema (unknown fields: already dropped by decoding),
+// then kube-apiserver's validation at `release` (ValidateResourceSlice, or
+// ValidateResourceSliceUpdate against the stored object, plus the generic registry's
+// object-meta checks of rest.BeforeCreate/BeforeUpdate), then this plugin's own rule.
+// Returns null, or {code, message, status | text}.
+function validateSlice(obj, old) {
+  const invalid = (message) => ({ code: 422, message,
+    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: "Invalid", code: 422 } });
+  let errs;
   try {
-    new ResourceSlice(obj).validate(); // unknown fields: already dropped by decoding
-    serverLimits(obj, maxDevices(release, obj.spec ?? {}));
-    if (!obj.spec.nodeName) throw new Error("spec.nodeName: the plugin publishes node-local slices only");
-    return null;
+    checkQuantities(obj); // decoding: a malformed quantity never reaches validation
+    try {
+      new ResourceSlice(obj).validate();
+    } catch (e) {
+      return invalid(e.message.split("\n")[0]);
+    }
+    const opts = { release, gates };
+    if (old) {
+      errs = [...validateCommonFields(obj, old), ...ValidateResourceSliceUpdate(obj, old, opts)];
+    } else {
+      errs = ValidateResourceSlice(obj, opts);
+      if (errs.length === 0) errs = validateCommonFields(obj, null);
+    }
   } catch (e) {
-    return e.message.split("\n")[0];
+    if (e instanceof QuantityParseError) {
+      const message = `ResourceSlice in version "v1" cannot be handled as a ResourceSlice: ${e.message}`;
+      return { code: 400, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: "BadRequest", code: 400 } };
+    }
+    if (e instanceof GoPanic) {
+      return { code: 500, message: `apiserver panic (${e.message})`, text: "This request caused apiserver to panic. Look in the logs for details." };
+    }
+    throw e;
   }
+  if (errs.length) {
+    const st = invalidStatus("ResourceSlice", "resource.k8s.io", obj.metadata?.name ?? "", errs);
+    return { code: 422, message: st.message, status: st };
+  }
+  if (!obj.spec.nodeName) return invalid("spec.nodeName: the plugin publishes node-local slices only");
+  return null;
 }
 
 function stamp(obj, existing) {
@@ -360,14 +413,13 @@ async function api(req, res) {
   }
   if (p === SLICES && req.method === "POST") {
     const obj = JSON.parse(await readBody(req));
+    // rest.BeforeCreate names the object before validating it (names.SimpleNameGenerator).
+    obj.metadata ??= {};
+    if (!obj.metadata.name && obj.metadata.generateName) obj.metadata.name = generateName(obj.metadata.generateName);
     const [bad, warnings] = admitSlice(obj, null);
     if (bad) {
-      stats.invalid.push(bad);
-      return status(res, 422, "Invalid", bad);
-    }
-    if (!obj.metadata.name) {
-      if (!obj.metadata.generateName) return status(res, 422, "Invalid", "metadata.name or generateName required");
-      obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString("hex").slice(0, 5);
+      stats.invalid.push(bad.message);
+      return refuse(res, bad);
     }
     if (slices.has(obj.metadata.name)) return status(res, 409, "AlreadyExists", `"${obj.metadata.name}" already exists`);
     if (q.get("dryRun") === "All") {
@@ -391,14 +443,18 @@ async function api(req, res) {
     if (req.method === "PUT") {
       const obj = JSON.parse(await readBody(req));
       if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
-      const [bad, warnings] = admitSlice(obj, existing);
-      if (bad) {
-        stats.invalid.push(bad);
-        return status(res, 422, "Invalid", bad);
-      }
+      // The registry's Update compares resource versions before validating; an update
+      // without one is unconditional (the strategy's AllowUnconditionalUpdate).
+      obj.metadata ??= {};
+      if (!obj.metadata.resourceVersion) obj.metadata.resourceVersion = existing.metadata.resourceVersion;
       if (obj.metadata.resourceVersion !== existing.metadata.resourceVersion) {
         stats.conflicts++;
         return status(res, 409, "Conflict", `Operation cannot be fulfilled on resourceslices "${m[1]}": the object has been modified; please apply your changes to the latest version and try again`);
+      }
+      const [bad, warnings] = admitSlice(obj, existing);
+      if (bad) {
+        stats.invalid.push(bad.message);
+        return refuse(res, bad);
       }
       stamp(obj, existing);
       slices.set(m[1], obj);
@@ -435,7 +491,19 @@ function wipe(selector) {
 
 const tls = { key: fs.readFileSync(path.join(dir, "tls.key")), cert: fs.readFileSync(path.join(dir, "ca.crt")) };
 const sockets = new Set();
+// Every API request as it arrived (ms on the server's monotonic clock), with the code it
+// was answered (the status line: for a watch, 200 when it opened), the last 10,000: tests
+// assert the times between requests (GET /requests), as what the server saw, not the client.
+const requestLog = [];
 const apiServer = https.createServer(tls, (req, res) => {
+  const entry = { t: performance.now(), method: req.method, url: req.url, code: 0 };
+  requestLog.push(entry);
+  if (requestLog.length > 10000) requestLog.shift();
+  const writeHead = res.writeHead.bind(res);
+  res.writeHead = (code, ...rest) => {
+    entry.code = code;
+    return writeHead(code, ...rest);
+  };
   api(req, res).catch((e) => status(res, 500, "InternalError", String(e)));
 });
 apiServer.on("connection", (s) => {
@@ -581,6 +649,8 @@ const admin = http.createServer(async (req, res) => {
       return ok({ ...stats, rv, watchesOpen: watches.size });
     case "/slices":
       return ok([...slices.values()]);
+    case "/requests":
+      return ok({ now: performance.now(), requests: requestLog });
 
     default:
       return status(res, 404, "NotFound", req.url);

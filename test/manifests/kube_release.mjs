@@ -1,65 +1,200 @@
 // What differs between kube-apiserver releases for the DRA front end, written from the
 // upstream sources, so that the fake API server is exactly as unkind as the real one.
+// The validation itself, and what changed in it from release to release, is in
+// kube_validation.mjs; this file has the feature gates and what a disabled gate drops.
 //
-//  - Feature-gate defaults: pkg/features/kube_features.go (defaultVersionedKubernetesFeatureGates):
-//      DRAConsumableCapacity  1.34 alpha off, 1.36 beta on
-//      DRADeviceTaints        1.33 alpha off, 1.36 beta on, 1.37 GA on
+//  - Feature-gate defaults: defaultVersionedKubernetesFeatureGates in kube-apiserver's
+//    pkg/features (kube_features.go; in the newest sources the DRA gates sit in a
+//    versioned file of the same package), cross-checked against the v1.37 feature-gate
+//    reference (kubernetes.io, "Feature Gates", alpha/beta and graduated tables):
+//      DRADeviceTaints            1.33 alpha off, 1.36 beta on, 1.37 GA on
+//      DRAConsumableCapacity      1.34 alpha off, 1.36 beta on
+//      DRAPartitionableDevices    1.33 alpha off, 1.36 beta on
+//      DRADeviceBindingConditions 1.34 alpha off, 1.36 beta on
+//      DRAResourceClaimDeviceStatus 1.32 alpha off, 1.33 beta on, 1.37 GA on
+//      DRAListTypeAttributes, DRANodeAllocatableResources, DRAResourcePoolStatus: 1.36 alpha off
+//      DRAOptionalNodeOperations, DRAPartitionableDevicesType: 1.37 alpha off
+//      DRAFractionalCapacityRange 1.37 beta, off by default: its on-by-default entry is
+//        tied to MinCompatibilityVersion 1.37, which a plain 1.37 server does not have.
 //  - What a disabled gate drops on create and update: dropDisabledFields in
-//    pkg/registry/resource/resourceslice/strategy.go. A field is kept on update when the
-//    stored (old) slice already uses the feature (draDeviceTaintsFeatureInUse,
-//    draConsumableCapacityFeatureInUse); on create there is no old slice.
-//  - Devices per slice: validateResourceSliceSpec in pkg/apis/resource/validation/
-//    validation.go: ResourceSliceMaxDevices (128), or
-//    ResourceSliceMaxDevicesWithTaintsOrConsumesCounters (64) when any device has taints
-//    (from 1.35, as issue 27 measured).
+//    pkg/registry/resource/resourceslice/strategy.go, ported whole below. A field is kept
+//    on update when the stored (old) slice already uses the feature; on create there is
+//    no old slice. The generation rules of PrepareForCreate/PrepareForUpdate are ported too.
+import { maxDevicesFor, semanticEqualSpec } from "./kube_validation.mjs";
+
 export const RELEASES = ["1.34", "1.35", "1.36", "1.37"];
 
+// gate -> [[first minor, default], ...] (defaultVersionedKubernetesFeatureGates)
+export const GATE_HISTORY = {
+  DynamicResourceAllocation: [[26, false], [32, false], [34, true]],
+  DRAConsumableCapacity: [[34, false], [36, true]],
+  DRADeviceBindingConditions: [[34, false], [36, true]],
+  DRADeviceTaints: [[33, false], [36, true], [37, true]],
+  DRAFractionalCapacityRange: [[37, false]],
+  DRAListTypeAttributes: [[36, false]],
+  DRANodeAllocatableResources: [[36, false]],
+  DRAOptionalNodeOperations: [[37, false]],
+  DRAPartitionableDevices: [[33, false], [36, true]],
+  DRAPartitionableDevicesType: [[37, false]],
+  DRAResourceClaimDeviceStatus: [[32, false], [33, true], [37, true]],
+  DRAResourcePoolStatus: [[36, false]],
+};
+
+// Every gate above at its default for `release` (false where the gate does not exist yet).
 export function gateDefaults(release) {
   if (!RELEASES.includes(release)) throw new Error(`unknown release ${release}`);
   const minor = Number(release.split(".")[1]);
-  return {
-    DRAConsumableCapacity: minor >= 36,
-    DRADeviceTaints: minor >= 36,
-  };
+  const gates = {};
+  for (const [gate, history] of Object.entries(GATE_HISTORY)) {
+    gates[gate] = history.filter(([since]) => since <= minor).at(-1)?.[1] ?? false;
+  }
+  return gates;
 }
 
-// validation.go: the device limit of one slice.
+// The device limit of one slice at `release` (validateResourceSliceSpec).
 export function maxDevices(release, spec) {
-  const minor = Number(release.split(".")[1]);
-  const tainted = (spec.devices ?? []).some((d) => (d.taints ?? []).length > 0);
-  return minor >= 35 && tainted ? 64 : 128;
+  return maxDevicesFor(spec ?? {}, { release });
 }
 
-function taintsInUse(slice) {
-  return (slice?.spec?.devices ?? []).some((d) => (d.taints ?? []).length > 0);
-}
+const devicesOf = (slice) => (Array.isArray(slice?.spec?.devices) ? slice.spec.devices : []);
+const has = (v) => v !== undefined && v !== null;
+const nonEmpty = (v) => (Array.isArray(v) ? v.length > 0 : v && typeof v === "object" ? Object.keys(v).length > 0 : false);
 
-function consumableCapacityInUse(slice) {
-  return (slice?.spec?.devices ?? []).some(
-    (d) => d.allowMultipleAllocations !== undefined ||
-      Object.values(d.capacity ?? {}).some((c) => c.requestPolicy !== undefined));
-}
-
-// strategy.go dropDisabledFields for the fields our driver can set; `old` is null on create.
-// Returns the dropped field paths (for the test's own accounting).
+// strategy.go dropDisabledFields: `old` is null on create. Drops, in place, what the
+// disabled gates do not allow and returns the dropped field paths (for the test's own
+// accounting, e.g. "devices[].taints").
 export function dropDisabledFields(gates, slice, old) {
   const dropped = new Set();
-  const devices = slice.spec?.devices ?? [];
-  if (!gates.DRADeviceTaints && !taintsInUse(old)) {
-    for (const d of devices) {
-      if (d.taints !== undefined) dropped.add("devices[].taints");
-      delete d.taints;
-    }
-  }
-  if (!gates.DRAConsumableCapacity && !consumableCapacityInUse(old)) {
-    for (const d of devices) {
-      if (d.allowMultipleAllocations !== undefined) dropped.add("devices[].allowMultipleAllocations");
-      delete d.allowMultipleAllocations;
-      for (const c of Object.values(d.capacity ?? {})) {
-        if (c.requestPolicy !== undefined) dropped.add("capacity.requestPolicy");
-        delete c.requestPolicy;
-      }
-    }
-  }
+  dropDisabledDRADeviceTaintsFields(gates, slice, old, dropped);
+  dropDisabledDRAPartitionableDevicesFields(gates, slice, old, dropped);
+  dropDisabledDRADeviceBindingConditionsFields(gates, slice, old, dropped);
+  dropDisabledDRAConsumableCapacityFields(gates, slice, old, dropped);
+  dropDisabledDRANodeAllocatableResourcesFields(gates, slice, old, dropped);
+  dropDisableDRAListTypeAttributesFields(gates, slice, old, dropped);
+  dropDisabledDRAPartitionableDevicesTypeFields(gates, slice, old, dropped);
+  dropDisabledDRAOptionalNodeOperationsFields(gates, slice, old, dropped);
   return [...dropped];
+}
+
+function drop(obj, field, what, dropped) {
+  if (obj && has(obj[field])) dropped.add(what);
+  if (obj && field in obj) delete obj[field];
+}
+
+// dropDisabledDRADeviceTaintsFields / draDeviceTaintsFeatureInUse
+function dropDisabledDRADeviceTaintsFields(gates, slice, old, dropped) {
+  if (gates.DRADeviceTaints || draDeviceTaintsFeatureInUse(old)) return;
+  for (const d of devicesOf(slice)) drop(d, "taints", "devices[].taints", dropped);
+}
+const draDeviceTaintsFeatureInUse = (slice) => devicesOf(slice).some((d) => nonEmpty(d?.taints));
+
+// dropDisabledDRAPartitionableDevicesFields / draPartitionableDevicesFeatureInUse
+function dropDisabledDRAPartitionableDevicesFields(gates, slice, old, dropped) {
+  if (gates.DRAPartitionableDevices || draPartitionableDevicesFeatureInUse(old)) return;
+  drop(slice?.spec, "sharedCounters", "sharedCounters", dropped);
+  drop(slice?.spec, "perDeviceNodeSelection", "perDeviceNodeSelection", dropped);
+  for (const d of devicesOf(slice)) {
+    for (const f of ["consumesCounters", "nodeName", "nodeSelector", "allNodes"]) drop(d, f, `devices[].${f}`, dropped);
+  }
+}
+function draPartitionableDevicesFeatureInUse(slice) {
+  if (!slice) return false;
+  const spec = slice.spec ?? {};
+  if (nonEmpty(spec.sharedCounters) || has(spec.perDeviceNodeSelection)) return true;
+  return devicesOf(slice).some((d) => nonEmpty(d?.consumesCounters) || has(d?.nodeName) || has(d?.nodeSelector) || has(d?.allNodes));
+}
+
+// dropDisabledDRADeviceBindingConditionsFields / draBindingConditionsFeatureInUse: both
+// DRADeviceBindingConditions and DRAResourceClaimDeviceStatus must be on.
+function dropDisabledDRADeviceBindingConditionsFields(gates, slice, old, dropped) {
+  if ((gates.DRADeviceBindingConditions && gates.DRAResourceClaimDeviceStatus) || draBindingConditionsFeatureInUse(old)) return;
+  for (const d of devicesOf(slice)) {
+    for (const f of ["bindingConditions", "bindingFailureConditions", "bindsToNode"]) drop(d, f, `devices[].${f}`, dropped);
+  }
+}
+const draBindingConditionsFeatureInUse = (slice) => devicesOf(slice).some((d) =>
+  nonEmpty(d?.bindingConditions) || nonEmpty(d?.bindingFailureConditions) || has(d?.bindsToNode));
+
+// dropDisabledDRAConsumableCapacityFields / draConsumableCapacityFeatureInUse
+function dropDisabledDRAConsumableCapacityFields(gates, slice, old, dropped) {
+  if (gates.DRAConsumableCapacity || draConsumableCapacityFeatureInUse(old)) return;
+  for (const d of devicesOf(slice)) {
+    drop(d, "allowMultipleAllocations", "devices[].allowMultipleAllocations", dropped);
+    for (const c of Object.values(d?.capacity ?? {})) drop(c, "requestPolicy", "capacity.requestPolicy", dropped);
+  }
+}
+const draConsumableCapacityFeatureInUse = (slice) => devicesOf(slice).some((d) =>
+  has(d?.allowMultipleAllocations) || Object.values(d?.capacity ?? {}).some((c) => has(c?.requestPolicy)));
+
+// dropDisabledDRANodeAllocatableResourcesFields / draNodeAllocatableResourcesFeatureInUse.
+// The field is `nodeAllocatableResourceMappings` in 1.36 and `nodeAllocatableResources`
+// in 1.37 (v1.37.0 types.go); both are handled.
+function dropDisabledDRANodeAllocatableResourcesFields(gates, slice, old, dropped) {
+  if (gates.DRANodeAllocatableResources || draNodeAllocatableResourcesFeatureInUse(old)) return;
+  for (const d of devicesOf(slice)) {
+    drop(d, "nodeAllocatableResources", "devices[].nodeAllocatableResources", dropped);
+    drop(d, "nodeAllocatableResourceMappings", "devices[].nodeAllocatableResourceMappings", dropped);
+  }
+}
+const draNodeAllocatableResourcesFeatureInUse = (slice) => devicesOf(slice).some((d) =>
+  nonEmpty(d?.nodeAllocatableResources) || nonEmpty(d?.nodeAllocatableResourceMappings));
+
+// dropDisableDRAListTypeAttributesFields / draListTypeAttributesFeatureInUse: the list of
+// an attribute goes, the attribute stays (and may then have no value at all).
+function dropDisableDRAListTypeAttributesFields(gates, slice, old, dropped) {
+  if (gates.DRAListTypeAttributes || draListTypeAttributesFeatureInUse(old)) return;
+  for (const d of devicesOf(slice)) {
+    for (const a of Object.values(d?.attributes ?? {})) {
+      for (const f of ["bools", "ints", "strings", "versions"]) drop(a, f, `devices[].attributes.${f}`, dropped);
+    }
+  }
+}
+const draListTypeAttributesFeatureInUse = (slice) => devicesOf(slice).some((d) =>
+  Object.values(d?.attributes ?? {}).some((a) => has(a?.bools) || has(a?.ints) || has(a?.strings) || has(a?.versions)));
+
+// spec.partitionTypeAttribute. The stored strategy.go (a 1.37 development commit) names
+// this dropDisabledDRAResourcePoolStatusFields and gates it on DRAResourcePoolStatus; the
+// v1.37 feature-gate reference says DRAPartitionableDevicesType "enables the
+// PartitionTypeAttribute field on ResourceSlices", which is what is followed here.
+function dropDisabledDRAPartitionableDevicesTypeFields(gates, slice, old, dropped) {
+  if (gates.DRAPartitionableDevicesType || has(old?.spec?.partitionTypeAttribute)) return;
+  drop(slice?.spec, "partitionTypeAttribute", "partitionTypeAttribute", dropped);
+}
+
+// spec.skipNodeOperations (DRAOptionalNodeOperations, alpha in 1.37). Not in the stored
+// strategy.go; dropped while the gate is off like every other gated field (assumption).
+function dropDisabledDRAOptionalNodeOperationsFields(gates, slice, old, dropped) {
+  if (gates.DRAOptionalNodeOperations || nonEmpty(old?.spec?.skipNodeOperations)) return;
+  drop(slice?.spec, "skipNodeOperations", "skipNodeOperations", dropped);
+}
+
+// resourceSliceStrategy.PrepareForCreate: generation 1, then the disabled gates' fields go.
+export function prepareForCreate(gates, slice) {
+  slice.metadata ??= {};
+  slice.metadata.generation = 1;
+  return dropDisabledFields(gates, slice, null);
+}
+
+// resourceSliceStrategy.PrepareForUpdate: any spec change moves the generation on (compared
+// semantically, before dropping), then the disabled gates' fields go.
+export function prepareForUpdate(gates, slice, old) {
+  slice.metadata ??= {};
+  if (!semanticEqualSpec(slice.spec, old.spec)) slice.metadata.generation = (old.metadata?.generation ?? 0) + 1;
+  return dropDisabledFields(gates, slice, old);
+}
+
+// rest.BeforeUpdate's object-meta part, before PrepareForUpdate: the generation cannot be
+// set by a client, a missing UID is taken from the stored object, timestamps and the grace
+// period cannot change (they are taken from the stored object).
+export function beforeUpdateMeta(slice, old) {
+  const meta = (slice.metadata ??= {});
+  const o = old.metadata ?? {};
+  if (o.generation !== undefined) meta.generation = o.generation;
+  else delete meta.generation;
+  if (!meta.uid && o.uid) meta.uid = o.uid;
+  if (o.creationTimestamp) meta.creationTimestamp = o.creationTimestamp;
+  if (o.deletionTimestamp) meta.deletionTimestamp = o.deletionTimestamp;
+  if (has(o.deletionGracePeriodSeconds) && !has(meta.deletionGracePeriodSeconds)) {
+    meta.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+  }
 }

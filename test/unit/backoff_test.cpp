@@ -1,6 +1,7 @@
 // Issue 31 item 7: the API back-off is jittered, so a fleet that failed together (an API
 // server outage) spreads its retries instead of arriving in the same half second.
 #include "pkg/kube/backoff.h"
+#include "pkg/kube/retry_schedule.h"
 
 #include <gtest/gtest.h>
 
@@ -51,6 +52,84 @@ TEST(Backoff, TinyWaitsAreNotJittered) {
   EXPECT_EQ(Jittered(milliseconds(0), rng), milliseconds(0));
   EXPECT_EQ(Jittered(milliseconds(1), rng), milliseconds(1));
   EXPECT_EQ(RandomUpTo(0, rng), 0u);
+}
+
+// Issue 37 item 3: every wait after a failure, as the publisher's loops take it. The jitter
+// is the identity here (the upper end of each step), so every time is exact.
+class Schedule : public ::testing::Test {
+ protected:
+  using Time = RetrySchedule::Time;
+  RetrySchedule retry{[](milliseconds d) { return d; }};
+  const Time t0 = Time() + std::chrono::hours(1);
+  // Offsets from t0, in ms, of the next request after each answer in turn.
+  std::vector<long> After(const std::vector<std::pair<long, FailedAnswer>>& answers) {
+    std::vector<long> out;
+    for (const auto& [at_ms, answer] : answers) {
+      out.push_back(static_cast<long>(
+          std::chrono::duration_cast<milliseconds>(
+              retry.Failed(t0 + milliseconds(at_ms), answer) - t0)
+              .count()));
+    }
+    return out;
+  }
+};
+
+// "After 429 with Retry-After: 4 the update was resent 1.0 s later": never before the
+// server's Retry-After; our own step applies when it is longer.
+TEST_F(Schedule, A429IsNeverRetriedBeforeItsRetryAfter) {
+  EXPECT_EQ(After({{0, {429, 4}}}), (std::vector<long>{4000}));
+  EXPECT_EQ(After({{4000, {429, 1}}}), (std::vector<long>{6000})) << "step 2 s > 1 s asked";
+  EXPECT_EQ(After({{6000, {503, 3}}}), (std::vector<long>{10000})) << "step 4 s > 3 s asked";
+}
+
+// "A server cannot park us for years": Retry-After is honoured up to kMaxRetryAfter.
+TEST_F(Schedule, AHugeRetryAfterWaitsTheDocumentedCap) {
+  EXPECT_EQ(After({{0, {429, 2147483647}}}),
+            (std::vector<long>{static_cast<long>(milliseconds(kMaxRetryAfter).count())}));
+  EXPECT_EQ(kMaxRetryAfter, std::chrono::seconds(120));
+}
+
+// "After four 500s in a row the gaps were 0.78, 0.22, 1.0, 1.0 s": the back-off grows.
+TEST_F(Schedule, FiveHundredsAndTransportErrorsDoubleToTheCap) {
+  EXPECT_EQ(After({{0, {500, 0}},
+                   {1000, {500, 0}},
+                   {3000, {0, 0}},
+                   {7000, {502, 0}},
+                   {15000, {500, 0}},
+                   {31000, {429, 0}},
+                   {61000, {500, 0}}}),
+            (std::vector<long>{1000, 3000, 7000, 15000, 31000, 61000, 91000}));
+}
+
+// 401/403 (and 422): an operator must act; retrying sooner cannot help.
+TEST_F(Schedule, RefusalsTakeTheSlowSchedule) {
+  EXPECT_EQ(After({{0, {403, 0}}, {8000, {403, 0}}, {24000, {401, 0}}, {56000, {422, 0}}}),
+            (std::vector<long>{8000, 24000, 56000, 120000}));
+}
+
+TEST_F(Schedule, ASuccessStartsBothOver) {
+  After({{0, {500, 0}}, {1000, {500, 0}}, {3000, {403, 0}}});
+  retry.Succeeded();
+  EXPECT_EQ(After({{100000, {500, 0}}, {101000, {403, 0}}}),
+            (std::vector<long>{101000, 109000}));
+}
+
+// A failure answered before the current wait is over never shortens it.
+TEST_F(Schedule, AnEarlierEndIsNeverTaken) {
+  EXPECT_EQ(After({{0, {429, 30}}, {1000, {500, 0}}}), (std::vector<long>{30000, 30000}));
+}
+
+TEST(ScheduleClass, EveryAnswerHasOneClass) {
+  EXPECT_EQ(Classify({429, 1}), FailureClass::kThrottled);
+  EXPECT_EQ(Classify({503, 2}), FailureClass::kThrottled);
+  EXPECT_EQ(Classify({429, 0}), FailureClass::kTransient);
+  EXPECT_EQ(Classify({503, 0}), FailureClass::kTransient);
+  EXPECT_EQ(Classify({0, 0}), FailureClass::kTransient);
+  EXPECT_EQ(Classify({500, 7}), FailureClass::kThrottled);
+  EXPECT_EQ(Classify({500, 0}), FailureClass::kTransient);
+  for (long code : {400L, 401L, 403L, 404L, 409L, 422L}) {
+    EXPECT_EQ(Classify({code, 0}), FailureClass::kRefused) << code;
+  }
 }
 
 }  // namespace

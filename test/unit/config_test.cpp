@@ -204,15 +204,15 @@ TEST(ParseConfig, EnvHintsAndSkipUnusable) {
 
 // Issue 27 item 2: "rdma_A" and "rdma-a" name one DRA pool and DeviceClass
 // ("rdma-a"); the two publishers overwrote each other. The second entry is skipped, naming
-// both; the first keeps serving. Device-plugin entries are case-sensitive and unaffected.
+// both; the first keeps serving. (Device-plugin entries that differ only in case clash on
+// their PCIDEVICE_ variable instead: DevicePluginEntriesThatShareAVariableAreRejected.)
 TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
   auto r = ParseConfig(R"({"configList": [
       {"resourceName": "rdma_A", "devices": ["x"], "frontend": "dra"},
       {"resourceName": "rdma_a", "devices": ["y"], "frontend": "dra"},
-      {"resourceName": "dp_A", "devices": ["z"]},
       {"resourceName": "dp_a", "devices": ["w"]}]})");
   ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->config.resources.size(), 3u);
+  ASSERT_EQ(r->config.resources.size(), 2u);
   EXPECT_EQ(r->config.resources[0].resource_name, "rdma_A");
   ASSERT_EQ(r->skipped.size(), 1u);
   EXPECT_THAT(r->skipped[0].problems,
@@ -220,6 +220,55 @@ TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
                   "config: configList[1].resourceName: \"rdma_a\" and \"rdma_A\" "
                   "(configList[0]) both name DRA pool and DeviceClass \"rdma-a\" (names are "
                   "lower-cased, '_' becomes '-', at most 63 characters): rename one of them"));
+}
+
+// Finding N5: "env_dp" and "ENV_DP" (and "a-b"/"c" with "a"/"b_c", and "a" with "a_INFO")
+// both validated, and a container given both pools got PCIDEVICE_RDMA_ENV_DP from one of
+// them at random (the kubelet keeps the first value of a name, in map order). The later
+// entry is now skipped with one line naming the variable and the first entry; the first
+// keeps serving. Fails on the old code: every entry was kept.
+TEST(ParseConfig, DevicePluginEntriesThatShareAVariableAreRejected) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "env_dp", "devices": ["a"]},
+      {"resourceName": "ENV_DP", "devices": ["b"]},
+      {"resourceName": "c", "resourcePrefix": "a-b", "devices": ["c"]},
+      {"resourceName": "b_c", "resourcePrefix": "a", "devices": ["d"]},
+      {"resourceName": "x", "devices": ["e"]},
+      {"resourceName": "x_INFO", "devices": ["f"]},
+      {"resourceName": "y_INFO", "devices": ["g"]},
+      {"resourceName": "y", "devices": ["h"]},
+      {"resourceName": "env_dq", "devices": ["i"]}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> kept;
+  for (const auto& rc : r->config.resources) kept.push_back(rc.FullName());
+  EXPECT_THAT(
+      kept, ::testing::ElementsAre("rdma/env_dp", "a-b/c", "rdma/x", "rdma/y_INFO", "rdma/env_dq"));
+  ASSERT_EQ(r->skipped.size(), 4u);
+  EXPECT_THAT(r->skipped[0].problems,
+              ::testing::ElementsAre(
+                  "config: configList[1].resourceName: \"ENV_DP\" gives the same variable "
+                  "PCIDEVICE_RDMA_ENV_DP as configList[0] (rdma/env_dp); a container given both "
+                  "would get one of the two values: rename one of them"));
+  EXPECT_THAT(r->skipped[1].problems,
+              ::testing::ElementsAre(HasSubstr(
+                  "configList[3].resourceName: \"b_c\" gives the same variable PCIDEVICE_A_B_C "
+                  "as configList[2] (a-b/c)")));
+  // A name that is another's _INFO twin, whichever comes first.
+  EXPECT_THAT(r->skipped[2].problems,
+              ::testing::ElementsAre(
+                  HasSubstr("configList[5].resourceName: \"x_INFO\" gives the same variable "
+                            "PCIDEVICE_RDMA_X_INFO as configList[4] (rdma/x)")));
+  EXPECT_THAT(
+      r->skipped[3].problems,
+      ::testing::ElementsAre(HasSubstr("configList[7].resourceName: \"y\" gives the same variable "
+                                       "PCIDEVICE_RDMA_Y_INFO as configList[6] (rdma/y_INFO)")));
+  // DRA entries set no PCIDEVICE_<RESOURCE> (their variables are per claim): a DRA entry
+  // beside a device-plugin one of another case is not refused for it.
+  auto mixed = ParseConfig(R"({"configList": [
+      {"resourceName": "mix", "devices": ["a"]},
+      {"resourceName": "MIX", "devices": ["b"], "frontend": "dra"}]})");
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  EXPECT_TRUE(mixed->skipped.empty());
 }
 
 // Issue 31 item 3: YAML aliases repeat a value at every use. A 16 KB config of aliases to
@@ -525,6 +574,58 @@ TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
                                          "/var/lib/kubelet/plugins_registry"};
   EXPECT_TRUE(SocketPathProblems(config_with(58), both).empty());
   EXPECT_EQ(SocketPathProblems(config_with(59), both).size(), 1u);
+}
+
+// Finding 1 (drop-in config): an unknown top-level key stopped the daemon
+// (`someFutureKey: unknown key`) where the Go plugin, whose file this reads unchanged, ignores
+// it. Now it is one warning naming the key (and the nearest known key when one is close) and
+// the file serves; inside an entry an unknown key still skips that entry alone. Fails on the
+// old code: ParseConfig refused the first three files as a whole.
+TEST(ParseConfig, AnUnknownTopLevelKeyIsAWarningAndIgnored) {
+  const std::string entry =
+      R"({"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}})";
+  auto future = ParseConfig(R"({"someFutureKey": {"x": [1, 2]}, "configList": [)" + entry + "]}");
+  ASSERT_TRUE(future.ok()) << future.status();
+  ASSERT_EQ(future->config.resources.size(), 1u);
+  EXPECT_TRUE(future->skipped.empty());
+  ASSERT_EQ(future->warnings.size(), 1u);
+  EXPECT_EQ(future->warnings[0],
+            "config: someFutureKey: unknown key (ignored, as the Go plugin ignores it; known "
+            "keys: periodicUpdateInterval, configList)");
+
+  // A near miss names the key it is near; the misspelled key's value is not read.
+  auto typo = ParseConfig(R"({"periodicUpdateIntervall": 5, "configList": [)" + entry + "]}");
+  ASSERT_TRUE(typo.ok()) << typo.status();
+  EXPECT_EQ(typo->config.periodic_update_interval_seconds, 60);
+  ASSERT_EQ(typo->warnings.size(), 1u);
+  EXPECT_EQ(typo->warnings[0],
+            "config: periodicUpdateIntervall: unknown key; did you mean "
+            "\"periodicUpdateInterval\"? (ignored, as the Go plugin ignores it)");
+
+  // YAML, the same.
+  auto yaml = ParseConfig(
+      "someFutureKey: [1]\nconfigList:\n  - resourceName: a\n    rdmaHcaMax: 1\n"
+      "    selectors: {vendors: [15b3]}\n");
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_EQ(yaml->warnings.size(), 1u);
+  EXPECT_THAT(yaml->warnings[0], HasSubstr("config: someFutureKey: unknown key (ignored"));
+
+  // Inside an entry an unknown key still refuses that entry, and the others serve.
+  auto inside = ParseConfig(R"({"configList": [)" + entry + R"(,
+      {"resourceName": "b", "rdmaHcaMax": 1, "someFutureKey": 1,
+       "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  ASSERT_EQ(inside->config.resources.size(), 1u);
+  ASSERT_EQ(inside->skipped.size(), 1u);
+  EXPECT_EQ(inside->skipped[0].index, 1u);
+  EXPECT_THAT(inside->skipped[0].problems[0],
+              HasSubstr("config: configList[1].someFutureKey: unknown key"));
+
+  // A file whose list is under a misspelled key has no configList: it fails, and the line
+  // naming the misspelled key comes with the error.
+  const std::string lost = Errors(R"({"configLists": [)" + entry + "]}");
+  EXPECT_THAT(lost, HasSubstr("config: configList: no resources configuration found"));
+  EXPECT_THAT(lost, HasSubstr("config: configLists: unknown key; did you mean \"configList\"?"));
 }
 
 }  // namespace

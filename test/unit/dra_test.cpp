@@ -1,14 +1,33 @@
 // The DRA rendering of pool models: exact ResourceSlice content per device model, and the
 // API server's limits kept however large the pool (the schema itself is checked against
 // the official Kubernetes one in test/manifests/dra_slices.mjs).
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include "pkg/dra/dra_view.h"
+#include "pkg/dra/prepare.h"
 #include "pkg/dra/resource_slices.h"
+#include "pkg/fd/unique_fd.h"
+#include "pkg/kube/rest_client.h"
+#include "pkg/text/cat.h"
 #include "test/support/hca_fixture.h"
+#include "test/support/temp_dir.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -226,6 +245,209 @@ TEST(DraView, PrepareOfAMalformedClaimIsAnErrorNotACrash) {
       EXPECT_FALSE(r.status().message().empty()) << text;
     }
   }
+}
+
+// A stand-in for kube-apiserver on 127.0.0.1: plain HTTP (the REST client is libcurl, which
+// takes an http:// server as well), every request answered 200 with the body set last.
+class CannedApiServer {
+ public:
+  CannedApiServer() {
+    listener_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (!listener_.Valid() ||
+        ::bind(listener_.Get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listener_.Get(), 16) != 0 ||
+        ::getsockname(listener_.Get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on 127.0.0.1: " << std::strerror(errno);
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CannedApiServer() {
+    if (listener_.Valid()) ::shutdown(listener_.Get(), SHUT_RDWR);  // ends the accept()
+    if (thread_.joinable()) thread_.join();
+  }
+  CannedApiServer(const CannedApiServer&) = delete;
+  CannedApiServer& operator=(const CannedApiServer&) = delete;
+
+  void Answer(std::string body) {
+    std::lock_guard lock(mu_);
+    body_ = std::move(body);
+  }
+  std::string url() const { return Cat("http://127.0.0.1:", port_); }
+
+ private:
+  void Serve() {
+    while (true) {
+      UniqueFd conn(::accept4(listener_.Get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!conn.Valid()) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;  // shut down
+      }
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::recv(conn.Get(), buf, sizeof buf, 0);
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      std::string body;
+      {
+        std::lock_guard lock(mu_);
+        body = body_;
+      }
+      const std::string answer =
+          Cat("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
+              "\r\nConnection: close\r\n\r\n", body);
+      size_t done = 0;
+      while (done < answer.size()) {
+        const ssize_t n =
+            ::send(conn.Get(), answer.data() + done, answer.size() - done, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+    }
+  }
+
+  UniqueFd listener_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::string body_ = "{}";
+  std::thread thread_;
+};
+
+// Prepare as the DRA server's worker runs it: a REST client of the canned server, a view
+// publishing one HCA (perHca), metadata directories in a temp dir.
+struct PrepareRig {
+  testing::TempDir tmp;
+  CannedApiServer api;
+  std::unique_ptr<kube::RestClient> client;
+  DraViewPtr view;
+  MetadataDirs dirs{"rdma.example.com", tmp.path() + "/plugin", tmp.path() + "/cdi"};
+  std::atomic<bool> cancelled{false};
+
+  PrepareRig() {
+    std::filesystem::create_directories(dirs.data_dir);
+    std::filesystem::create_directories(dirs.cdi_dir);
+    std::ofstream(tmp.path() + "/token") << "token";
+    // A proxy the environment names must not take the test's requests.
+    ::setenv("no_proxy", "127.0.0.1", 1);
+    kube::ApiConfig api_config;
+    api_config.server = api.url();
+    api_config.ca_file = tmp.path() + "/ca.crt";  // not read over http, but a regular file
+    std::ofstream(api_config.ca_file) << "";
+    api_config.token_file = tmp.path() + "/token";
+    auto made = kube::RestClient::Create(api_config);
+    EXPECT_TRUE(made.ok()) << made.status();
+    if (made.ok()) client = std::move(*made);
+    SliceContext ctx = Node();
+    ctx.driver = "rdma.example.com";
+    view = std::make_shared<const DraView>(BuildDraView({Pool({Hca("0000:3b:00.0", 0)}, 4)}, ctx));
+  }
+
+  // The kubelet's Prepare of one claim; its answer for that claim.
+  drav1::NodePrepareResourceResponse Run(const std::string& ns, const std::string& name,
+                                         const std::string& uid) {
+    drav1::NodePrepareResourcesRequest req;
+    auto* claim = req.add_claims();
+    claim->set_namespace_(ns);
+    claim->set_name(name);
+    claim->set_uid(uid);
+    const auto resp =
+        Prepare(req, view, client.get(),
+                std::chrono::system_clock::now() + std::chrono::seconds(30), cancelled, dirs);
+    EXPECT_EQ(resp.claims().count(uid), 1u);
+    return resp.claims().count(uid) != 0 ? resp.claims().at(uid)
+                                         : drav1::NodePrepareResourceResponse();
+  }
+};
+
+// A ResourceClaim as the API server returns it: `results` results of our driver, each its
+// own request, all on the rig's HCA (shares of it).
+json ClaimAnswer(const std::string& ns, const std::string& name, const std::string& uid,
+                 int results) {
+  json list = json::array();
+  for (int i = 0; i < results; ++i) {
+    list.push_back({{"request", Cat("r", i)},
+                    {"driver", "rdma.example.com"},
+                    {"pool", "worker-7/hca-shared-devices-a"},
+                    {"device", "hca-0000-3b-00-0"},
+                    {"shareID", Cat("s", i)}});
+  }
+  json claim = json::object();
+  claim["metadata"] = {{"namespace", ns}, {"name", name}, {"uid", uid}};
+  claim["status"]["allocation"]["devices"]["results"] = list;
+  return claim;
+}
+
+// The names in `dir`; none when it does not exist.
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    out.push_back(e.path().filename());
+  }
+  return out;
+}
+
+std::vector<std::string> CdiIds(const drav1::NodePrepareResourceResponse& out, int device) {
+  const auto& ids = out.devices(device).cdi_device_ids();
+  return std::vector<std::string>(ids.begin(), ids.end());
+}
+
+// Finding N2: Prepare checked the answer's UID, not its namespace and name, and named the
+// metadata after the answer: a Prepare of default/c1 that the API server answered with
+// victim-ns/victim (same UID) overwrote the victim's metadata.json. A namespace/name that is
+// not the one asked for is now that claim's error, and nothing is written. Fails on the old
+// code: the answer has no error and victim-ns_victim/ is written.
+TEST(DraPrepare, AnAnswerNamingAnotherClaimIsThatClaimsError) {
+  PrepareRig rig;
+  ASSERT_NE(rig.client, nullptr);
+  rig.api.Answer(ClaimAnswer("victim-ns", "victim", "u1", 1).dump());
+  const auto wrong = rig.Run("default", "c1", "u1");
+  EXPECT_THAT(wrong.error(), ::testing::HasSubstr("default/c1"));
+  EXPECT_THAT(wrong.error(), ::testing::HasSubstr("answered with ResourceClaim victim-ns/victim"));
+  EXPECT_EQ(wrong.devices_size(), 0);
+  EXPECT_THAT(Entries(rig.dirs.data_dir + "/dra-device-metadata"), ::testing::IsEmpty());
+  EXPECT_THAT(Entries(rig.dirs.cdi_dir), ::testing::IsEmpty());
+  // Only the namespace wrong, only the name wrong: the same.
+  rig.api.Answer(ClaimAnswer("other", "c1", "u1", 1).dump());
+  EXPECT_THAT(rig.Run("default", "c1", "u1").error(),
+              ::testing::HasSubstr("answered with ResourceClaim other/c1"));
+  rig.api.Answer(ClaimAnswer("default", "c2", "u1", 1).dump());
+  EXPECT_THAT(rig.Run("default", "c1", "u1").error(),
+              ::testing::HasSubstr("answered with ResourceClaim default/c2"));
+  EXPECT_THAT(Entries(rig.dirs.cdi_dir), ::testing::IsEmpty());
+  // The claim asked for prepares, with its metadata.
+  rig.api.Answer(ClaimAnswer("default", "c1", "u1", 1).dump());
+  const auto right = rig.Run("default", "c1", "u1");
+  EXPECT_EQ(right.error(), "");
+  ASSERT_EQ(right.devices_size(), 1);
+  EXPECT_THAT(CdiIds(right, 0), ::testing::Contains("rdma.example.com/metadata=u1_r0"));
+}
+
+// Finding N7: nothing bounded a claim's results: one Prepare answered with 2,000 results
+// wrote 2,000 CDI spec files. kube-apiserver stores at most 32 results in a claim
+// (AllocationResultsMaxSize, pkg/apis/resource/types.go); an answer with more is that
+// claim's error, before anything is written. Fails on the old code: 33 results prepare
+// without an error and write 33 specs.
+TEST(DraPrepare, MoreResultsThanTheApiServerStoresAreThatClaimsError) {
+  PrepareRig rig;
+  ASSERT_NE(rig.client, nullptr);
+  rig.api.Answer(ClaimAnswer("default", "c1", "u1", 33).dump());
+  const auto over = rig.Run("default", "c1", "u1");
+  EXPECT_THAT(over.error(), ::testing::HasSubstr("33 results"));
+  EXPECT_EQ(over.devices_size(), 0);
+  EXPECT_THAT(Entries(rig.dirs.cdi_dir), ::testing::IsEmpty());
+  rig.api.Answer(ClaimAnswer("default", "c1", "u1", 32).dump());
+  const auto most = rig.Run("default", "c1", "u1");
+  EXPECT_EQ(most.error(), "");
+  EXPECT_EQ(most.devices_size(), 32);
+  EXPECT_EQ(Entries(rig.dirs.cdi_dir).size(), 32u);
 }
 
 }  // namespace

@@ -273,6 +273,59 @@ TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 0u) << "over MAX_ARG_STRLEN";
 }
 
+// Finding N8: above kMaxInfoBytes the _INFO variable was dropped without a word (and
+// documented as "about 300 HCAs", where the fake node's HCAs stop at 238). The snapshot now
+// says why, naming the pool, for the device-plugin front end to log once (front_end.cpp
+// SayIfInfoLeftOut). The pool is n single-port InfiniBand HCAs as test/support/fake_node.h's
+// FakeNode::ConnectX(i) lays them out and the scanner reads them: the figure in
+// docs/pod-env.md. Fails on the old code: PoolSnapshot had no info_left_out().
+TEST(PodEnv, InfoLeftOutIsSaidNamingThePool) {
+  auto connectx_node = [](int n) {
+    sysfs::NodeInventory inv;
+    for (int i = 0; i < n; ++i) {
+      char address[32];  // room for any int: -Wformat-truncation
+      std::snprintf(address, sizeof(address), "0000:%02x:00.0", 0x10 + i);
+      sysfs::PciFunction fn = Fn(address, "15b3", "1017", "mlx5_core", Cat("ib", i), "infiniband");
+      fn.numa_node = 0;
+      fn.pcie_root = "pci0000:00";
+      fn.rdma_devices = {
+          {Cat("mlx5_", i), {{1, sysfs::PortState::kActive, sysfs::GidTable::kHasGid}}}};
+      fn.char_devices = {Cat("issm", i), Cat("umad", i), Cat("uverbs", i)};
+      inv.functions.push_back(std::move(fn));
+    }
+    return inv;
+  };
+  const auto fits = PoolSnapshot::Build(Resource(4), connectx_node(238));
+  const auto& envs = fits->container_response().envs();
+  ASSERT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 1u);
+  EXPECT_LE(envs.at("PCIDEVICE_RDMA_HCA_INFO").size(), kMaxInfoBytes);
+  EXPECT_EQ(fits->info_left_out(), "");
+
+  std::cout << "[measured] _INFO for 238 single-port ConnectX HCAs: "
+            << envs.at("PCIDEVICE_RDMA_HCA_INFO").size() << " bytes\n";
+
+  const sysfs::NodeInventory node239 = connectx_node(239);
+  const size_t bytes = DeviceInfoJson(node239.functions).size();  // 102717 when written
+  EXPECT_GT(bytes, kMaxInfoBytes);
+  const auto over = PoolSnapshot::Build(Resource(4), node239);
+  EXPECT_EQ(over->container_response().envs().count("PCIDEVICE_RDMA_HCA_INFO"), 0u);
+  EXPECT_EQ(over->container_response().envs().count("PCIDEVICE_RDMA_HCA"), 1u);
+  EXPECT_EQ(over->info_left_out(),
+            Cat("rdma/hca: PCIDEVICE_RDMA_HCA_INFO is left out of the pods' environment: its "
+                "JSON for 239 HCA(s) is ",
+                bytes,
+                " bytes, over the 102400-byte limit (a process refuses an environment string "
+                "over 128 KiB); PCIDEVICE_RDMA_HCA still lists every HCA"));
+  EXPECT_EQ(over->info_left_out().find('\n'), std::string::npos);
+  // PodEnv says it to a caller that asks, and clears what an earlier call left.
+  std::string why = "stale";
+  PodEnv(fits->model(), &why);
+  EXPECT_EQ(why, "");
+  PodEnv(over->model(), &why);
+  EXPECT_EQ(why, over->info_left_out());
+  EXPECT_EQ(PoolSnapshot::Build(Resource(4), sysfs::NodeInventory{})->info_left_out(), "");
+}
+
 }  // namespace
 }  // namespace rdmadp::pool
 

@@ -251,6 +251,34 @@ TEST_F(ServerTest, AnUnwritableDirectoryIsNamedWithWhatToDo) {
                 "it write access)");
 }
 
+// Hardening round at eee2a98, #16: under `ulimit -n 32` no resource registered and the
+// message blamed the directory ("check that its directory is writable"); EMFILE showed only
+// in gRPC's own lines. The error now names the descriptor limit.
+TEST_F(ServerTest, OutOfDescriptorsIsNamedAsSuch) {
+  // One resource serving already, as on the node (gRPC's engine is up; it cannot start
+  // without descriptors at all).
+  StartServer(Snapshot(1));
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::vector<UniqueFd> hogs;
+  struct rlimit low = saved;
+  low.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  while (true) {  // every descriptor the limit allows, taken
+    UniqueFd f(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!f.Valid()) break;
+    hogs.push_back(std::move(f));
+  }
+  ResourceServerOptions opts;
+  opts.socket_path = tmp.path() + "/second.sock";
+  auto r = ResourceServer::Start(opts, Snapshot(1));
+  hogs.clear();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of file descriptors"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("limit 64"));
+}
+
 // Finding 4 of the lifecycle issue: a client reacting to the socket's appearance (the
 // kubelet's plugin watcher) got ECONNREFUSED 16 times in 20, and gRPC's 1 s back-off.
 TEST_F(ServerTest, TheSocketAcceptsTheMomentItAppears) {

@@ -1,0 +1,103 @@
+// When a loop that talks to the API server may send its next request, from the answers so
+// far: the one place that decides every wait after a failure (docs/reliability.md, "Retries
+// on the server's terms"). Pure: the caller passes the time of each answer and gets the
+// earliest time of the next request; jitter is injected so tests can assert exact times.
+//
+// The rules, as client-go applies them and as a fleet of thousands of nodes needs them:
+//  - 429 or 5xx with Retry-After: never before Retry-After (capped at kMaxRetryAfter, so a
+//    server cannot park a node for years), and never before our own back-off step either;
+//  - 5xx, 429 without Retry-After, transport errors, a broken answer: the fast back-off,
+//    jittered, kFirstBackoff doubling to kMaxBackoff;
+//  - 401/403 (a token or RBAC the operator must fix) and other 4xx: the slow back-off,
+//    kFirstSlowBackoff doubling to kMaxSlowBackoff: retrying sooner cannot help;
+//  - a success starts both over.
+// Nothing else ends a wait: not a new wish, not a watch event. A wait the server imposed is
+// the server's (a wipe that happens meanwhile is repaired when the wait ends).
+//
+// Not thread-safe: one per loop.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "pkg/kube/backoff.h"
+
+namespace rdmadp::kube {
+
+inline constexpr std::chrono::milliseconds kFirstBackoff{1000};
+inline constexpr std::chrono::milliseconds kMaxBackoff{30000};
+inline constexpr std::chrono::milliseconds kFirstSlowBackoff{8000};
+inline constexpr std::chrono::milliseconds kMaxSlowBackoff{300000};
+// The longest Retry-After honoured as sent; longer ones wait this long.
+inline constexpr std::chrono::seconds kMaxRetryAfter{120};
+
+// What a failed request got: an HTTP code (0: no answer, a transport error or an answer
+// that could not be read) and the server's Retry-After in seconds (0: none).
+struct FailedAnswer {
+  long code = 0;
+  int retry_after_seconds = 0;
+};
+
+enum class FailureClass { kThrottled, kTransient, kRefused };
+
+inline FailureClass Classify(const FailedAnswer& a) {
+  // client-go honours Retry-After on 429 and on any 5xx (rest/request.go, checkWait).
+  if ((a.code == 429 || a.code >= 500) && a.retry_after_seconds > 0) {
+    return FailureClass::kThrottled;
+  }
+  if (a.code == 0 || a.code == 429 || a.code >= 500) return FailureClass::kTransient;
+  return FailureClass::kRefused;  // 401, 403, 404, 422, ...: retrying soon cannot help
+}
+
+class RetrySchedule {
+ public:
+  using Time = std::chrono::steady_clock::time_point;
+  using Jitter = std::function<std::chrono::milliseconds(std::chrono::milliseconds)>;
+
+  // `jitter` maps a back-off step to the wait actually taken (default: [step/2, step]).
+  explicit RetrySchedule(Jitter jitter = [](std::chrono::milliseconds d) { return Jittered(d); })
+      : jitter_(std::move(jitter)) {}
+
+  // A request answered at `now` failed with `a`: the earliest time of the next request.
+  Time Failed(Time now, const FailedAnswer& a) {
+    std::chrono::milliseconds wait{0};
+    switch (Classify(a)) {
+      case FailureClass::kThrottled: {
+        const auto asked = std::min<std::chrono::milliseconds>(
+            std::chrono::seconds(a.retry_after_seconds), kMaxRetryAfter);
+        wait = std::max(asked, Next(fast_));
+        break;
+      }
+      case FailureClass::kTransient:
+        wait = Next(fast_);
+        break;
+      case FailureClass::kRefused:
+        wait = Next(slow_);
+        break;
+    }
+    not_before_ = std::max(not_before_, now + wait);
+    return not_before_;
+  }
+  // The server answered as hoped: the next failure starts over.
+  void Succeeded() {
+    fast_.Reset();
+    slow_.Reset();
+  }
+  // The earliest time of the next request (the epoch when nothing failed yet).
+  Time not_before() const { return not_before_; }
+
+ private:
+  std::chrono::milliseconds Next(Backoff& b) {
+    const auto d = jitter_(b.step());
+    b.Advance();
+    return d;
+  }
+
+  Jitter jitter_;
+  Backoff fast_{kFirstBackoff, kMaxBackoff};
+  Backoff slow_{kFirstSlowBackoff, kMaxSlowBackoff};
+  Time not_before_{};
+};
+
+}  // namespace rdmadp::kube
