@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency of k8s-rdma-shared-dp from Debian packages.
 # Safe to run repeatedly; skips apt entirely when everything is already present.
+# --demo: only what scripts/demo.sh builds (the plugin and the demo): no Go, runc, Node.js.
 set -euo pipefail
+demo=false
+[ "${1:-}" = "--demo" ] && demo=true
+
+build_packages=(
+  build-essential cmake pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libnl-3-dev libnl-route-3-dev
+  libibverbs-dev
+  libyaml-cpp-dev
+  nlohmann-json3-dev
+  libcurl4-openssl-dev
+  libgtest-dev libgmock-dev
+  libcpp-httplib-dev
+)
 
 packages=(
   build-essential cmake pkg-config
@@ -30,6 +45,7 @@ packages=(
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+$demo && packages=("${build_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -47,6 +63,7 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+$demo && exit 0
 # Node modules for test/manifests, exactly as locked.
 manifests="$(dirname "$0")/../test/manifests"
 if [ ! -f "$manifests/node_modules/.package-lock.json" ] ||

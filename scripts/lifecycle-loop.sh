@@ -11,7 +11,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 [ -x "$BUILD_DIR/test/lifecycle_e2e_test" ] || ./scripts/build.sh >/dev/null
 work=$(mktemp -d /tmp/rdmadp-loop-XXXXXX)
 cp "$BUILD_DIR/test/lifecycle_e2e_test" "$BUILD_DIR/k8s-rdma-shared-dp" "$work/"
-export RDMADP_PLUGIN_BINARY="$work/k8s-rdma-shared-dp"
+export TEST_PLUGIN_BINARY="$work/k8s-rdma-shared-dp"
 hogs=()
 if [ "$PARALLEL" -le 1 ]; then
   for _ in $(seq 2 "$(nproc)"); do (while :; do :; done) & hogs+=($!); done

@@ -60,8 +60,9 @@ void DraFrontEnd::Publish() {
                      {.resource = options_.driver, .hca = {}, .event = "config"});
   }
   for (const auto& f : view->fallbacks) {
-    host_.ReportOnce(
-        log::Level::kWarn, "dra",
+    // Said once, not counted as an error: the pool serves its full count, as configured.
+    if (!fallbacks_said_.insert(f.resource).second) continue;
+    log::Warn(
         Cat("DRA: ", f.resource, " has deviceModel \"", config::DeviceModelName(f.configured),
             "\" but this API server does not keep consumable capacity (feature gate "
             "DRAConsumableCapacity, on by default from 1.36): publishing it as \"",

@@ -68,10 +68,13 @@ json Taints(const SliceContext& ctx, const std::vector<const pool::PoolHca*>& hc
   return taints;
 }
 
-std::vector<const pool::PoolHca*> All(const pool::PoolModel& pool) {
+// The taints of a device that serves the whole pool: none while one HCA is usable (the
+// pool is, as the device plugin's slots are); else one per cause among its HCAs.
+json PoolTaints(const SliceContext& ctx, const pool::PoolModel& pool) {
+  if (pool.healthy()) return json::array();
   std::vector<const pool::PoolHca*> all;
   for (const auto& hca : pool.hcas) all.push_back(&hca);
-  return all;
+  return Taints(ctx, all);
 }
 
 std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) {
@@ -99,13 +102,13 @@ std::vector<json> Devices(const pool::PoolModel& pool, const SliceContext& ctx) 
       d["attributes"]["hcas"] = {{"int", static_cast<int64_t>(pool.hcas.size())}};
       const auto numa = pool.NumaNodes();
       if (numa.size() == 1) d["attributes"]["resource.kubernetes.io/numaNode"] = {{"int", numa[0]}};
-      if (json t = Taints(ctx, All(pool)); !t.empty()) d["taints"] = std::move(t);
+      if (json t = PoolTaints(ctx, pool); !t.empty()) d["taints"] = std::move(t);
       devices.push_back(std::move(d));
       break;
     }
     case DeviceModel::kSlots: {
       const int64_t n = std::min(pool.shares(), kMaxSlotDevices);
-      const json taints = Taints(ctx, All(pool));
+      const json taints = PoolTaints(ctx, pool);
       for (int64_t i = 0; i < n; ++i) {
         json d = {{"name", "slot-" + std::to_string(i)}, {"attributes", json::object()}};
         CommonAttributes(d["attributes"], pool);

@@ -18,6 +18,11 @@ using std::chrono::milliseconds;
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr size_t kMaxTombstones = 1024;  // a wipe of 1024 slices between two answers
 
+// The fields the capability probe carries; its answer is the truth about them.
+const std::set<std::string> kProbeFields = {"devices[].allowMultipleAllocations",
+                                            "devices[].capacity.shares.requestPolicy",
+                                            "devices[].taints"};
+
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -133,7 +138,10 @@ bool SlicePublisher::Ours(const nlohmann::json& object) const {
 FieldPaths SlicePublisher::ActiveDropped(std::chrono::steady_clock::time_point now) {
   FieldPaths active;
   for (auto it = dropped_.begin(); it != dropped_.end();) {
-    if (now - it->second >= kRecheckDropped) {
+    // The probe's own fields are the probe's to refresh (hourly): expiring them here would
+    // tell the front end a gate came on while only the probe was late (a slots fallback
+    // never writes allowMultipleAllocations, so no answer would correct it).
+    if (now - it->second >= kRecheckDropped && kProbeFields.count(it->first) == 0) {
       it = dropped_.erase(it);  // written once more: the answer tells again
     } else {
       active.insert(it->first);
@@ -154,7 +162,7 @@ void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann:
       if (dropped_reported_.insert(path).second) news.push_back(path);
     }
   }
-  if (!news.empty()) ReportCapabilities();
+  if (!dropped.empty()) ReportCapabilities();  // returns at once when nothing changed
   for (const std::string& path : news) {
     const std::string gate = GateDropping(path);
     if (options_.on_info) {
@@ -324,21 +332,30 @@ void SlicePublisher::WatchLoop() {
   kube::RetrySchedule retry(JitterOrDefault());
   while (true) {
     bool relist = false;
+    uint64_t requests = 0;
     {
       // Under the lock the destructor sets stopping_ under; its Shutdown() cannot be undone.
       std::lock_guard lock(mu_);
       if (stopping_) return;
       watch_client_->ResetCancel();
       relist = relist_;
+      requests = relist_requests_;
     }
+    // The writer's 409 cancels what runs here to have it list again: that is no failure.
+    auto asked_to_relist = [&] {
+      std::lock_guard lock(mu_);
+      return relist_requests_ != requests;
+    };
     kube::FailedAnswer failed;
     if (relist && !List(&failed)) {
+      if (asked_to_relist()) continue;
       if (!SleepUntil(retry.Failed(std::chrono::steady_clock::now(), failed))) return;
       continue;
     }
     // A list that works does not start the back-off over: only a watch that works does.
     const auto opened = std::chrono::steady_clock::now();
     const bool healthy = WatchOnce(&failed);
+    if (asked_to_relist()) continue;
     const auto lasted = std::chrono::steady_clock::now() - opened;
     if (healthy && lasted >= kShortWatch) {
       retry.Succeeded();  // the server ended a healthy watch: resume at once
@@ -416,6 +433,7 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   if (r.ok() && r->code == 409) {
     ++stats_.conflicts;  // our copy is stale: the watcher relists, then we reconcile
     relist_ = true;
+    ++relist_requests_;  // the watcher's cancelled list or watch is this, not a failure
     watch_client_->Cancel();  // under mu_: the watcher's ResetCancel is too
     return false;
   }
@@ -496,8 +514,7 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
     const auto now = std::chrono::steady_clock::now();
     // The probe's answer is the current truth for its fields: an upgrade that enabled a
     // gate takes the field out of dropped_, a downgrade puts it in.
-    for (const std::string path : {"devices[].allowMultipleAllocations",
-                                   "devices[].capacity.shares.requestPolicy", "devices[].taints"}) {
+    for (const std::string& path : kProbeFields) {
       if (dropped.count(path) != 0) {
         dropped_[path] = now;
       } else {
@@ -508,9 +525,14 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
         now + kRecheckDropped - std::chrono::minutes(kube::RandomUpTo(9, kube::ThreadRng()));
     dirty_ = true;
   }
-  for (const std::string& path : dropped) {
+  std::vector<std::string> news;  // told outside the lock: a callback may call stats()
+  {
     std::lock_guard lock(mu_);
-    if (!dropped_reported_.insert(path).second) continue;
+    for (const std::string& path : dropped) {
+      if (dropped_reported_.insert(path).second) news.push_back(path);
+    }
+  }
+  for (const std::string& path : news) {
     const std::string gate = GateDropping(path);
     if (options_.on_info) {
       options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
@@ -567,6 +589,10 @@ void SlicePublisher::WriteLoop() {
       if (Probe(&failed)) {
         retry.Succeeded();
       } else {
+        {
+          std::lock_guard lock(mu_);
+          if (stopping_) return;
+        }
         // Publishing does not wait for the probe: what the server keeps is then learnt from
         // the answers to real writes (LearnDropped), and the probe is tried again later.
         const auto now = std::chrono::steady_clock::now();
@@ -575,7 +601,15 @@ void SlicePublisher::WriteLoop() {
           std::lock_guard lock(mu_);
           next_probe_ = now + kube::Jittered(kProbeRetry);
         }
-        ReportCapabilities();
+        // Publishing must not wait for ever on a server that refuses dry runs: the first
+        // failure lets writes go, and their answers teach what the server keeps. Later
+        // failures change nothing: what is known stays known.
+        bool first = false;
+        {
+          std::lock_guard lock(mu_);
+          first = !told_;
+        }
+        if (first) ReportCapabilities();
       }
       continue;
     }
@@ -587,16 +621,29 @@ void SlicePublisher::WriteLoop() {
     }
     bool ok = true;
     kube::FailedAnswer failed;
+    uint64_t written_before = 0;
+    {
+      std::lock_guard lock(mu_);
+      written_before = stats_.writes;
+    }
     for (const auto& w : writes) {
       if (!TakeWriteToken()) return;
+      {
+        // The batch was planned for a wish and a listing: a capability learnt from an
+        // earlier write's answer, or a relist, makes the rest stale; plan again.
+        std::lock_guard lock(mu_);
+        if (!WishWritable() || relist_) break;
+      }
       if (!(ok = Write(w, &failed))) break;
     }
+    bool wrote = false;
     {
       std::lock_guard lock(mu_);
       if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
+      wrote = stats_.writes != written_before;
     }
     if (ok) {
-      if (!writes.empty()) retry.Succeeded();
+      if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
       continue;
     }
     // A 409 relists (the watcher) and reconciles then; any other failure waits as the

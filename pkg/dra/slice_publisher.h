@@ -158,6 +158,7 @@ class SlicePublisher {
   bool stopping_ = false;
   bool dirty_ = true;   // reconcile due
   bool relist_ = true;  // the watcher must list first
+  uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
   std::optional<ServerCapabilities> wish_assumed_;  // the caller's stamp (Publish)

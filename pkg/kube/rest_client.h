@@ -82,7 +82,10 @@ class RestClient {
   // Any thread: ends the running Stream() (or the next one) promptly.
   void Cancel();
   // Undoes a Cancel() for the next call, never a Shutdown().
-  void ResetCancel() { cancelled_ = shut_down_.load(); }
+  void ResetCancel() {
+    cancelled_.store(false);
+    if (shut_down_.load()) cancelled_.store(true);  // a Shutdown() racing this one stays
+  }
   // Any thread: Cancel() for good. A loop that resets its cancel before each call cannot
   // lose this one, whatever the order (a destructor's cancel between a loop's "stopping?"
   // check and its ResetCancel used to be erased, and shutdown waited out a 5-10 min watch).

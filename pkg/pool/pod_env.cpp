@@ -109,6 +109,14 @@ std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>
   return env;
 }
 
+std::string_view RdmaLinkLayer(std::string_view link_type) {
+  // The kernel's words (sysfs infiniband/<dev>/ports/<n>/link_layer), which ibv_devinfo and
+  // rdma-core print; link_type is the netdev's ARPHRD name the selectors use.
+  if (link_type == "infiniband") return "InfiniBand";
+  if (link_type == "ether") return "Ethernet";
+  return link_type;
+}
+
 std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions) {
   std::string info = "{";
   for (const auto& fn : functions) {
@@ -118,7 +126,8 @@ std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions) {
            "\"ibdev\": ", JsonString(fn.rdma_devices.empty() ? "" : fn.rdma_devices[0].name),
            ", \"netdev\": ", JsonString(fn.if_name), ", \"numaNode\": ", fn.numa_node,
            ", \"pcieRoot\": ", JsonString(fn.pcie_root),
-           ", \"linkLayer\": ", JsonString(fn.link_type), ", \"ports\": ", PortsJson(fn),
+           ", \"linkLayer\": ", JsonString(RdmaLinkLayer(fn.link_type)),
+           ", \"ports\": ", PortsJson(fn),
            ", \"usable\": ", UnusableReason(fn).empty() ? "true" : "false", "}");
   }
   return info + "}";

@@ -56,6 +56,11 @@ std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>
 // [{"rdmaDevice": "mlx5_0", "port": 1, "state": "ACTIVE"}, ...]: every port of `fn`.
 std::string PortsJson(const sysfs::PciFunction& fn);
 
+// `linkLayer` in _INFO: the kernel's name of an RDMA port's link layer ("InfiniBand",
+// "Ethernet", as sysfs and ibv_devinfo say) for a netdev's link type ("infiniband", "ether").
+// Before 0.2.0 _INFO carried the netdev's name ("ether").
+std::string_view RdmaLinkLayer(std::string_view link_type);
+
 // The _INFO document for `functions` (keyed by PCI address, in the order given).
 std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions);
 

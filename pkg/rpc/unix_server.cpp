@@ -24,22 +24,25 @@ namespace {
 // registered under `ulimit -n 32` with a message that blamed the directory).
 std::string WhyNotListening(const std::string& socket) {
   struct rlimit lim {};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+  const bool limited = ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY;
+  // A fresh socket first: when it fails for want of descriptors, nothing can count them.
+  const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int probe_errno = errno;
+  if (probe >= 0) ::close(probe);
+  if (probe < 0 && (probe_errno == EMFILE || probe_errno == ENFILE)) {
+    return Cat(": the process is out of file descriptors",
+               limited ? Cat(" (at its limit of ", lim.rlim_cur, ")") : std::string(),
+               ": raise the container's RLIMIT_NOFILE (ulimit -n)");
+  }
+  if (limited) {
+    // gRPC needs a handful per server (listener, epoll, wakeup fds).
     size_t open = 0;
     std::error_code ec;
     for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
       ++open;
     }
-    // gRPC needs a handful per server (listener, epoll, wakeup fds); a fresh socket probes.
-    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int probe_errno = errno;
-    if (probe >= 0) ::close(probe);
-    if (probe < 0 && (probe_errno == EMFILE || probe_errno == ENFILE)) {
-      return Cat(": the process is out of file descriptors (", open, " open, limit ",
-                 lim.rlim_cur, "): raise the container's RLIMIT_NOFILE (ulimit -n)");
-    }
-    if (open + 8 >= lim.rlim_cur) {
+    if (!ec && open + 8 >= lim.rlim_cur) {
       return Cat(": the process is nearly out of file descriptors (", open, " open, limit ",
                  lim.rlim_cur, "): raise the container's RLIMIT_NOFILE (ulimit -n)");
     }

@@ -757,6 +757,55 @@ TEST_P(DraOnRelease, AutoPicksTheModelTheServerKeepsAndWritesOnce) {
   }
 }
 
+// Issue 37 item 4: an explicit deviceModel: perHca on a server without consumable capacity
+// (1.34, 1.35 defaults) was published as configured, and the server made every HCA
+// exclusive: 2 claims where rdmaHcaMax says 8. It is published as slots (4 a pool here,
+// rdmaHcaMax), with the metric and a /readyz line; on 1.36+ as configured, neither.
+class DraExplicitPerHca : public DraOnRelease {
+ protected:
+  void BeforeThePluginStarts() override {
+    std::string config = Config();
+    const std::string entry = R"("frontend": "dra",)";
+    config.replace(config.find(entry), entry.size(), R"("frontend": "dra", "deviceModel": "perHca",)");
+    h.WriteConfig(config);
+  }
+};
+
+TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
+  auto r = api.Await("slices.length === 1 && stats.creates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const auto& devices = r["slices"][0]["spec"]["devices"];
+  const std::string fallback =
+      "rdma_shared_dp_dra_model_fallback{driver=\"rdma.example.com\",resource=\"rdma/hca_ib\","
+      "configured=\"perHca\",published=\"slots\"}";
+  if (ConsumableCapacity()) {
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices[0]["allowMultipleAllocations"], true);
+    EXPECT_EQ(Sample(fallback), -1);
+  } else {
+    ASSERT_EQ(devices.size(), 4u);
+    EXPECT_EQ(devices[0]["name"], "slot-0");
+    EXPECT_EQ(Sample(fallback), 1);
+    EXPECT_EQ(Sample("rdma_shared_dp_errors_by_class_total{class=\"dra\"}"), 0)
+        << "a fallback that serves the full count is not an error";
+  }
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto ready = AwaitHttp("/readyz", 200, 10s);
+  EXPECT_EQ(ready.first, 200) << ready.second;
+  EXPECT_EQ(ready.second.find("is published as slots, not perHca") != std::string::npos,
+            !ConsumableCapacity())
+      << ready.second;
+  auto quiet = api.Await("stats.writes > 1", 1500ms);
+  EXPECT_EQ(quiet["stats"]["writes"], 1) << "one write, no flip between models";
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DraExplicitPerHca, ::testing::Values("1.34", "1.35", "1.36", "1.37"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           std::string name = Cat("v", p.param);
+                           name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
+                           return name;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Releases, DraOnRelease, ::testing::Values("1.34", "1.35", "1.36", "1.37"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            std::string name = Cat("v", p.param);

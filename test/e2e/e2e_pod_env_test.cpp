@@ -61,7 +61,7 @@ TEST_F(PodEnvE2E, EveryAllocateSaysWhichHcasTheContainerGot) {
   EXPECT_EQ(hca.at("rdma").at("uverbs"), "/dev/infiniband/uverbs0");
   EXPECT_EQ(hca.at("rdma").at("rdma_cm"), "/dev/infiniband/rdma_cm");
   EXPECT_EQ(hca.at("netdev"), "ib0");
-  EXPECT_EQ(hca.at("linkLayer"), "infiniband");
+  EXPECT_EQ(hca.at("linkLayer"), "InfiniBand");
   EXPECT_EQ(hca.at("usable"), true);
   EXPECT_EQ(info.at("0000:16:00.0").at("usable"), false);
 

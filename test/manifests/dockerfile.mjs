@@ -1,5 +1,6 @@
 // Static checks of Dockerfile.ubi (no Docker engine needed): stages, pinned base images,
-// no `latest`, every copied file exists, a lean runtime stage with labels and ENTRYPOINT.
+// no `latest`, every copied file exists, a lean runtime stage with labels and ENTRYPOINT, and
+// what NVIDIA network-operator's DaemonSet runs in the image (docs/network-operator.md).
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -57,11 +58,35 @@ check("every COPY source exists (or names an earlier stage)", () => {
     }
   }
 });
-check("runtime stage: no compilers, no package installs, no source", () => {
+// The one package install the runtime stage may have: the tools NVIDIA network-operator's
+// ofed-driver-validation init container runs in this image (docs/network-operator.md).
+const initContainerPackages = ["grep", "kmod"];
+check("runtime stage: no compilers, no source, no package but the operator's init container tools", () => {
   const body = final.body.map((i) => `${i.op} ${i.args}`).join("\n");
-  assert.ok(!/\b(dnf|microdnf|yum)\b.*install/.test(body), "installs packages at runtime");
+  const installs = final.body.filter((i) => i.op === "RUN" && /\b(dnf|microdnf|yum|rpm)\b/.test(i.args));
+  assert.ok(installs.length <= 1, `${installs.length} RUNs with a package manager`);
+  for (const ins of installs) {
+    const m = ins.args.match(
+      /^microdnf install -y --nodocs --setopt=install_weak_deps=0 ([a-z0-9 -]+?) && microdnf clean all$/);
+    assert.ok(m, `RUN ${ins.args}: not one \`microdnf install -y --nodocs ` +
+                 `--setopt=install_weak_deps=0 <packages> && microdnf clean all\``);
+    assert.deepEqual(m[1].split(" ").sort(), initContainerPackages, `installs ${m[1]}`);
+  }
   assert.ok(!/\b(gcc|g\+\+|cmake|-devel)\b/.test(body), "mentions a compiler or -devel package");
   assert.ok(!final.body.some((i) => i.op === "COPY" && !i.args.includes("--from=")), "copies from the build context");
+});
+check("network-operator's template: the build runs /bin/k8s-rdma-shared-dp and finds sh, lsmod, grep", () => {
+  // Its container's command is /bin/k8s-rdma-shared-dp (test/manifests/runc.mjs runs it); its
+  // init container (up to v26.1.x, with ofedDriver) runs `sh -c "until lsmod | grep mlx5_core; ..."`.
+  const runs = final.body.filter((i) => i.op === "RUN").map((i) => i.args);
+  const copy = final.body.findIndex((i) => i.op === "COPY" && i.args.includes("--from="));
+  const checked = final.body.findIndex((i) => i.op === "RUN" &&
+    /(^|&& )\/bin\/k8s-rdma-shared-dp --version( |$)/.test(i.args));
+  assert.ok(checked > copy, `no RUN after the binary's COPY runs /bin/k8s-rdma-shared-dp --version: ${runs}`);
+  assert.ok(runs.some((r) => r.includes(
+    'for tool in sh lsmod grep; do command -v "$tool" >/dev/null || exit 1; done')),
+    `no RUN checks that sh, lsmod and grep are found: ${runs}`);
+  assert.ok(runs.some((r) => /\binstall\b.*\bkmod\b/.test(r)), "kmod (lsmod) is not installed");
 });
 check("labels and exec-form ENTRYPOINT", () => {
   const labels = final.body.filter((i) => i.op === "LABEL").map((i) => i.args).join(" ");

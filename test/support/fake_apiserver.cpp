@@ -45,13 +45,13 @@ FakeApiServer::FakeApiServer(int bookmark_ms, const std::string& release) {
     args.push_back("--bookmark-ms");
     args.push_back(std::to_string(bookmark_ms));
   }
-  const char* from_env = std::getenv("RDMADP_KUBE_RELEASE");
+  const char* from_env = std::getenv("FAKE_KUBE_RELEASE");
   const std::string chosen = !release.empty() ? release : from_env != nullptr ? from_env : "";
   if (!chosen.empty()) {
     args.push_back("--release");
     args.push_back(chosen);
   }
-  if (const char* gates = std::getenv("RDMADP_KUBE_GATES"); gates != nullptr && *gates != '\0') {
+  if (const char* gates = std::getenv("FAKE_KUBE_GATES"); gates != nullptr && *gates != '\0') {
     args.push_back("--gates");
     args.push_back(gates);
   }

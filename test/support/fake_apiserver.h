@@ -17,7 +17,7 @@ class FakeApiServer {
  public:
   // Starts the server with its CA and token under a new temporary directory, behaving as
   // kube-apiserver `release` ("1.34".."1.37") with its default gates. "" = the release in
-  // $RDMADP_KUBE_RELEASE, else the newest; $RDMADP_KUBE_GATES ("Gate=true,...") overrides
+  // $FAKE_KUBE_RELEASE, else the newest; $FAKE_KUBE_GATES ("Gate=true,...") overrides
   // gates as kube-apiserver's --feature-gates does (scripts/slow-tests.sh runs the DRA
   // suites on every release this way).
   explicit FakeApiServer(int bookmark_ms = 0, const std::string& release = "");

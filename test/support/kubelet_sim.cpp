@@ -152,7 +152,17 @@ absl::Status KubeletSimulator::Start() {
     fs::create_directories(plugins_registry_dir());
     fs::create_directories(root_ + "/plugins");  // the kubelet makes both at start
     watcher_stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+    {
+      std::lock_guard lock(mu_);
+      watcher_listed_ = false;
+    }
     watcher_ = std::thread([this] { WatcherLoop(); });
+    // Start() returns once the watcher has listed plugins_registry: a plugin that creates
+    // its socket while the first listing runs is seen twice (the listing and the inotify
+    // event; the kubelet's own watcher too), which re-registers it once, a start-up
+    // artefact of the test, not of a node where the kubelet long runs before the plugin.
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [this] { return watcher_listed_; });
   }
   return absl::OkStatus();
 }
@@ -472,6 +482,8 @@ void KubeletSimulator::WatcherLoop() {
       add(e.path().filename(), /*created=*/false);
     }
     Reconcile();  // wait.Until runs the first pass at once
+    watcher_listed_ = true;
+    cv_.notify_all();
   }
   auto next_pass = SteadyClock::now() + kReconcilePeriod;
   while (true) {

@@ -205,6 +205,7 @@ class KubeletSimulator {
   int accept_stop_fd_ = -1;
   std::thread acceptor_;
   bool watcher_enabled_ = false;
+  bool watcher_listed_ = false;  // the watcher's first listing is done (Start waits for it)
   std::chrono::milliseconds register_delay_{0};
   bool stopping_ = false;
   int reject_watcher_ = 0;

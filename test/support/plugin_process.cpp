@@ -21,8 +21,8 @@ namespace rdmadp::testing {
 
 std::string PluginBinary() {
   // Overridable, so that a long test loop can run copies while the tree is rebuilt.
-  const char* env = std::getenv("RDMADP_PLUGIN_BINARY");
-  return env != nullptr && *env != '\0' ? env : RDMADP_PLUGIN_BINARY;
+  const char* env = std::getenv("TEST_PLUGIN_BINARY");
+  return env != nullptr && *env != '\0' ? env : TEST_PLUGIN_BINARY;
 }
 
 PluginProcess::PluginProcess(const std::string& binary, const std::vector<std::string>& args,

@@ -55,6 +55,44 @@ SliceContext Node(DeviceModel model = DeviceModel::kPerHca) {
   return ctx;
 }
 
+// Issue 37 item 4: the model a pool is published in, per configured model and what the
+// server keeps (unknown, kept, dropped).
+TEST(ResourceSlices, ResolveModelNeverShrinksCapacity) {
+  using M = DeviceModel;
+  const std::optional<bool> unknown, kept = true, dropped = false;
+  EXPECT_EQ(ResolveModel(M::kAuto, unknown), std::nullopt);
+  EXPECT_EQ(ResolveModel(M::kAuto, kept), M::kPerHca);
+  EXPECT_EQ(ResolveModel(M::kAuto, dropped), M::kSlots);
+  for (M m : {M::kPerHca, M::kPerPool, M::kSlots}) {
+    EXPECT_EQ(ResolveModel(m, unknown), m);
+    EXPECT_EQ(ResolveModel(m, kept), m);
+    EXPECT_EQ(ResolveModel(m, dropped), M::kSlots);
+  }
+}
+
+TEST(DraView, AnExplicitModelTheServerCannotHonourIsAFallbackToSlots) {
+  pool::PoolModel p = Pool({Hca("0000:3b:00.0", 0), Hca("0000:3c:00.0", 0)}, 12);
+  p.resource.device_model = DeviceModel::kPerHca;
+  SliceContext ctx = Node();
+  ctx.consumable_capacity = false;
+  const DraView view = BuildDraView({p}, ctx);
+  ASSERT_EQ(view.fallbacks.size(), 1u);
+  EXPECT_EQ(view.fallbacks[0],
+            (ModelFallback{"rdma/hca_shared_devices_a", DeviceModel::kPerHca, DeviceModel::kSlots}));
+  EXPECT_EQ(view.devices.size(), 12u) << "rdmaHcaMax devices: every configured claim fits";
+  ctx.consumable_capacity = true;
+  EXPECT_TRUE(BuildDraView({p}, ctx).fallbacks.empty());
+  EXPECT_EQ(BuildDraView({p}, ctx).devices.size(), 2u);
+}
+
+// Issue 37 items 1-2: kube-apiserver refuses a range whose min + step exceeds the capacity
+// (validateRequestPolicyRange): one share says {min: 1} alone.
+TEST(ResourceSlices, OneShareHasAValidRange) {
+  EXPECT_EQ(SharesCapacity(1)["shares"]["requestPolicy"]["validRange"], json({{"min", "1"}}));
+  EXPECT_EQ(SharesCapacity(2)["shares"]["requestPolicy"]["validRange"],
+            json({{"min", "1"}, {"step", "1"}}));
+}
+
 TEST(ResourceSlices, PerHcaSharesEachHcaThroughConsumableCapacity) {
   const auto slices =
       RenderResourceSlices(Pool({Hca("0000:3b:00.0", 0), Hca("0000:3c:00.1", -1, false)}), Node());

@@ -65,6 +65,22 @@ TEST(Prometheus, ExactTimestampsAndBoundedErrorLabels) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("message=")));
 }
 
+// Issue 37 item 4: a DRA pool published in another model than configured is a gauge and a
+// line in a ready /readyz body, never silent.
+TEST(Prometheus, AModelFallbackIsAGaugeAndAReadyNote) {
+  View v = Sample();
+  EXPECT_EQ(ReadyNotes(v), "");
+  v.dra.emplace();
+  v.dra->driver = "rdma.example.com";
+  v.dra->model_fallbacks.push_back({"rdma/x", "perHca", "slots"});
+  EXPECT_THAT(FormatPrometheus(v),
+              HasSubstr("rdma_shared_dp_dra_model_fallback{driver=\"rdma.example.com\","
+                        "resource=\"rdma/x\",configured=\"perHca\",published=\"slots\"} 1\n"));
+  EXPECT_EQ(ReadyNotes(v),
+            "DRA pool rdma/x is published as slots, not perHca: this API server does not keep "
+            "consumable capacity (feature gate DRAConsumableCapacity)\n");
+}
+
 TEST(Readiness, NeedsRegistrationAndAStream) {
   View v = Sample();
   EXPECT_EQ(NotReadyReason(v), "");

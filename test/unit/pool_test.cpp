@@ -234,7 +234,7 @@ TEST(PodEnv, AddressesInPciOrderAndInfoKeyedByAddress) {
   EXPECT_EQ(a.at("netdev"), "ib0");
   EXPECT_EQ(a.at("numaNode"), 1);
   EXPECT_EQ(a.at("pcieRoot"), "pci0000:00");
-  EXPECT_EQ(a.at("linkLayer"), "infiniband");
+  EXPECT_EQ(a.at("linkLayer"), "InfiniBand");  // the kernel's word, as ibv_devinfo prints it
   const auto& ports = info.at("0000:02:00.0").at("ports");
   ASSERT_EQ(ports.size(), 2u);
   EXPECT_EQ(ports[1], nlohmann::json({{"rdmaDevice", "mlx5_1"}, {"port", 2}, {"state", "DOWN"}}));
@@ -446,6 +446,14 @@ TEST(PodEnv, HintsOverSeveralFunctionsAreTheirUnionInOrder) {
                            {config::EnvHint::kNccl, config::EnvHint::kUcx});
   EXPECT_EQ(env.at("NCCL_IB_HCA"), "=mlx5_1:1,mlx5_0:1");
   EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_1:1,mlx5_0:1");
+}
+
+// Issue 38 item 5: _INFO's linkLayer said "ether" where the kernel (ports/N/link_layer) and
+// ibv_devinfo say "Ethernet".
+TEST(PodEnv, LinkLayerUsesTheKernelsNames) {
+  EXPECT_EQ(RdmaLinkLayer("infiniband"), "InfiniBand");
+  EXPECT_EQ(RdmaLinkLayer("ether"), "Ethernet");
+  EXPECT_EQ(RdmaLinkLayer(""), "");
 }
 
 }  // namespace

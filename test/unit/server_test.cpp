@@ -276,7 +276,7 @@ TEST_F(ServerTest, OutOfDescriptorsIsNamedAsSuch) {
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of file descriptors"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("limit 64"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("at its limit of 64"));
 }
 
 // Finding 4 of the lifecycle issue: a client reacting to the socket's appearance (the
