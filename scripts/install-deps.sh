@@ -12,26 +12,19 @@ build_packages=(
   libnl-3-dev libnl-route-3-dev
   libibverbs-dev
   libyaml-cpp-dev
-  nlohmann-json3-dev
-  libcurl4-openssl-dev
-  libgtest-dev libgmock-dev
-  libcpp-httplib-dev
-)
-
-packages=(
-  build-essential cmake pkg-config
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libnl-3-dev libnl-route-3-dev
-  libibverbs-dev
-  libyaml-cpp-dev
   # The DRA front end's API objects (ResourceSlice, DeviceClass) are JSON.
   nlohmann-json3-dev
   # The DRA front end's HTTPS client to the API server: libcurl, loaded (dlopen) only when a
   # resource uses the DRA front end, so the device-plugin front end never pays for TLS.
   libcurl4-openssl-dev
   libgtest-dev libgmock-dev
-  # The metrics tests' HTTP client (the plugin serves HTTP itself).
+  # The metrics tests' HTTP client (the plugin serves HTTP itself); the demo's kubelet
+  # simulator links it too.
   libcpp-httplib-dev
+)
+
+packages=(
+  "${build_packages[@]}"
   iproute2 util-linux procps
   # The CDI consumer test: the reference CDI Go library, as containerd/CRI-O/podman embed it.
   golang-go golang-github-container-orchestrated-devices-container-device-interface-dev

@@ -363,15 +363,7 @@ TEST_P(Lifecycle, RollingUpdateWithAConfigChangeEndsWithTheSurvivorsList) {
 
 INSTANTIATE_TEST_SUITE_P(Eras, Lifecycle, ::testing::ValuesIn(kAllEras),
                          [](const ::testing::TestParamInfo<KubeletEra>& p) {
-                           switch (p.param) {
-                             case KubeletEra::kV124:
-                               return std::string("v124");
-                             case KubeletEra::kV125to136:
-                               return std::string("v125to136");
-                             case KubeletEra::kV137:
-                               return std::string("v137");
-                           }
-                           return std::string("unknown");
+                           return EraTestName(p.param);
                          });
 
 }  // namespace

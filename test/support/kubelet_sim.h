@@ -59,6 +59,18 @@ namespace rdmadp::testing {
 enum class KubeletEra { kV124, kV125to136, kV137 };
 const char* EraName(KubeletEra era);
 inline const KubeletEra kAllEras[] = {KubeletEra::kV124, KubeletEra::kV125to136, KubeletEra::kV137};
+// A test-name suffix per era ("v124", "v125to136", "v137") for INSTANTIATE_TEST_SUITE_P.
+inline std::string EraTestName(KubeletEra era) {
+  switch (era) {
+    case KubeletEra::kV124:
+      return "v124";
+    case KubeletEra::kV125to136:
+      return "v125to136";
+    case KubeletEra::kV137:
+      return "v137";
+  }
+  return "unknown";
+}
 
 struct SimResource {
   std::string endpoint;      // socket path of the current client
