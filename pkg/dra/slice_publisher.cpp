@@ -17,6 +17,7 @@ using std::chrono::milliseconds;
 
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr size_t kMaxTombstones = 1024;  // a wipe of 1024 slices between two answers
+constexpr size_t kMaxSaid = 64;          // distinct problem lines remembered as said
 
 // The fields the capability probe carries; its answer is the truth about them.
 const std::set<std::string> kProbeFields = {"devices[].allowMultipleAllocations",
@@ -204,6 +205,10 @@ void SlicePublisher::Problem(const std::string& line) {
     std::lock_guard lock(mu_);
     if (line == last_problem_) return;
     last_problem_ = line;
+    // Said once until something works again: a watch refused every cycle while lists work
+    // (RBAC without "watch") would otherwise be said, and counted, at every cycle.
+    if (said_.size() >= kMaxSaid) said_.clear();
+    if (!said_.insert(line).second) return;
   }
   if (options_.on_problem) options_.on_problem(line);
 }
@@ -359,6 +364,8 @@ void SlicePublisher::WatchLoop() {
     const auto lasted = std::chrono::steady_clock::now() - opened;
     if (healthy && lasted >= kShortWatch) {
       retry.Succeeded();  // the server ended a healthy watch: resume at once
+      std::lock_guard lock(mu_);
+      said_.clear();
       continue;
     }
     // A watch that stayed open a while and then failed (a 410 after compaction) is the
@@ -406,6 +413,7 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
     last_problem_.clear();
+    said_.clear();
     if (w.kind == SliceWrite::Kind::kDelete) {
       published_.erase(w.name);
     } else {

@@ -170,6 +170,7 @@ class SlicePublisher {
   std::set<std::string> deleted_;
   std::string resource_version_;  // watch from here
   std::string last_problem_;
+  std::set<std::string> said_;  // problem lines told since something last worked
   PublisherStats stats_;
   // Fields the server dropped, with when we learned it (re-checked after kRecheckDropped).
   std::map<std::string, std::chrono::steady_clock::time_point> dropped_;

@@ -443,6 +443,11 @@ TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
   }
   EXPECT_EQ(watches, 2);
   EXPECT_EQ(lists, 1);
+  // Said once, not at every refused watch (the problem reaches the log and the error count).
+  const auto problems = Problems();
+  EXPECT_EQ(std::count_if(problems.begin(), problems.end(),
+                          [](const std::string& p) { return p.find("HTTP 403") != std::string::npos; }),
+            1);
 }
 
 // Issue 31 item 6: a watch the server ended at once was reopened at once: 427 watch
