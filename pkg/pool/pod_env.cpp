@@ -57,7 +57,9 @@ std::string ClaimEnvPart(std::string_view name, bool request) {
     return out;
   }
   static constexpr char kHex[] = "0123456789abcdef";
-  out = "x";
+  // Appended, not assigned: GCC 12 reports an impossible overlap for `out = "x"` once this
+  // is inlined (bug 105329, a -Wrestrict false positive that -Werror would make fatal).
+  out.push_back('x');
   for (char c : name) {
     const auto u = static_cast<unsigned char>(c);
     out += kHex[u >> 4];

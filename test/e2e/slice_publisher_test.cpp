@@ -446,7 +446,9 @@ TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
   // Said once, not at every refused watch (the problem reaches the log and the error count).
   const auto problems = Problems();
   EXPECT_EQ(std::count_if(problems.begin(), problems.end(),
-                          [](const std::string& p) { return p.find("HTTP 403") != std::string::npos; }),
+                          [](const std::string& line) {
+                            return line.find("HTTP 403") != std::string::npos;
+                          }),
             1);
 }
 
