@@ -71,8 +71,8 @@ bool CheckRdmaNetnsMode() {
 // runs offline: the DRA front end's environment checks (node name) need the running pod.
 std::vector<std::string> ModeProblems(const cli::Options& opts, const config::LoadedConfig& l) {
   return deviceplugin::ConfigProblems(
-      {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi},
-      opts.kubelet_root_dir, l.config, l.indices);
+      {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi}, opts.kubelet_root_dir,
+      l.config, l.indices);
 }
 
 // `validate`: the daemon's own config checks, nothing started.

@@ -52,8 +52,7 @@ void DraFrontEnd::Publish() {
   SliceContext ctx;
   ctx.driver = options_.driver;
   ctx.node_name = options_.node_name;
-  ctx.consumable_capacity =
-      caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
+  ctx.consumable_capacity = caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
     host_.ReportOnce(log::Level::kWarn, "config", p,
@@ -62,14 +61,13 @@ void DraFrontEnd::Publish() {
   for (const auto& f : view->fallbacks) {
     // Said once, not counted as an error: the pool serves its full count, as configured.
     if (!fallbacks_said_.insert(f.resource).second) continue;
-    log::Warn(
-        Cat("DRA: ", f.resource, " has deviceModel \"", config::DeviceModelName(f.configured),
-            "\" but this API server does not keep consumable capacity (feature gate "
-            "DRAConsumableCapacity, on by default from 1.36): publishing it as \"",
-            config::DeviceModelName(f.published),
-            "\" (rdmaHcaMax devices), which serves as many claims; enable the gate to "
-            "publish it as configured"),
-        {.resource = f.resource, .hca = {}, .event = "dra"});
+    log::Warn(Cat("DRA: ", f.resource, " has deviceModel \"", config::DeviceModelName(f.configured),
+                  "\" but this API server does not keep consumable capacity (feature gate "
+                  "DRAConsumableCapacity, on by default from 1.36): publishing it as \"",
+                  config::DeviceModelName(f.published),
+                  "\" (rdmaHcaMax devices), which serves as many claims; enable the gate to "
+                  "publish it as configured"),
+              {.resource = f.resource, .hca = {}, .event = "dra"});
   }
   fallbacks_ = view->fallbacks;
   // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
@@ -149,10 +147,11 @@ void DraFrontEnd::StartApi() {
       if (host_.Stopping() || !created_) return;
       if (caps_ == caps) return;
       if (!caps_ || caps_->consumable_capacity != caps.consumable_capacity) {
-        log::Info(Cat("DRA: the API server ",
-                      caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
-                      " consumable capacity; deviceModel \"auto\" publishes ",
-                      caps.consumable_capacity ? "perHca" : "slots"));
+        log::Info(
+            Cat("DRA: the API server ",
+                caps.consumable_capacity ? "keeps" : "does not keep (DRAConsumableCapacity off)",
+                " consumable capacity; deviceModel \"auto\" publishes ",
+                caps.consumable_capacity ? "perHca" : "slots"));
       }
       caps_ = caps;
       Publish();  // the publisher writes only a wish stamped with these capabilities
@@ -306,8 +305,8 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
         "(images/overlays/dra does) or --node-name";
   } else if (auto p = config::DnsSubdomainProblem(options.driver); !p.empty()) {
     why = Cat("--dra-driver-name \"", options.driver, "\" ", p);
-  } else if (const std::string reg = Cat(kubelet_root_dir, "/plugins_registry/", options.driver,
-                                         "-12345678-reg.sock");
+  } else if (const std::string reg =
+                 Cat(kubelet_root_dir, "/plugins_registry/", options.driver, "-12345678-reg.sock");
              reg.size() > config::kMaxUnixSocketPath) {
     why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
               " characters; unix sockets allow ", config::kMaxUnixSocketPath,

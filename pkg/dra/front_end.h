@@ -104,7 +104,7 @@ class DraFrontEnd final : public frontend::FrontEnd {
   std::optional<ServerCapabilities> caps_;
   std::vector<ModelFallback> fallbacks_;  // of the latest view
   std::set<std::string> fallbacks_said_;  // resources whose fallback was logged
-  std::string cdi_problem_;  // a CDI spec that could not be written ("" when none)
+  std::string cdi_problem_;               // a CDI spec that could not be written ("" when none)
   // Creating the API client failed (a token not mounted yet, say): retried on this timer,
   // 1 s doubling to 30 s, jittered, not only at the next rescan.
   std::unique_ptr<loop::Timer> api_retry_;

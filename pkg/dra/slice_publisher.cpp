@@ -1,9 +1,8 @@
 #include "pkg/dra/slice_publisher.h"
 
-#include "pkg/dra/resource_slices.h"
-
 #include <charconv>
 
+#include "pkg/dra/resource_slices.h"
 #include "pkg/kube/backoff.h"
 #include "pkg/kube/json_read.h"
 #include "pkg/text/cat.h"
@@ -328,13 +327,8 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   return !relist;
 }
 
-kube::RetrySchedule::Jitter SlicePublisher::JitterOrDefault() const {
-  if (options_.jitter) return options_.jitter;
-  return [](milliseconds d) { return kube::Jittered(d); };
-}
-
 void SlicePublisher::WatchLoop() {
-  kube::RetrySchedule retry(JitterOrDefault());
+  kube::RetrySchedule retry(options_.jitter);
   while (true) {
     bool relist = false;
     uint64_t requests = 0;
@@ -441,7 +435,7 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   if (r.ok() && r->code == 409) {
     ++stats_.conflicts;  // our copy is stale: the watcher relists, then we reconcile
     relist_ = true;
-    ++relist_requests_;  // the watcher's cancelled list or watch is this, not a failure
+    ++relist_requests_;       // the watcher's cancelled list or watch is this, not a failure
     watch_client_->Cancel();  // under mu_: the watcher's ResetCancel is too
     return false;
   }
@@ -566,7 +560,7 @@ void SlicePublisher::ReportCapabilities() {
 }
 
 void SlicePublisher::WriteLoop() {
-  kube::RetrySchedule retry(JitterOrDefault());
+  kube::RetrySchedule retry(options_.jitter);
   while (true) {
     std::vector<SliceWrite> writes;
     bool probe = false;

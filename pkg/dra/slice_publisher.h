@@ -71,7 +71,7 @@ struct PublisherOptions {
   std::function<void(ServerCapabilities)> on_capabilities;
   std::function<void(std::string problem)> on_problem;  // publisher threads
   std::function<void(std::string info)> on_info;        // publisher threads
-  // The jitter of every retry wait (default: [step/2, step]); tests pass the identity to
+  // The jitter of every retry wait (empty: [step/2, step]); tests pass the identity to
   // assert exact request times.
   kube::RetrySchedule::Jitter jitter;
 };
@@ -147,7 +147,6 @@ class SlicePublisher {
   void ReportCapabilities();
   void Problem(const std::string& line);
   std::string Selector() const;
-  kube::RetrySchedule::Jitter JitterOrDefault() const;
 
   const PublisherOptions options_;
   std::unique_ptr<kube::RestClient> watch_client_;
@@ -156,8 +155,8 @@ class SlicePublisher {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
-  bool dirty_ = true;   // reconcile due
-  bool relist_ = true;  // the watcher must list first
+  bool dirty_ = true;             // reconcile due
+  bool relist_ = true;            // the watcher must list first
   uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;

@@ -56,7 +56,7 @@ struct CurlCallbacks {
     long code = 0;
     void* curl = nullptr;
     const CurlLib* lib = nullptr;
-    bool too_large = false;  // an answer or a line went past its limit: transfer ended
+    bool too_large = false;     // an answer or a line went past its limit: transfer ended
     bool error_capped = false;  // an error answer reached kMaxErrorBytes: transfer ended
   };
 
@@ -191,7 +191,8 @@ absl::Status RestClient::CheckCaFile() const {
         Cat("CA file ", config_.ca_file, ": ", std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(Cat("CA file ", config_.ca_file, " is not a regular file"));
+    return absl::FailedPreconditionError(
+        Cat("CA file ", config_.ca_file, " is not a regular file"));
   }
   return absl::OkStatus();
 }

@@ -55,9 +55,10 @@ class RetrySchedule {
   using Time = std::chrono::steady_clock::time_point;
   using Jitter = std::function<std::chrono::milliseconds(std::chrono::milliseconds)>;
 
-  // `jitter` maps a back-off step to the wait actually taken (default: [step/2, step]).
-  explicit RetrySchedule(Jitter jitter = [](std::chrono::milliseconds d) { return Jittered(d); })
-      : jitter_(std::move(jitter)) {}
+  // `jitter` maps a back-off step to the wait actually taken (empty: [step/2, step]).
+  explicit RetrySchedule(Jitter jitter = nullptr)
+      : jitter_(jitter ? std::move(jitter)
+                       : Jitter([](std::chrono::milliseconds d) { return Jittered(d); })) {}
 
   // A request answered at `now` failed with `a`: the earliest time of the next request.
   Time Failed(Time now, const FailedAnswer& a) {

@@ -94,8 +94,7 @@ Manager::Manager(ManagerOptions options, config::Config config,
   front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(host, DraOptions(options_)));
 }
 
-std::vector<std::string> ConfigProblems(const ManagerOptions& options,
-                                        const config::Config& config,
+std::vector<std::string> ConfigProblems(const ManagerOptions& options, const config::Config& config,
                                         const std::vector<size_t>& indices) {
   auto problems = deviceplugin::ConfigProblems(DevicePluginOptions(options),
                                                options.kubelet_root_dir, config, indices);

@@ -59,8 +59,7 @@ struct ManagerOptions {
 // The problems of `config` the front ends cannot serve with `options` (each front end's
 // ConfigProblems), one line per entry naming the field. main() runs them at start (entries
 // with a problem are skipped) and Reload() runs the same (any problem refuses the reload).
-std::vector<std::string> ConfigProblems(const ManagerOptions& options,
-                                        const config::Config& config,
+std::vector<std::string> ConfigProblems(const ManagerOptions& options, const config::Config& config,
                                         const std::vector<size_t>& indices);
 
 class Manager final : private frontend::Host {

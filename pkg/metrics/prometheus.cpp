@@ -240,8 +240,8 @@ std::string ReadyNotes(const View& v) {
   std::string notes;
   if (!v.dra) return notes;
   for (const auto& f : v.dra->model_fallbacks) {
-    Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ",
-           f.configured, ": this API server does not keep consumable capacity "
+    Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ", f.configured,
+           ": this API server does not keep consumable capacity "
            "(feature gate DRAConsumableCapacity)\n");
   }
   return notes;

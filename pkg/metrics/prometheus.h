@@ -81,9 +81,9 @@ struct DraView {
     std::string resource, configured, published;  // "rdma/x", "perHca", "slots"
   };
   std::vector<ModelFallback> model_fallbacks;  // pools not in their configured model
-  uint64_t prepares = 0;           // claims asked for in NodePrepareResources
-  uint64_t prepare_failures = 0;   // claims answered with an error
-  double prepare_seconds_sum = 0;  // over NodePrepareResources calls
+  uint64_t prepares = 0;                       // claims asked for in NodePrepareResources
+  uint64_t prepare_failures = 0;               // claims answered with an error
+  double prepare_seconds_sum = 0;              // over NodePrepareResources calls
   uint64_t prepare_calls = 0;
   uint64_t unprepares = 0;
 };

@@ -344,12 +344,13 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   ASSERT_EQ(devices[0].cdi_ids.size(), 1u);
   const Checked c = Check(cdi, 1, devices[0].cdi_ids);
   ASSERT_EQ(c.status, 0) << c.output;
-  EXPECT_THAT(c.output,
-              HasSubstr(Cat("mount: /var/run/kubernetes.io/dra-device-attributes/"
-                            "resourceclaims/train/rdma/rdma.example.com-metadata.json <- ",
-                            dirs.data_dir,
-                            "/dra-device-metadata/5f1c2d3e-0000-4000-8000-000000000001/rdma/metadata.json "
-                            "ro,bind\n")));
+  EXPECT_THAT(
+      c.output,
+      HasSubstr(Cat("mount: /var/run/kubernetes.io/dra-device-attributes/"
+                    "resourceclaims/train/rdma/rdma.example.com-metadata.json <- ",
+                    dirs.data_dir,
+                    "/dra-device-metadata/5f1c2d3e-0000-4000-8000-000000000001/rdma/metadata.json "
+                    "ro,bind\n")));
   std::vector<std::string> env = EnvLines(c.output);
   std::sort(env.begin(), env.end());
   ASSERT_EQ(env.size(), 3u) << c.output;

@@ -93,10 +93,11 @@ TEST_F(Commands, DiscoverShowsWhatADraClaimWouldReceive) {
        "selectors": {"linkTypes": ["infiniband"]}}]})");
   RunResult r = Run({"discover"});
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("rdma/ib: 2 HCA(s), 4 slot(s), Healthy\n"
-                                  "    env NCCL_IB_HCA==mlx5_0:1\n"
-                                  "    env PCIDEVICE__<CLAIM>__<REQUEST>=0000:10:00.0,0000:11:00.0\n"
-                                  "    env PCIDEVICE__<CLAIM>__<REQUEST>_INFO=<JSON, "));
+  EXPECT_THAT(r.output,
+              HasSubstr("rdma/ib: 2 HCA(s), 4 slot(s), Healthy\n"
+                        "    env NCCL_IB_HCA==mlx5_0:1\n"
+                        "    env PCIDEVICE__<CLAIM>__<REQUEST>=0000:10:00.0,0000:11:00.0\n"
+                        "    env PCIDEVICE__<CLAIM>__<REQUEST>_INFO=<JSON, "));
 }
 
 TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {

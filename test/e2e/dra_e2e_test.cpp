@@ -766,7 +766,8 @@ class DraExplicitPerHca : public DraOnRelease {
   void BeforeThePluginStarts() override {
     std::string config = Config();
     const std::string entry = R"("frontend": "dra",)";
-    config.replace(config.find(entry), entry.size(), R"("frontend": "dra", "deviceModel": "perHca",)");
+    config.replace(config.find(entry), entry.size(),
+                   R"("frontend": "dra", "deviceModel": "perHca",)");
     h.WriteConfig(config);
   }
 };
@@ -799,7 +800,8 @@ TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
   EXPECT_EQ(quiet["stats"]["writes"], 1) << "one write, no flip between models";
 }
 
-INSTANTIATE_TEST_SUITE_P(Releases, DraExplicitPerHca, ::testing::Values("1.34", "1.35", "1.36", "1.37"),
+INSTANTIATE_TEST_SUITE_P(Releases, DraExplicitPerHca,
+                         ::testing::Values("1.34", "1.35", "1.36", "1.37"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            std::string name = Cat("v", p.param);
                            name.erase(std::remove(name.begin(), name.end(), '.'), name.end());

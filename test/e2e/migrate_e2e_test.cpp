@@ -88,12 +88,12 @@ std::string Describe(const SimState& s) {
 }
 
 std::string Describe(const GoLikeState& s) {
-  std::string out = Cat("serving=", s.serving ? 1 : 0, " registrations=", s.registrations,
-                        " register_calls=", s.register_calls, " get_info=", s.get_info_calls,
-                        " notified_ok=", s.notified_ok, " notified_failed=", s.notified_failed,
-                        " options=", s.options_calls, " streams started/open/ended=",
-                        s.streams_started, "/", s.streams_open, "/", s.streams_ended,
-                        " allocate=", s.allocate_calls);
+  std::string out =
+      Cat("serving=", s.serving ? 1 : 0, " registrations=", s.registrations,
+          " register_calls=", s.register_calls, " get_info=", s.get_info_calls,
+          " notified_ok=", s.notified_ok, " notified_failed=", s.notified_failed,
+          " options=", s.options_calls, " streams started/open/ended=", s.streams_started, "/",
+          s.streams_open, "/", s.streams_ended, " allocate=", s.allocate_calls);
   for (const auto& e : s.errors) Append(out, " error: ", e);
   return out;
 }
@@ -286,7 +286,7 @@ class Migrate : public ::testing::TestWithParam<KubeletEra> {
 
   PluginHarness h{GetParam()};
   std::map<std::string, std::unique_ptr<GoLikePlugin>> go_;  // destroyed before h
-  std::map<std::string, size_t> snapshots_before_go_;  // lists the kubelet had before StartGo
+  std::map<std::string, size_t> snapshots_before_go_;        // lists the kubelet had before StartGo
 };
 
 // docs/migrating.md step 4: the Go plugin serves the node; ours starts and registers, then

@@ -99,7 +99,8 @@ TEST_F(Client, TokenFilesThatAreNotATokenAreRefusedAtOnce) {
 // kMaxErrorBytes, and the rest is never read. The answer is still the server's 500.
 TEST_F(Client, AnErrorAnswerIsReadOnlyUpToItsCap) {
   auto c = Make();
-  api_.Admin("/fault", {{"method", "GET"}, {"match", "/nodes/"}, {"code", 500}, {"bytes", 40 << 20}});
+  api_.Admin("/fault",
+             {{"method", "GET"}, {"match", "/nodes/"}, {"code", 500}, {"bytes", 40 << 20}});
   auto r = c->Call("GET", "/api/v1/nodes/n1");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->code, 500);

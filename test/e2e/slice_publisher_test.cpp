@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
-#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -341,9 +341,10 @@ TEST_F(Publisher, A429IsNotRetriedBeforeItsRetryAfterWhateverHappensMeanwhile) {
   ASSERT_EQ(puts.size(), 1u);
   EXPECT_EQ(puts[0].code, 429);
   auto creates = Requests(api_, "POST", "/resourceslices");
-  creates.erase(std::remove_if(creates.begin(), creates.end(),
-                               [](const Seen& s) { return s.url.find("dryRun") != std::string::npos; }),
-                creates.end());
+  creates.erase(
+      std::remove_if(creates.begin(), creates.end(),
+                     [](const Seen& s) { return s.url.find("dryRun") != std::string::npos; }),
+      creates.end());
   ASSERT_EQ(creates.size(), 2u);
   EXPECT_GE(creates[1].t - puts[0].t, 3000) << "sent before the server's Retry-After";
   std::printf("[measured] 429 Retry-After 3 s -> next write %.0f ms later\n",
@@ -357,7 +358,8 @@ TEST_F(Publisher, FiveHundredsBackOffAndNoWishShortensTheWait) {
   auto p = Start(/*exact=*/true);
   p->Publish({Wanted(1)});
   ASSERT_TRUE(api_.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
-  api_.Admin("/fault", {{"method", "PUT"}, {"match", "resourceslices"}, {"code", 500}, {"count", 3}});
+  api_.Admin("/fault",
+             {{"method", "PUT"}, {"match", "resourceslices"}, {"code", 500}, {"count", 3}});
   {
     Rescans rescans(*p, {Wanted(2)}, 100ms);
     auto r = api_.Await("stats.updates === 1", 20s);
@@ -445,10 +447,9 @@ TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
   EXPECT_EQ(lists, 1);
   // Said once, not at every refused watch (the problem reaches the log and the error count).
   const auto problems = Problems();
-  EXPECT_EQ(std::count_if(problems.begin(), problems.end(),
-                          [](const std::string& line) {
-                            return line.find("HTTP 403") != std::string::npos;
-                          }),
+  EXPECT_EQ(std::count_if(
+                problems.begin(), problems.end(),
+                [](const std::string& line) { return line.find("HTTP 403") != std::string::npos; }),
             1);
 }
 

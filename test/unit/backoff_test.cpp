@@ -1,12 +1,13 @@
 // Issue 31 item 7: the API back-off is jittered, so a fleet that failed together (an API
 // server outage) spreads its retries instead of arriving in the same half second.
 #include "pkg/kube/backoff.h"
-#include "pkg/kube/retry_schedule.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "pkg/kube/retry_schedule.h"
 
 namespace rdmadp::kube {
 namespace {
@@ -65,10 +66,9 @@ class Schedule : public ::testing::Test {
   std::vector<long> After(const std::vector<std::pair<long, FailedAnswer>>& answers) {
     std::vector<long> out;
     for (const auto& [at_ms, answer] : answers) {
-      out.push_back(static_cast<long>(
-          std::chrono::duration_cast<milliseconds>(
-              retry.Failed(t0 + milliseconds(at_ms), answer) - t0)
-              .count()));
+      out.push_back(static_cast<long>(std::chrono::duration_cast<milliseconds>(
+                                          retry.Failed(t0 + milliseconds(at_ms), answer) - t0)
+                                          .count()));
     }
     return out;
   }
@@ -110,8 +110,7 @@ TEST_F(Schedule, RefusalsTakeTheSlowSchedule) {
 TEST_F(Schedule, ASuccessStartsBothOver) {
   After({{0, {500, 0}}, {1000, {500, 0}}, {3000, {403, 0}}});
   retry.Succeeded();
-  EXPECT_EQ(After({{100000, {500, 0}}, {101000, {403, 0}}}),
-            (std::vector<long>{101000, 109000}));
+  EXPECT_EQ(After({{100000, {500, 0}}, {101000, {403, 0}}}), (std::vector<long>{101000, 109000}));
 }
 
 // A failure answered before the current wait is over never shortens it.

@@ -77,8 +77,8 @@ TEST(DraView, AnExplicitModelTheServerCannotHonourIsAFallbackToSlots) {
   ctx.consumable_capacity = false;
   const DraView view = BuildDraView({p}, ctx);
   ASSERT_EQ(view.fallbacks.size(), 1u);
-  EXPECT_EQ(view.fallbacks[0],
-            (ModelFallback{"rdma/hca_shared_devices_a", DeviceModel::kPerHca, DeviceModel::kSlots}));
+  EXPECT_EQ(view.fallbacks[0], (ModelFallback{"rdma/hca_shared_devices_a", DeviceModel::kPerHca,
+                                              DeviceModel::kSlots}));
   EXPECT_EQ(view.devices.size(), 12u) << "rdmaHcaMax devices: every configured claim fits";
   ctx.consumable_capacity = true;
   EXPECT_TRUE(BuildDraView({p}, ctx).fallbacks.empty());
