@@ -1,5 +1,6 @@
 // k8s-rdma-shared-dp: flags, wiring, nothing else.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>  // environ
 
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/cdi/memlock_hook.h"
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/config/k8s_names.h"
@@ -87,6 +89,50 @@ void RaiseFdLimit() {
       log::Debug(Cat("raised the open-file limit from ", before, " to ", limit.rlim_cur));
     }
   }
+}
+
+// Installs the memlock hook at --memlock-hook-path when that directory exists (the DaemonSet
+// mounts it from the host with images/components/memlock), whether or not an entry uses it
+// now, so that a reload adding `memlock` finds it. Returns the installed path, "" when there
+// is none; an entry with `memlock` and no hook is one error line naming it.
+std::string InstallMemlockHook(const cli::Options& opts, const config::LoadedConfig& loaded) {
+  std::string user;
+  for (size_t i = 0; i < loaded.config.resources.size() && user.empty(); ++i) {
+    if (loaded.config.resources[i].memlock) {
+      user = Cat("configList[", i < loaded.indices.size() ? loaded.indices[i] : i, "].memlock (",
+                 loaded.config.resources[i].FullName(), ")");
+    }
+  }
+  const std::string& path = opts.memlock_hook_path;
+  if (path.empty()) {
+    if (!user.empty()) {
+      log::Error(Cat(user,
+                     ": not applied: --memlock-hook-path is empty, so no hook is "
+                     "installed; its containers keep the runtime's RLIMIT_MEMLOCK"));
+    }
+    return "";
+  }
+  const std::string dir = path.substr(0, path.rfind('/'));
+  struct stat st {};
+  if (::stat(dir.empty() ? "/" : dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!user.empty()) {
+      log::Error(Cat(user, ": not applied: ", dir,
+                     " does not exist to install the hook in (mount the host's ", dir,
+                     " at the same path: images/components/memlock); its containers keep the "
+                     "runtime's RLIMIT_MEMLOCK"));
+    }
+    return "";
+  }
+  if (auto s = cdi::InstallMemlockHook(cdi::BundledMemlockHook(), path); !s.ok()) {
+    log::Error(Cat(user.empty() ? std::string("memlock") : user,
+                   ": the hook is not installed: ", std::string(s.message()),
+                   user.empty() ? ""
+                                : "; its containers keep the "
+                                  "runtime's RLIMIT_MEMLOCK"));
+    return "";
+  }
+  log::Info(Cat("memlock hook installed at ", path));
+  return path;
 }
 
 int RunValidate(const cli::Options& opts) {
@@ -214,6 +260,12 @@ int RunRender(const cli::Options& opts) {
   for (const auto& p : dra::ClassNameProblems(loaded->config, opts.dra_driver_name)) {
     std::fprintf(stderr, "%s\n", p.c_str());
     invalid = true;
+  }
+  if (opts.extended_resource_name) {
+    for (const auto& p : dra::ExtendedResourceProblems(loaded->config, loaded->indices)) {
+      std::fprintf(stderr, "%s\n", p.c_str());
+      invalid = true;
+    }
   }
   if (invalid) return 1;
   dra::ClassOptions options;
@@ -353,6 +405,7 @@ int main(int argc, char** argv) {
   if (!CheckRdmaNetnsMode()) return 1;
 
   RaiseFdLimit();
+  mo.memlock_hook = InstallMemlockHook(opts, *loaded);
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
   manager::Manager manager(std::move(mo), std::move(loaded->config), std::move(loaded->skipped));
   return manager.Run();

@@ -91,22 +91,37 @@ std::string AnnotationKey(const config::ResourceConfig& resource) {
   return Cat(kAnnotationPrefix, name);
 }
 
-std::string SpecJson(const pool::PoolSnapshot& snapshot) {
+std::string MemlockHookJson(std::string_view hook_path, uint64_t bytes) {
+  std::string out = "{\"hookName\": \"createRuntime\", \"path\": ";
+  AppendJsonString(out, hook_path);
+  out += ", \"args\": [\"rdmadp-memlock-hook\", ";
+  AppendJsonString(out, config::MemlockArg(bytes));
+  return out + "]}";
+}
+
+std::string SpecJson(const pool::PoolSnapshot& snapshot, std::string_view memlock_hook) {
   std::string out = Cat("{\n  \"cdiVersion\": \"", kCdiVersion, "\",\n  \"kind\": ");
   AppendJsonString(out, Kind(snapshot.resource()));
   // The pool's env (pool/pod_env.h) for every container that gets any of its devices,
-  // sorted by name: the same variables the Allocate answer carries.
+  // sorted by name: the same variables the Allocate answer carries; and its memlock hook.
   const auto& envs = snapshot.container_response().envs();
-  if (!envs.empty()) {
+  const auto& memlock = snapshot.resource().memlock;
+  const bool hook = memlock.has_value() && !memlock_hook.empty();
+  if (!envs.empty() || hook) {
     std::vector<std::string> lines;
     for (const auto& [name, value] : envs) lines.push_back(Cat(name, "=", value));
     std::sort(lines.begin(), lines.end());
-    out += ",\n  \"containerEdits\": {\"env\": [";
+    out += ",\n  \"containerEdits\": {";
+    if (!lines.empty()) out += "\"env\": [";
     for (size_t i = 0; i < lines.size(); ++i) {
       out += i == 0 ? "\n    " : ",\n    ";
       AppendJsonString(out, lines[i]);
     }
-    out += "\n  ]}";
+    if (!lines.empty()) out += "\n  ]";
+    if (hook)
+      Append(out, lines.empty() ? "" : ", ", "\"hooks\": [",
+             MemlockHookJson(memlock_hook, *memlock), "]");
+    out += "}";
   }
   out += ",\n  \"devices\": [";
   bool first_device = true;

@@ -37,8 +37,15 @@ std::string SpecFileName(const config::ResourceConfig& resource);
 // collide. The name part is kept within the 63 characters Kubernetes allows (hash suffix).
 std::string AnnotationKey(const config::ResourceConfig& resource);
 
-// The spec document (JSON, which every CDI reader accepts).
-std::string SpecJson(const pool::PoolSnapshot& snapshot);
+// The spec document (JSON, which every CDI reader accepts). `memlock_hook`: where the
+// memlock hook is installed on the host ("" = not installed); a pool with `memlock` then gets
+// it in the spec-wide containerEdits (MemlockHook).
+std::string SpecJson(const pool::PoolSnapshot& snapshot, std::string_view memlock_hook = "");
+
+// The createRuntime hook that sets RLIMIT_MEMLOCK to `bytes` (config::kMemlockUnlimited) in
+// every container given a device of the spec (cmd/rdmadp-memlock-hook), as a CDI hook
+// object: {"hookName": "createRuntime", "path": <hook>, "args": [<name>, <limit>]}.
+std::string MemlockHookJson(std::string_view hook_path, uint64_t bytes);
 
 // Empty when `name` is a CDI vendor (letters, digits, '_', '-', '.') or class (no '.') name
 // that every released library accepts, else why not.

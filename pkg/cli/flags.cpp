@@ -267,6 +267,19 @@ const std::vector<FlagSpec>& Specs() {
        ShowBool(&Options::use_cdi), SetBool(&Options::use_cdi, "use-cdi")},
       {"cdi-spec-dir", "DIR", "Directory for the CDI specs this plugin writes (with -use-cdi).",
        ShowString(&Options::cdi_spec_dir), SetString(&Options::cdi_spec_dir, "cdi-spec-dir")},
+      {"memlock-hook-path", "PATH",
+       "Where to install the CDI hook that raises RLIMIT_MEMLOCK for entries with \"memlock\" "
+       "(a host path, mounted at the same path: images/components/memlock); CDI specs name it. "
+       "Installed at start when its directory exists; empty: never.",
+       ShowString(&Options::memlock_hook_path),
+       [](Options& o, std::string_view v) {
+         if (!v.empty() && !v.starts_with("/")) {
+           return absl::InvalidArgumentError(
+               Cat("-memlock-hook-path: \"", v, "\" is not an absolute path (or empty: never)"));
+         }
+         o.memlock_hook_path = std::string(v);
+         return absl::OkStatus();
+       }},
       {"no-link-up", "",
        "Do not set the netdevs of selected HCAs administratively up at start "
        "(the Go plugin always does).",

@@ -26,6 +26,9 @@ struct Options {
   std::string dev_root = "/dev";
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
+  // Where the plugin installs its memlock hook on the host (the same path in the container:
+  // a hostPath mount); "" = never.
+  std::string memlock_hook_path = "/var/lib/k8s-rdma-shared-dp/bin/rdmadp-memlock-hook";
   bool link_up = true;
   bool watch_config = true;  // reload when the config file changes
   bool topology = true;      // NUMA nodes on the advertised slots

@@ -26,6 +26,8 @@ inline constexpr int64_t kMaxDraSlotDevices = 1024;
 inline constexpr int64_t kMaxPeriodicUpdateIntervalSeconds = 365LL * 24 * 3600;
 inline constexpr int64_t kDefaultPeriodicUpdateIntervalSeconds = 60;
 inline constexpr std::string_view kDefaultResourcePrefix = "rdma";
+// `"memlock": "unlimited"` (RLIM_INFINITY).
+inline constexpr uint64_t kMemlockUnlimited = UINT64_MAX;
 
 struct Selectors {
   std::vector<std::string> vendors;     // 4 lowercase hex digits
@@ -33,10 +35,13 @@ struct Selectors {
   std::vector<std::string> drivers;
   std::vector<std::string> if_names;
   std::vector<std::string> link_types;  // iproute2 names: ether, infiniband, ...
+  // PCI addresses ("0000:3b:00.0", lowercase, domain included; not in the Go plugin): for
+  // functions the other selectors cannot tell apart (no netdev, one vendor, one driver).
+  std::vector<std::string> pci_addresses;
 
   bool Empty() const {
     return vendors.empty() && device_ids.empty() && drivers.empty() && if_names.empty() &&
-           link_types.empty();
+           link_types.empty() && pci_addresses.empty();
   }
   bool operator==(const Selectors&) const = default;
 };
@@ -70,6 +75,10 @@ struct ResourceConfig {
   // Leave out of the pool the functions that cannot serve a pod (no ACTIVE port, or GID
   // tables all zero: pool::UnusableReason); they rejoin when they can.
   bool skip_unusable = false;
+  // `memlock`: the RLIMIT_MEMLOCK (soft and hard, bytes; kMemlockUnlimited) of every
+  // container given the pool's devices through CDI, set by a createRuntime hook
+  // (cmd/rdmadp-memlock-hook). Unset: the runtime's own limit.
+  std::optional<uint64_t> memlock;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }
@@ -91,6 +100,14 @@ struct SkippedEntry {
   std::string Label() const;          // `configList[N] (name)`
   bool operator==(const SkippedEntry&) const = default;
 };
+
+// `memlock` as written: "unlimited", or a Kubernetes quantity of whole bytes, an integer with
+// an optional binary (Ki, Mi, Gi, Ti, Pi, Ei) or decimal (k, M, G, T, P, E) suffix, a
+// decimal fraction allowed where the suffix makes it whole bytes ("1.5Gi"). Positive, and
+// below 2^63. The error says what was wrong, for the field's line.
+absl::StatusOr<uint64_t> ParseMemlock(std::string_view text);
+// The hook's argument for `bytes`: "unlimited" or the decimal byte count.
+std::string MemlockArg(uint64_t bytes);
 
 struct LoadedConfig {
   Config config;                // the valid entries only

@@ -209,22 +209,24 @@ Selectors ReadSelectors(const YAML::Node& node, const std::string& path, Reader&
     r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
     return sel;
   }
-  ForEachKnownKey(node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes"},
-                  UnknownKeys::kError, r,
-                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
-                    auto list = ReadStringList(v, p, r);
-                    if (key == "vendors") {
-                      sel.vendors = std::move(list);
-                    } else if (key == "deviceIDs") {
-                      sel.device_ids = std::move(list);
-                    } else if (key == "drivers") {
-                      sel.drivers = std::move(list);
-                    } else if (key == "ifNames") {
-                      sel.if_names = std::move(list);
-                    } else {
-                      sel.link_types = std::move(list);
-                    }
-                  });
+  ForEachKnownKey(
+      node, path, {"vendors", "deviceIDs", "drivers", "ifNames", "linkTypes", "pciAddresses"},
+      UnknownKeys::kError, r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+        auto list = ReadStringList(v, p, r);
+        if (key == "vendors") {
+          sel.vendors = std::move(list);
+        } else if (key == "deviceIDs") {
+          sel.device_ids = std::move(list);
+        } else if (key == "drivers") {
+          sel.drivers = std::move(list);
+        } else if (key == "ifNames") {
+          sel.if_names = std::move(list);
+        } else if (key == "pciAddresses") {
+          sel.pci_addresses = std::move(list);
+        } else {
+          sel.link_types = std::move(list);
+        }
+      });
   return sel;
 }
 
@@ -237,7 +239,7 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   }
   ForEachKnownKey(node, path,
                   {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
-                   "frontend", "deviceModel", "envHints", "skipUnusable"},
+                   "frontend", "deviceModel", "envHints", "skipUnusable", "memlock"},
                   UnknownKeys::kError, r,
                   [&](std::string_view key, const YAML::Node& v, const std::string& p) {
                     if (key == "resourceName") res.resource_name = ReadString(v, p, r);
@@ -252,6 +254,16 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
                     if (key == "deviceModel") res.device_model = ReadString(v, p, r);
                     if (key == "envHints") res.env_hints = ReadStringList(v, p, r);
                     if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
+                    if (key == "memlock") {
+                      // A quantity may be written as a number too (64 = 64 bytes).
+                      if (v.IsScalar() && v.Scalar().size() <= 64) {
+                        res.memlock = v.Scalar();
+                      } else {
+                        r.findings.Error(p, Cat("must be \"unlimited\" or a quantity such as "
+                                                "\"64Gi\", got ",
+                                                Describe(v)));
+                      }
+                    }
                   });
   return res;
 }

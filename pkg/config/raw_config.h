@@ -67,6 +67,7 @@ struct RawResource {
   std::optional<std::string> device_model;
   std::vector<std::string> env_hints;
   std::optional<bool> skip_unusable;
+  std::optional<std::string> memlock;
 };
 
 struct RawConfig {

@@ -59,6 +59,15 @@ std::string PciDeviceEnvName(std::string_view full_resource_name) {
   return out;
 }
 
+// "dddd:bb:dd.f" in hex, as sysfs names PCI functions (bus/pci/devices).
+bool IsFullPciAddress(std::string_view a) {
+  if (a.size() != 12 || a[4] != ':' || a[7] != ':' || a[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(a[i]))) return false;
+  }
+  return a[11] <= '7';
+}
+
 std::string DriverProblem(std::string_view v) {
   if (v.empty()) return "is empty";
   for (char c : v) {
@@ -106,6 +115,16 @@ void ValidateSelectors(const Selectors& in, const std::string& path, Selectors& 
     }
   }
   out.link_types = in.link_types;
+  for (size_t i = 0; i < in.pci_addresses.size(); ++i) {
+    std::string address = absl::AsciiStrToLower(in.pci_addresses[i]);
+    if (!IsFullPciAddress(address)) {
+      f.Error(Cat(path, ".pciAddresses[", i, "]"),
+              Cat("\"", Echo(in.pci_addresses[i]),
+                  "\" is not a PCI address with its domain (like \"0000:3b:00.0\")"));
+    } else {
+      out.pci_addresses.push_back(std::move(address));
+    }
+  }
 }
 
 // Parses `value` as one of `names` (exact spelling; a case-insensitive match gets a hint).
@@ -151,6 +170,15 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
     }
   }
   rc.skip_unusable = r.skip_unusable.value_or(false);
+  if (r.memlock) {
+    if (auto bytes = ParseMemlock(*r.memlock); bytes.ok()) {
+      rc.memlock = *bytes;
+    } else {
+      f.Error(r.path + ".memlock",
+              Cat("\"", Echo(*r.memlock), "\" ", std::string(bytes.status().message()),
+                  " (write \"unlimited\" or a quantity such as \"64Gi\")"));
+    }
+  }
 }
 
 void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
@@ -168,6 +196,58 @@ void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
 }
 
 }  // namespace
+
+absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
+  if (text == "unlimited") return kMemlockUnlimited;
+  struct Suffix {
+    std::string_view name;
+    uint64_t base;
+    int power;
+  };
+  constexpr Suffix kSuffixes[] = {{"Ki", 1024, 1}, {"Mi", 1024, 2}, {"Gi", 1024, 3},
+                                  {"Ti", 1024, 4}, {"Pi", 1024, 5}, {"Ei", 1024, 6},
+                                  {"k", 1000, 1},  {"M", 1000, 2},  {"G", 1000, 3},
+                                  {"T", 1000, 4},  {"P", 1000, 5},  {"E", 1000, 6}};
+  uint64_t multiplier = 1;
+  for (const Suffix& s : kSuffixes) {
+    if (text.size() > s.name.size() && text.ends_with(s.name)) {
+      text.remove_suffix(s.name.size());
+      for (int i = 0; i < s.power; ++i) multiplier *= s.base;
+      break;
+    }
+  }
+  const size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (whole.empty() || !digits(whole) || !digits(fraction) ||
+      (dot != std::string_view::npos && fraction.empty()) || fraction.size() > 18) {
+    return absl::InvalidArgumentError("is not \"unlimited\" or a quantity");
+  }
+  // value = (whole * 10^f + fraction) * multiplier / 10^f, exactly, below 2^63.
+  __extension__ typedef unsigned __int128 u128;  // exact: 2^63 * 10^18 fits
+  u128 scale = 1;
+  for (size_t i = 0; i < fraction.size(); ++i) scale *= 10;
+  u128 value = 0;
+  for (char c : whole) {
+    value = value * 10 + static_cast<unsigned>(c - '0');
+    if (value > (u128(1) << 63)) return absl::InvalidArgumentError("is 2^63 bytes or more");
+  }
+  u128 frac = 0;
+  for (char c : fraction) frac = frac * 10 + static_cast<unsigned>(c - '0');
+  const u128 scaled = (value * scale + frac) * multiplier;
+  if (scaled % scale != 0) return absl::InvalidArgumentError("is not a whole number of bytes");
+  const u128 bytes = scaled / scale;
+  if (bytes >= (u128(1) << 63)) return absl::InvalidArgumentError("is 2^63 bytes or more");
+  if (bytes == 0) return absl::InvalidArgumentError("must be more than 0 bytes");
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string MemlockArg(uint64_t bytes) {
+  return bytes == kMemlockUnlimited ? std::string("unlimited") : std::to_string(bytes);
+}
 
 std::string_view EnvHintName(EnvHint h) {
   for (const auto& [name, e] : kEnvHints) {

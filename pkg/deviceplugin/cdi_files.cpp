@@ -13,9 +13,11 @@ namespace rdmadp::deviceplugin {
 
 void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
   if (!options_.use_cdi) return;
-  if (res.cdi_written && *res.cdi_written == res.snapshot->advertised()) return;
+  const std::string spec =
+      res.snapshot->hcas().empty() ? "" : cdi::SpecJson(*res.snapshot, options_.memlock_hook);
+  if (res.cdi_written && *res.cdi_written == spec) return;
   const std::string file = cdi::SpecFileName(res.config);
-  if (res.snapshot->hcas().empty()) {
+  if (spec.empty()) {
     // CDI >= 1.0 rejects a spec without devices at every refresh of the spec dirs; with
     // no HCA, Allocate names no CDI device either.
     if (auto s = cdi::RemoveSpec(options_.cdi_spec_dir, file); !s.ok()) {
@@ -29,11 +31,10 @@ void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
       log::Info(Cat(res.config.FullName(), ": pool is empty; CDI spec ", options_.cdi_spec_dir, "/",
                     file, " removed"));
     }
-    res.cdi_written = res.snapshot->advertised();
+    res.cdi_written = spec;
     return;
   }
-  if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, cdi::SpecJson(*res.snapshot));
-      !s.ok()) {
+  if (auto s = cdi::WriteSpecAtomically(options_.cdi_spec_dir, file, spec); !s.ok()) {
     // Keep serving, but every slot Unhealthy until a rescan writes the spec: a pod admitted
     // now would fail at container creation. Never end a stream over CDI I/O.
     const bool first = res.cdi_problem.empty();
@@ -50,7 +51,7 @@ void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
   }
   if (!res.cdi_problem.empty()) log::Info(Cat(res.config.FullName(), ": CDI spec written again"));
   res.cdi_problem.clear();
-  res.cdi_written = res.snapshot->advertised();
+  res.cdi_written = spec;
   log::Info(Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file,
                 " written (", res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind,
                 ")"));

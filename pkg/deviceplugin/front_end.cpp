@@ -131,6 +131,7 @@ namespace {
 bool SameServer(config::ResourceConfig a, const config::ResourceConfig& b) {
   a.env_hints = b.env_hints;
   a.skip_unusable = b.skip_unusable;
+  a.memlock = b.memlock;  // the CDI spec's content, rewritten by SyncCdiSpec
   return a == b;
 }
 }  // namespace
@@ -151,7 +152,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
     auto it = resources_.find(rc.resource_name);
     if (it != resources_.end() && SameServer(it->second->config, rc)) {  // keeps its streams
       Resource& res = *it->second;
-      res.config = rc;  // envHints, skipUnusable: the next snapshot's content only
+      res.config = rc;  // envHints, skipUnusable, memlock: the next snapshot's content only
       res.snapshot = BuildSnapshot(res, inventory);
       SyncCdiSpec(res);  // before publishing, so Allocate never names a device the spec lacks
       if (res.server && res.server->Publish(Served(res))) {
@@ -197,6 +198,18 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   res->snapshot = BuildSnapshot(*res, inventory);
   SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
   log::Info(Describe(*res->snapshot), {.resource = rc.FullName(), .hca = {}, .event = "pool"});
+  if (rc.memlock && !options_.use_cdi) {
+    // An Allocate answer has devices, mounts, env and annotations, no hook and no rlimit.
+    log::Warn(Cat(rc.FullName(),
+                  ": memlock needs CDI (--use-cdi); with DeviceSpecs its "
+                  "containers keep the runtime's RLIMIT_MEMLOCK"),
+              {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  } else if (rc.memlock && options_.memlock_hook.empty()) {
+    log::Warn(Cat(rc.FullName(),
+                  ": memlock is not applied: its hook is not installed (see "
+                  "the line about --memlock-hook-path)"),
+              {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  }
   WarnIfUnusable(*res, inventory);
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());

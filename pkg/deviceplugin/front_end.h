@@ -31,6 +31,9 @@ struct FrontEndOptions {
   std::chrono::milliseconds auto_detect_timeout{5000};  // auto: how long to wait for GetInfo
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
+  // Where the memlock hook is installed on the host ("" = not installed): CDI specs of
+  // entries with `memlock` name it (cdi/cdi_spec.h).
+  std::string memlock_hook{};
   bool topology = true;  // NUMA nodes on every slot (--no-topology: none)
 };
 

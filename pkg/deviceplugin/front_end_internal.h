@@ -30,7 +30,9 @@ struct DevicePluginFrontEnd::Resource {
   uint64_t allocations_before = 0;             // answered by earlier servers of this resource
   uint64_t rejections_before = 0;
   pool::CdiNaming cdi_naming;
-  std::optional<pool::Advertised> cdi_written;  // pool content of the last spec written
+  // The spec text last written ("" after the spec of an empty pool was removed): any change
+  // of what the spec says (HCAs, env, hook) rewrites it.
+  std::optional<std::string> cdi_written;
   // Why the spec for `snapshot` is not on disk ("" when it is): the kubelet is then shown
   // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
   std::string cdi_problem;

@@ -31,6 +31,11 @@ using nlohmann::json;
 // The annotation the ResourceClaim controller puts on a claim it makes from a template
 // (k8s.io/api/resource/v1 PodResourceClaimAnnotation).
 constexpr char kPodClaimNameAnnotation[] = "resource.kubernetes.io/pod-claim-name";
+// The annotation kube-scheduler puts on the claim it makes for a pod's extended-resource
+// requests (k8s.io/api/resource/v1 ExtendedResourceClaimAnnotation; its one valid value is
+// "true"; pkg/scheduler/framework/plugins/dynamicresources/extendeddynamicresources.go).
+constexpr char kExtendedResourceClaimAnnotation[] =
+    "resource.kubernetes.io/extended-resource-claim";
 constexpr char kMetadataSubDir[] = "dra-device-metadata";
 constexpr char kMetadataFile[] = "metadata.json";
 // How many directory levels RemoveAt enters below the one it removes. We write two (the
@@ -264,16 +269,41 @@ std::vector<sysfs::PciFunction> Functions(const std::vector<PreparedDevice>& dev
   return out;
 }
 
+// The one resource the request's devices belong to ("" when they are of several: a class
+// of ours selects one entry's devices, so only a hand-made class gives that).
+std::string ResourceOf(const std::vector<PreparedDevice>& devices) {
+  std::string resource;
+  for (const auto& d : devices) {
+    if (d.published == nullptr) continue;
+    if (!resource.empty() && d.published->resource != resource) return "";
+    resource = d.published->resource;
+  }
+  return resource;
+}
+
+std::string RequestEnvName(const ClaimRef& claim, std::string_view request,
+                           const std::vector<PreparedDevice>& request_devices) {
+  if (claim.extended_resource) {
+    if (const std::string resource = ResourceOf(request_devices); !resource.empty()) {
+      return pool::PciDeviceEnvName(resource);
+    }
+  }
+  const bool templated = claim.pod_claim_name && !claim.pod_claim_name->empty();
+  return pool::ClaimPciDeviceEnvName(templated ? *claim.pod_claim_name : claim.name, request);
+}
+
 }  // namespace
 
 absl::StatusOr<ClaimRef> ReadClaimRef(const json& claim) {
   const auto& meta = kube::Obj(claim, "metadata");
   ClaimRef ref{kube::Str(meta, "namespace"), kube::Str(meta, "name"), kube::Str(meta, "uid"),
-               std::nullopt};
+               std::nullopt, false};
   const auto& annotations = kube::Obj(meta, "annotations");
   if (annotations.is_object() && annotations.contains(kPodClaimNameAnnotation)) {
     ref.pod_claim_name = kube::Str(annotations, kPodClaimNameAnnotation);
   }
+  ref.extended_resource =
+      annotations.is_object() && kube::Str(annotations, kExtendedResourceClaimAnnotation) == "true";
   // The first problem, naming its field.
   const std::pair<std::string, std::string> checks[] = {
       {"metadata.namespace", config::DnsSubdomainProblem(ref.namespace_)},
@@ -331,9 +361,7 @@ std::map<std::string, std::string> RequestEnv(const ClaimRef& claim, std::string
   }
   const auto functions = Functions(request_devices);
   if (functions.empty()) return env;
-  const bool templated = claim.pod_claim_name && !claim.pod_claim_name->empty();
-  const std::string name =
-      pool::ClaimPciDeviceEnvName(templated ? *claim.pod_claim_name : claim.name, request);
+  const std::string name = RequestEnvName(claim, request, request_devices);
   std::string addresses;
   for (const auto& fn : functions) Append(addresses, addresses.empty() ? "" : ",", fn.address);
   env[name] = addresses;

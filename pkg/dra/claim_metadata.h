@@ -21,6 +21,13 @@
 //   from a template, the claim's own name otherwise. And, where the entries ask for them,
 //   NCCL_IB_HCA / UCX_NET_DEVICES naming the usable ports of every hinted device of the
 //   whole claim (one value, the same in each request's edits).
+//   A claim the scheduler made for an extended resource (KEP-5004, `limits:
+//   rdma/hca_shared_devices_a: 1` served by a DeviceClass with extendedResourceName) has no
+//   name a pod knows (`<pod>-extended-resources-<random>`, requests `container-<i>-request-<j>`):
+//   its requests' env is PCIDEVICE_<RESOURCE> and _INFO exactly as the device plugin's
+//   Allocate names them for the entry (pool::PciDeviceEnvName), so a pod moved from the
+//   device plugin to DRA sees no difference. A container gets one request per resource,
+//   so no two of its requests share a name.
 //
 // The metadata CDI ID joins the first device of each request in the Prepare answer, as the
 // upstream helper does. Prepare writes the files every time (a replayed Prepare after a
@@ -50,6 +57,10 @@ struct ClaimRef {
   // The pod's name for the claim (annotation resource.kubernetes.io/pod-claim-name on a
   // claim made from a template); nullopt for a claim the pod names directly.
   std::optional<std::string> pod_claim_name;
+  // The scheduler made this claim for a pod's extended-resource request (KEP-5004:
+  // annotation resource.kubernetes.io/extended-resource-claim "true"): the pod names no
+  // claim, so its containers' env is named as the device plugin names it.
+  bool extended_resource = false;
 };
 
 // The claim's identity as the API server returned it. Names that could not be paths

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "pkg/dra/resource_slices.h"
+#include "pkg/text/cat.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -61,6 +62,25 @@ std::vector<std::string> ClassNameProblems(const config::Config& config,
                          "\" both make DeviceClass " + name +
                          ": rename one (DRA names allow only a-z, 0-9 and '-')");
     }
+  }
+  return problems;
+}
+
+std::vector<std::string> ExtendedResourceProblems(const config::Config& config,
+                                                  const std::vector<size_t>& indices) {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    const config::ResourceConfig& rc = config.resources[i];
+    if (rc.frontend != config::Frontend::kDra) continue;
+    if (rc.device_model != DeviceModel::kPerHca && rc.device_model != DeviceModel::kAuto) continue;
+    problems.push_back(
+        Cat("configList[", i < indices.size() ? indices[i] : i, "].deviceModel: \"",
+            config::DeviceModelName(rc.device_model), "\"",
+            rc.device_model == DeviceModel::kAuto ? " (perHca where the API server shares a device)"
+                                                  : "",
+            " cannot serve --extended-resource-name: a pod's `limits: ", rc.FullName(),
+            ": 1` would get one HCA, where the device plugin gives every HCA of the pool; set "
+            "\"deviceModel\": \"perPool\" (Kubernetes 1.36+) or \"slots\""));
   }
   return problems;
 }

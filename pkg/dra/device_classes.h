@@ -31,6 +31,14 @@ std::string ClassSelector(const config::ResourceConfig& resource, const std::str
 // the same DNS label ("hca_a" and "HCA_a") would make one DeviceClass of two resources.
 std::vector<std::string> ClassNameProblems(const config::Config& config, const std::string& driver);
 
+// Why `config`'s DRA entries cannot serve their extended resource (ClassOptions::
+// extended_resource), one line each naming configList[index].deviceModel: a pod's
+// `limits: <name>: 1` is one device, and the drop-in gives it every HCA of the pool, as the
+// device plugin's slot does; that is a perPool or slots device, not perHca's one HCA
+// (`auto` is perHca on 1.36+). `indices`: the configList index of each entry (empty: 0, 1..).
+std::vector<std::string> ExtendedResourceProblems(const config::Config& config,
+                                                  const std::vector<size_t>& indices = {});
+
 // DeviceClasses and ResourceClaimTemplates for every resource of `config` served through
 // DRA ("frontend": "dra"), in config order; none for device-plugin entries.
 std::vector<nlohmann::json> RenderDeviceClasses(const config::Config& config,

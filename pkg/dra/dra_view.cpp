@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "pkg/cdi/cdi_spec.h"
 #include "pkg/kube/json_read.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/text/cat.h"
@@ -9,18 +10,26 @@
 namespace rdmadp::dra {
 namespace {
 
-std::string HcaSpecJson(std::string_view kind, const sysfs::PciFunction& fn) {
+// `memlock`: the entry's, with the hook's path (cdi/cdi_spec.h MemlockHookJson); the hook
+// is in the device's own edits, so a container given two HCAs runs it twice, to one value.
+std::string HcaSpecJson(std::string_view kind, const sysfs::PciFunction& fn,
+                        const std::optional<uint64_t>& memlock, const std::string& hook) {
   nlohmann::json nodes = nlohmann::json::array();
   std::vector<std::string> paths;
   for (const auto& name : fn.char_devices) paths.push_back(Cat(pool::kCharDevDir, name));
   paths.push_back(Cat(pool::kCharDevDir, "rdma_cm"));
   for (const auto& p : paths)
     nodes.push_back({{"path", p}, {"hostPath", p}, {"permissions", "rwm"}});
+  nlohmann::json edits = {{"deviceNodes", nodes}};
+  if (memlock && !hook.empty()) {
+    edits["hooks"] =
+        nlohmann::json::array({nlohmann::json::parse(cdi::MemlockHookJson(hook, *memlock))});
+  }
   const nlohmann::json spec = {
       {"cdiVersion", "0.5.0"},
       {"kind", std::string(kind)},
       {"devices", nlohmann::json::array({{{"name", HcaDeviceName(fn.address)},
-                                          {"containerEdits", {{"deviceNodes", nodes}}}}})}};
+                                          {"containerEdits", std::move(edits)}}})}};
   return spec.dump(2) + "\n";
 }
 
@@ -64,7 +73,7 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
       all_ids.push_back(Cat(kind, "=", HcaDeviceName(hca.function.address)));
       view.cdi_specs.push_back(
           {Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"),
-           HcaSpecJson(kind, hca.function)});
+           HcaSpecJson(kind, hca.function, pool.resource.memlock, ctx.memlock_hook)});
     }
     if (!known) continue;
     view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
@@ -82,10 +91,15 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
     auto add = [&](std::string name, std::vector<std::string> ids, bool healthy,
                    std::string message, DraDevice::Functions functions) {
       nlohmann::json attrs = attributes[name];
-      view.devices[{pool_name, name}] = {pool_name,          name,
-                                         std::move(ids),     healthy,
-                                         std::move(message), std::move(functions),
-                                         std::move(attrs),   pool.resource.env_hints};
+      view.devices[{pool_name, name}] = {pool_name,
+                                         name,
+                                         std::move(ids),
+                                         healthy,
+                                         std::move(message),
+                                         std::move(functions),
+                                         std::move(attrs),
+                                         pool.resource.env_hints,
+                                         pool.resource.FullName()};
     };
     auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
     for (const auto& hca : pool.hcas) all->push_back(hca.function);

@@ -35,6 +35,9 @@ struct DraDevice {
   Functions functions = std::make_shared<const std::vector<sysfs::PciFunction>>();
   nlohmann::json attributes = nlohmann::json::object();
   std::vector<config::EnvHint> hints;
+  // The entry's full resource name ("rdma/hca_shared_devices_a"): a claim the scheduler made
+  // for that extended resource (KEP-5004) names its env after it, as the device plugin does.
+  std::string resource;
 };
 
 struct HcaSpec {

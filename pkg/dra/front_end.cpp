@@ -52,6 +52,7 @@ void DraFrontEnd::Publish() {
   SliceContext ctx;
   ctx.driver = options_.driver;
   ctx.node_name = options_.node_name;
+  ctx.memlock_hook = options_.memlock_hook;
   ctx.consumable_capacity = caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {

@@ -37,6 +37,7 @@ struct FrontEndOptions {
   std::string kube_token_file;
   std::string user_agent;
   std::string cdi_spec_dir = "/var/run/cdi";
+  std::string memlock_hook{};  // installed hook path ("" = none): SliceContext::memlock_hook
 };
 
 // The problems of `config` this front end cannot serve with `options` under the kubelet

@@ -57,6 +57,9 @@ struct SliceContext {
   // HCAs (PCI addresses) whose per-HCA CDI spec could not be written: tainted
   // <driver>/cdi-spec-unwritable, not <driver>/port-down (a taint key per cause).
   std::set<std::string> cdi_unwritable;
+  // Where the memlock hook is installed on the host ("" = not installed): the per-HCA CDI
+  // specs of an entry with `memlock` carry it (BuildDraView; cdi/cdi_spec.h MemlockHookJson).
+  std::string memlock_hook{};
 };
 
 // The taint keys, one per cause of an unhealthy HCA.

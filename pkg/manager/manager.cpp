@@ -29,6 +29,7 @@ deviceplugin::FrontEndOptions DevicePluginOptions(const ManagerOptions& o) {
           .auto_detect_timeout = o.auto_detect_timeout,
           .use_cdi = o.use_cdi,
           .cdi_spec_dir = o.cdi_spec_dir,
+          .memlock_hook = o.memlock_hook,
           .topology = o.topology};
 }
 
@@ -39,7 +40,8 @@ dra::FrontEndOptions DraOptions(const ManagerOptions& o) {
           .kube_ca_file = o.kube_ca_file,
           .kube_token_file = o.kube_token_file,
           .user_agent = "k8s-rdma-shared-dp/" + o.version,
-          .cdi_spec_dir = o.cdi_spec_dir};
+          .cdi_spec_dir = o.cdi_spec_dir,
+          .memlock_hook = o.memlock_hook};
 }
 
 using std::chrono::milliseconds;
@@ -211,6 +213,9 @@ void Manager::InitialStart() {
   for (const auto& fn : inventory_.functions) capable += fn.rdma_capable ? 1 : 0;
   log::Info(Cat("discovered ", inventory_.functions.size(), " PCI network function(s), ", capable,
                 " RDMA-capable"));
+  for (const auto& u : inventory_.unserved) {
+    log::Info(Cat("RDMA device ", u.ibdev, " (", u.where, ") is not served: ", u.reason));
+  }
   LogInventoryDetail();
   for (auto& front_end : front_ends_) front_end->Apply(config_, inventory_, "start");
   if (options_.link_up) BringLinksUp();

@@ -44,6 +44,7 @@ struct ManagerOptions {
   bool watch_config = true;  // false: only SIGHUP reloads
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
+  std::string memlock_hook{};  // the installed memlock hook ("" = none; cdi/memlock_hook.h)
   bool topology = true;
   std::string metrics_address;  // "" = off
   std::string health_address;   // "" = off: probes on the metrics endpoint only

@@ -15,7 +15,7 @@ bool AnyEquals(const std::vector<std::string>& wanted, const std::string& value)
 bool Matches(const config::Selectors& s, const sysfs::PciFunction& fn) {
   return AnyEquals(s.vendors, fn.vendor) && AnyEquals(s.device_ids, fn.device) &&
          AnyEquals(s.drivers, fn.driver) && AnyEquals(s.if_names, fn.if_name) &&
-         AnyEquals(s.link_types, fn.link_type);
+         AnyEquals(s.link_types, fn.link_type) && AnyEquals(s.pci_addresses, fn.address);
 }
 
 std::string Explain(const config::Selectors& s, const sysfs::PciFunction& fn) {
@@ -27,7 +27,8 @@ std::string Explain(const config::Selectors& s, const sysfs::PciFunction& fn) {
   for (const Check& c :
        {Check{"vendors", &s.vendors, &fn.vendor}, Check{"deviceIDs", &s.device_ids, &fn.device},
         Check{"drivers", &s.drivers, &fn.driver}, Check{"ifNames", &s.if_names, &fn.if_name},
-        Check{"linkTypes", &s.link_types, &fn.link_type}}) {
+        Check{"linkTypes", &s.link_types, &fn.link_type},
+        Check{"pciAddresses", &s.pci_addresses, &fn.address}}) {
     if (AnyEquals(*c.wanted, *c.value)) continue;
     std::string list;
     for (const auto& w : *c.wanted) list += (list.empty() ? "" : ",") + w;

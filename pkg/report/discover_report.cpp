@@ -97,6 +97,9 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
     first_reason = false;
     Append(out, "  ", fn.address, ": ", fn.not_rdma_reason, "\n");
   }
+  if (!inv.unserved.empty()) out += "\nRDMA devices not served:\n";
+  for (const auto& u : inv.unserved)
+    Append(out, "  ", u.ibdev, " (", u.where, "): ", u.reason, "\n");
   bool first_unusable = true;
   for (const auto& fn : inv.functions) {
     const std::string why = fn.rdma_capable ? pool::UnusableReason(fn) : "";
@@ -160,7 +163,13 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
            JsonString(fn.rdma_capable ? pool::UnusableReason(fn) : std::string()),
            ", \"pools\": ", list(pools[i]), "}");
   }
-  out += inv.functions.empty() ? "],\n  \"pools\": [" : "\n  ],\n  \"pools\": [";
+  out += inv.functions.empty() ? "],\n  \"unserved\": [" : "\n  ],\n  \"unserved\": [";
+  for (size_t i = 0; i < inv.unserved.size(); ++i) {
+    const auto& u = inv.unserved[i];
+    Append(out, i == 0 ? "\n" : ",\n", "    {\"rdmaDevice\": ", JsonString(u.ibdev),
+           ", \"where\": ", JsonString(u.where), ", \"reason\": ", JsonString(u.reason), "}");
+  }
+  out += inv.unserved.empty() ? "],\n  \"pools\": [" : "\n  ],\n  \"pools\": [";
   for (size_t i = 0; i < snapshots.size(); ++i) {
     const auto& adv = snapshots[i]->advertised();
     Append(out, i == 0 ? "\n" : ",\n",

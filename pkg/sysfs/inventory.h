@@ -52,8 +52,18 @@ struct PciFunction {
   bool operator==(const PciFunction&) const = default;
 };
 
+// An RDMA device the kernel shows (class/infiniband) that is not on a network function's
+// own directory, and so is not served: named with why (discover, the start-up summary).
+struct UnservedRdmaDevice {
+  std::string ibdev;   // mlx5_2, erdma_0
+  std::string where;   // "0000:08:00.0/mlx5_core.sf.2", "virtual"
+  std::string reason;  // one line
+  bool operator==(const UnservedRdmaDevice&) const = default;
+};
+
 struct NodeInventory {
-  std::vector<PciFunction> functions;  // network-class (0x02) functions, by PCI address
+  std::vector<PciFunction> functions;        // network-class (0x02) functions, by PCI address
+  std::vector<UnservedRdmaDevice> unserved;  // by ibdev name
   bool rdma_cm_present = false;
   // Per-entry read failures, tolerated, keyed by the PCI address they concern: a refresh of
   // one function replaces exactly its own.

@@ -228,6 +228,16 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
   for (const auto& ibdev : io.ListDir(dev.Get(), "infiniband")) {
     fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev)});
   }
+  if (fn.netdevs.empty() && !fn.rdma_devices.empty() && !fn.rdma_devices[0].ports.empty()) {
+    // No netdev (an InfiniBand HCA without IPoIB loaded): its link type is its first port's
+    // link layer, in the netdev's name for it, so `linkTypes: [infiniband]` selects it. The
+    // Go plugin never saw such a function (it walks netdevs).
+    const auto& first = fn.rdma_devices[0];
+    if (auto layer = io.ReadSmallFile(dev.Get(), Cat("infiniband/", first.name, "/ports/",
+                                                     first.ports[0].number, "/link_layer"))) {
+      fn.link_type = LinkTypeOfLinkLayer(*layer);
+    }
+  }
   if (!fn.rdma_devices.empty()) {
     // The function's own char devices live under it (class/infiniband_verbs/uverbsN links
     // here). Two listings per function, instead of an ibdev read per char device.
@@ -267,11 +277,10 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
     fn.not_rdma_reason = first_missing.empty()
                              ? "no uverbs char device (is ib_uverbs loaded?)"
                              : Cat(first_missing, " is missing (mount the host's /dev)");
-  } else if (!has(CharDevKind::kUmad)) {
-    fn.not_rdma_reason = first_missing.empty()
-                             ? "no umad char device (is ib_umad loaded?)"
-                             : Cat(first_missing, " is missing (mount the host's /dev)");
   } else if (!rdma_cm_present) {
+    // umad and issm are optional: iWARP ports have none (ib_umad makes them only for ports
+    // with IB MADs, user_mad.c ib_umad_add_one), and verbs and rdma_cm serve without them. One
+    // that sysfs lists but /dev lacks is left out of the device nodes, as issm always was.
     fn.not_rdma_reason = Cat(rdma_cm_path, " is missing (load rdma_ucm; mount the host's /dev)");
   } else {
     fn.rdma_capable = true;
@@ -325,6 +334,35 @@ class ScanContext {
     return class_map_;
   };
 };
+
+// Kept few: a node is not expected to show many RDMA devices outside network functions.
+constexpr size_t kMaxUnserved = 64;
+
+// The RDMA devices class/infiniband lists that no function of `functions` holds, with why
+// (sysfs_parse.h UnservedReason). One listing; a link read only for each such device.
+std::vector<UnservedRdmaDevice> FindUnserved(SysfsReader& io, const std::string& sysfs,
+                                             const std::vector<PciFunction>& functions) {
+  std::set<std::string> served;
+  for (const auto& fn : functions) {
+    for (const auto& d : fn.rdma_devices) served.insert(d.name);
+  }
+  std::vector<UnservedRdmaDevice> out;
+  UniqueFd dir = io.OpenDir(AT_FDCWD, Cat(sysfs, "/class/infiniband"));
+  if (!dir.Valid()) return out;
+  for (const auto& name : io.ListDir(dir.Get(), ".")) {
+    if (served.contains(name) || out.size() >= kMaxUnserved) continue;
+    const std::string target = io.ReadLink(dir.Get(), name);
+    std::string sfnum;
+    if (target.find(".sf.") != std::string::npos) {
+      sfnum = io.ReadSmallFile(dir.Get(), Cat(name, "/device/sfnum")).value_or("");
+      while (!sfnum.empty() && (sfnum.back() == '\n' || sfnum.back() == ' ')) sfnum.pop_back();
+    }
+    UnservedRdmaDevice u{name, "", ""};
+    u.reason = UnservedReason(target, sfnum, u.where);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
 
 void AddStats(ScanStats& total, const ScanStats& part) {
   total.file_reads += part.file_reads;
@@ -383,6 +421,7 @@ NodeInventory Scanner::Scan(ScanStats* stats) const {
     inv.problems.merge(r.problems);
     AddStats(total, r.stats);
   }
+  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions);
   return inv;
 }
 
@@ -415,6 +454,7 @@ NodeInventory Scanner::Refresh(const NodeInventory& previous,
     if (!addresses.contains(fn.address)) inv.functions.push_back(fn);
   }
   for (; next != fresh.end(); ++next) inv.functions.push_back(std::move(next->second));
+  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions);
   return inv;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 
@@ -205,6 +206,50 @@ std::string PcieRootOfLink(std::string_view target) {
   std::string_view rest = target.substr(at + kDevices.size());
   rest = rest.substr(0, rest.find('/'));
   return rest.starts_with("pci") ? std::string(rest) : "";
+}
+
+std::string LinkTypeOfLinkLayer(std::string_view contents) {
+  while (!contents.empty() && (contents.back() == '\n' || contents.back() == ' ')) {
+    contents.remove_suffix(1);
+  }
+  if (contents == "InfiniBand") return "infiniband";
+  if (contents == "Ethernet") return "ether";
+  return "";
+}
+
+std::string UnservedReason(std::string_view target, std::string_view sfnum, std::string& where) {
+  std::vector<std::string_view> parts;
+  for (size_t pos = 0; pos <= target.size();) {
+    const size_t slash = std::min(target.find('/', pos), target.size());
+    if (slash > pos) parts.push_back(target.substr(pos, slash - pos));
+    pos = slash + 1;
+  }
+  // .../<parent>/infiniband/<ibdev>
+  const size_t n = parts.size();
+  const std::string_view parent = n >= 3 ? parts[n - 3] : std::string_view();
+  const std::string_view grandparent = n >= 4 ? parts[n - 4] : std::string_view();
+  if (std::find(parts.begin(), parts.end(), "virtual") != parts.end()) {
+    where = "virtual";
+    return "a virtual RDMA device (software RDMA such as rxe or siw, or a driver that "
+           "registers it without a parent device, as upstream erdma does): no PCI function "
+           "to select it by or to take its NUMA node from; not served";
+  }
+  if (parent.find(".sf.") != std::string_view::npos && IsPciAddress(grandparent)) {
+    where = std::string(grandparent) + "/" + std::string(parent);
+    return "a sub-function (" + std::string(parent) +
+           (sfnum.empty() ? "" : ", sfnum " + std::string(sfnum)) + ") of " +
+           std::string(grandparent) +
+           ": sub-functions are not served; the PF's own RDMA device is, and SR-IOV VFs are "
+           "PCI functions of their own";
+  }
+  if (IsPciAddress(parent)) {
+    where = std::string(parent);
+    return "on PCI function " + std::string(parent) +
+           ", which is not a network controller (PCI class 02): not served";
+  }
+  where = std::string(parent);
+  return "its parent device " + std::string(parent.empty() ? target : parent) +
+         " is not a PCI function: not served";
 }
 
 }  // namespace rdmadp::sysfs

@@ -23,6 +23,15 @@ std::string_view PortStateName(PortState state);
 bool IsNonZeroGid(std::string_view contents);
 // "32\n" -> 32.
 std::optional<int> ParseArphrd(std::string_view contents);
+// An RDMA port's link_layer file ("InfiniBand\n", "Ethernet\n": drivers/infiniband/core/
+// sysfs.c link_layer_show) as a netdev's link type ("infiniband", "ether"); "" otherwise.
+std::string LinkTypeOfLinkLayer(std::string_view contents);
+// Why the RDMA device whose class/infiniband link is `target` is not served, when no
+// network function's directory holds it: a virtual device (software RDMA, or a driver that
+// registers without a parent, as upstream erdma does), a sub-function (`sfnum` as read, ""
+// when unknown), a function that is not a network controller, or another parent. Also
+// fills `where` ("virtual", "<pf>/<aux device>", "<pci address>", the parent's path).
+std::string UnservedReason(std::string_view target, std::string_view sfnum, std::string& where);
 
 // What a PCI device's uevent file says ("DRIVER=mlx5_core\nPCI_CLASS=20000\n
 // PCI_ID=15B3:1017\n..."): one read instead of class, vendor, device and the driver link.

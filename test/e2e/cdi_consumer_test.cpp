@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "pkg/dra/claim_metadata.h"
@@ -30,15 +31,19 @@ struct Checked {
   std::string output;
 };
 
+Checked Shell(std::string cmd);
+
 // Where the checker sees the host's /dev/infiniband (set by the fixture; "" = the real one).
 std::string g_host_infiniband;
 
 // Runs cdicheck; `names` are qualified device names, `annotations` KEY=VALUE pairs. The
 // library stats every hostPath and wants a char device, so the checker runs in a private
 // mount namespace whose /dev/infiniband holds real device nodes named like the fake node's.
+// `oci_spec`: a bundle's config.json to inject into and rewrite (cdicheck -oci-spec).
 Checked Check(const std::string& dir, int devices, const std::vector<std::string>& names = {},
-              const std::vector<std::string>& annotations = {}) {
+              const std::vector<std::string>& annotations = {}, const std::string& oci_spec = "") {
   std::string cmd = Cat(RDMADP_CDICHECK_BINARY, " -dir '", dir, "' -devices ", devices);
+  if (!oci_spec.empty()) Append(cmd, " -oci-spec '", oci_spec, "'");
   for (const auto& a : annotations) Append(cmd, " -annotation '", a, "'");
   for (const auto& n : names) Append(cmd, " '", n, "'");
   if (!g_host_infiniband.empty()) {
@@ -46,6 +51,11 @@ Checked Check(const std::string& dir, int devices, const std::vector<std::string
               "mkdir /dev/infiniband && mount --bind '", g_host_infiniband,
               "' /dev/infiniband && exec ", cmd, "\"");
   }
+  return Shell(cmd);
+}
+
+// Runs `cmd` with sh, stdout and stderr together.
+Checked Shell(std::string cmd) {
   Append(cmd, " 2>&1");
   Checked out;
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -80,10 +90,13 @@ class CdiConsumer : public ::testing::Test {
   void TearDown() override {
     if (HasFailure()) std::cerr << "---- plugin log ----\n" << h.PluginLog();
   }
-  void Start(const std::string& config, const std::vector<std::string>& resources) {
+  void Start(const std::string& config, const std::vector<std::string>& resources,
+             const std::vector<std::string>& extra = {}) {
     h.WriteConfig(config);
     ASSERT_TRUE(h.kubelet().Start().ok());
-    h.StartPlugin({"--use-cdi", "--cdi-spec-dir=" + cdi});
+    std::vector<std::string> flags = {"--use-cdi", "--cdi-spec-dir=" + cdi};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    h.StartPlugin(flags);
     ASSERT_TRUE(h.kubelet().WaitRegistered(resources, 1, milliseconds(10000)));
   }
   Allocated Allocate(const std::string& resource) {
@@ -338,8 +351,8 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   prepared.pool = hca.pool;
   prepared.device = hca.name;
   std::vector<dra::PreparedDevice> devices = {prepared};
-  const dra::ClaimRef claim{"team-a", "train", "5f1c2d3e-0000-4000-8000-000000000001",
-                            std::nullopt};
+  const dra::ClaimRef claim{"team-a", "train", "5f1c2d3e-0000-4000-8000-000000000001", std::nullopt,
+                            false};
   ASSERT_TRUE(dra::WriteClaimMetadata(dirs, claim, devices).ok());
   ASSERT_EQ(devices[0].cdi_ids.size(), 1u);
   const Checked c = Check(cdi, 1, devices[0].cdi_ids);
@@ -357,6 +370,119 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   EXPECT_EQ(env[0], "PCIDEVICE__TRAIN__RDMA=0000:10:00.0");
   EXPECT_TRUE(env[1].starts_with("PCIDEVICE__TRAIN__RDMA_INFO={")) << env[1];
   EXPECT_EQ(env[2], "UCX_NET_DEVICES=mlx5_0:1");
+}
+
+// Issue 41 item 1: a pool with "memlock" raises RLIMIT_MEMLOCK in a non-root container with
+// no capabilities, through a createRuntime hook the CDI spec names: the plugin installs the
+// hook at --memlock-hook-path, the reference CDI library injects the allocated devices (and
+// the hook) into a bundle's OCI spec as a runtime does, and runc runs the container under
+// `prlimit --memlock=65536:8388608` (this sandbox's hard limit is 8 MiB: no
+// CAP_SYS_RESOURCE) as uid 1000. Inside, /proc/self/limits shows 8 MiB and a 4 MiB mlock
+// works; after a reload without "memlock" the spec has no hook, and the same container
+// shows 64 KiB and the mlock fails. A spec that sets RLIMIT_MEMLOCK itself (applied by runc
+// after the hook) is refused by the hook, naming it, instead of starting without the limit.
+class CdiMemlock : public CdiConsumer {
+ protected:
+  // The container's `Max locked memory` soft and hard limits and the probe's mlock line.
+  struct Seen {
+    std::string soft, hard, mlock;
+    int status = -1;
+    std::string output;
+  };
+  Seen RunContainer(const std::string& id, bool spec_sets_memlock = false) {
+    Seen seen;
+    const Allocated a = Allocate("rdma/ib");
+    const std::string bundle = Cat(h.root(), "/bundle-", id);
+    std::filesystem::create_directories(bundle + "/rootfs");
+    std::filesystem::copy_file(RDMADP_MEMLOCK_PROBE, bundle + "/rootfs/probe");
+    Checked c = Shell(Cat("runc spec --bundle '", bundle, "'"));
+    EXPECT_EQ(c.status, 0) << c.output;
+    const std::string config_path = bundle + "/config.json";
+    auto config = nlohmann::json::parse(ReadFileOrEmpty(config_path));
+    config["process"]["terminal"] = false;
+    config["process"]["user"] = {{"uid", 1000}, {"gid", 1000}};
+    config["process"]["args"] = {"/probe", "4194304"};
+    config["process"]["capabilities"] = {{"bounding", nlohmann::json::array()},
+                                         {"effective", nlohmann::json::array()},
+                                         {"permitted", nlohmann::json::array()}};
+    if (spec_sets_memlock) {
+      config["process"]["rlimits"].push_back(
+          {{"type", "RLIMIT_MEMLOCK"}, {"soft", 65536}, {"hard", 65536}});
+    }
+    std::ofstream(config_path) << config.dump(2);
+    c = Check(cdi, 2, a.names, {}, config_path);
+    EXPECT_EQ(c.status, 0) << c.output;
+    c = Shell(Cat("prlimit --memlock=65536:8388608 runc run --bundle '", bundle,
+                  "' rdmadp-memlock-", id, "-", ::getpid()));
+    Shell(Cat("runc delete --force rdmadp-memlock-", id, "-", ::getpid()));
+    seen.status = c.status;
+    seen.output = c.output;
+    std::istringstream lines(c.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("Max locked memory")) {
+        std::istringstream words(line.substr(17));
+        words >> seen.soft >> seen.hard;
+      }
+      if (line.starts_with("mlock ")) seen.mlock = line;
+    }
+    return seen;
+  }
+  static constexpr char kWith[] = R"({"configList": [{"resourceName": "ib", "rdmaHcaMax": 2,
+      "selectors": {"linkTypes": ["infiniband"]}, "memlock": "8Mi"}]})";
+  static constexpr char kWithout[] = R"({"configList": [{"resourceName": "ib", "rdmaHcaMax": 2,
+      "selectors": {"linkTypes": ["infiniband"]}}]})";
+};
+
+TEST_F(CdiMemlock, ReachesANonRootContainerInRuncAndGoesWithTheOption) {
+  const std::string hook = h.root() + "/host-bin/rdmadp-memlock-hook";
+  std::filesystem::create_directories(h.root() + "/host-bin");
+  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook});
+  EXPECT_EQ(ReadFileOrEmpty(hook), ReadFileOrEmpty(RDMADP_MEMLOCK_HOOK)) << "installed as built";
+  const std::string spec_file = cdi + "/k8s-rdma-shared-dp_rdma_ib.json";
+  EXPECT_THAT(ReadFileOrEmpty(spec_file),
+              HasSubstr(Cat("\"hookName\": \"createRuntime\", \"path\": \"", hook,
+                            "\", \"args\": [\"rdmadp-memlock-hook\", \"8388608\"]")));
+  const Seen with = RunContainer("with");
+  EXPECT_EQ(with.status, 0) << with.output;
+  EXPECT_EQ(with.soft, "8388608") << with.output;
+  EXPECT_EQ(with.hard, "8388608") << with.output;
+  EXPECT_EQ(with.mlock, "mlock 4194304: ok") << with.output;
+
+  // A reload without the option rewrites the spec without the hook (same pool, same HCAs).
+  h.WriteConfig(kWithout);
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitForFiles(
+      cdi, [&] { return ReadFileOrEmpty(spec_file).find("hooks") == std::string::npos; },
+      milliseconds(10000)));
+  const Seen without = RunContainer("without");
+  EXPECT_EQ(without.status, 0) << without.output;
+  EXPECT_EQ(without.soft, "65536") << without.output;
+  EXPECT_TRUE(without.mlock.starts_with("mlock 4194304: FAILED")) << without.output;
+}
+
+TEST_F(CdiMemlock, ASpecThatSetsItsOwnLimitIsRefusedByTheHookNamingIt) {
+  const std::string hook = h.root() + "/host-bin/rdmadp-memlock-hook";
+  std::filesystem::create_directories(h.root() + "/host-bin");
+  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook});
+  const Seen seen = RunContainer("spec-rlimit", /*spec_sets_memlock=*/true);
+  EXPECT_NE(seen.status, 0) << seen.output;
+  EXPECT_THAT(seen.output,
+              HasSubstr("rdmadp-memlock-hook: the container's OCI spec sets RLIMIT_MEMLOCK to "
+                        "65536 bytes, which the runtime applies after this hook, below the "
+                        "pool's 8388608 bytes"));
+  EXPECT_EQ(seen.mlock, "") << "the container never ran";
+}
+
+// Without the hook's directory (the DaemonSet without images/components/memlock) the pool is
+// served all the same, its spec names no hook, and the log says why in one line.
+TEST_F(CdiMemlock, WithoutItsDirectoryThePoolServesWithoutTheHook) {
+  const std::string hook = h.root() + "/not-mounted/rdmadp-memlock-hook";
+  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook});
+  EXPECT_FALSE(std::filesystem::exists(hook));
+  EXPECT_EQ(ReadFileOrEmpty(cdi + "/k8s-rdma-shared-dp_rdma_ib.json").find("hooks"),
+            std::string::npos);
+  const Checked c = Check(cdi, 2, Allocate("rdma/ib").names);
+  EXPECT_EQ(c.status, 0) << c.output;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "test/support/plugin_harness.h"
@@ -12,6 +13,7 @@ namespace rdmadp::testing {
 namespace {
 
 using std::chrono::milliseconds;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -84,6 +86,88 @@ TEST_F(Commands, DiscoverJsonIsMachineReadable) {
       doc["pools"][0]["env"]["PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A_INFO"].as<std::string>());
   EXPECT_EQ(info["0000:11:00.0"]["usable"].as<bool>(), false);
   EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
+}
+
+// Issue 41 item 3: what a new user with another vendor's NICs sees. Each layout (from the
+// kernel drivers' code: test/support/fake_node.cpp) is selectable by vendor, driver, PCI
+// address or link type, with its exact device nodes and env; what cannot be served is
+// named with why.
+class VendorCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FakeNode& node = h.node();
+    node.Add(FakeNode::IntelE810(0, 0, /*iwarp=*/false));
+    node.Add(FakeNode::IntelE810(1, 0, /*iwarp=*/true));
+    node.Add(FakeNode::BroadcomBnxtRe(0, 1));
+    node.Add(FakeNode::AlibabaErdma(0));
+    node.Add(FakeNode::ConnectXWithoutNetdev(0, 1));
+    node.Add(FakeNode::ConnectX(1, 1, /*infiniband=*/false));
+    node.AddSubFunction({.pf = "0000:11:00.0",
+                         .aux_id = 2,
+                         .sfnum = 88,
+                         .netdev = "enp17s0f0s88",
+                         .ibdev = "mlx5_2"});
+    node.AddVirtualRdmaDevice("erdma_1", /*iwarp=*/true);
+    h.WriteConfig(R"({"configList": [
+      {"resourceName": "e810", "rdmaHcaMax": 4, "selectors": {"vendors": ["8086"]},
+       "envHints": ["ucx"]},
+      {"resourceName": "bnxt", "rdmaHcaMax": 4, "selectors": {"drivers": ["bnxt_en"]}},
+      {"resourceName": "erdma", "rdmaHcaMax": 4, "selectors": {"pciAddresses": ["0000:00:06.0"]}},
+      {"resourceName": "ib", "rdmaHcaMax": 4, "selectors": {"linkTypes": ["infiniband"]},
+       "envHints": ["nccl"]}]})");
+  }
+  RunResult Run(std::vector<std::string> args) {
+    args.push_back("--config-file=" + h.config_path());
+    args.push_back("--sysfs-root=" + h.node().sysfs_root());
+    args.push_back("--dev-root=" + h.node().dev_root());
+    return RunToExit(args, milliseconds(10000));
+  }
+  PluginHarness h;
+};
+
+TEST_F(VendorCommands, EachLayoutIsSelectableOrExplained) {
+  RunResult r = Run({"discover", "--output=json"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  YAML::Node doc = YAML::Load(r.output);
+  std::map<std::string, YAML::Node> pools;
+  for (const auto& p : doc["pools"]) pools[p["resource"].as<std::string>()].reset(p);
+  auto list = [](const YAML::Node& n) {
+    std::vector<std::string> out;
+    for (const auto& v : n) out.push_back(v.as<std::string>());
+    return out;
+  };
+  auto env = [](const YAML::Node& pool, const std::string& name) {
+    return pool["env"][name] ? pool["env"][name].as<std::string>() : std::string("(unset)");
+  };
+  ASSERT_EQ(pools.size(), 4u) << r.output;
+  EXPECT_THAT(list(pools["rdma/e810"]["hcas"]), ElementsAre("0000:2f:00.0", "0000:30:00.0"));
+  EXPECT_THAT(
+      list(pools["rdma/e810"]["deviceNodes"]),
+      ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0", "/dev/infiniband/uverbs0",
+                  "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(env(pools["rdma/e810"], "PCIDEVICE_RDMA_E810"), "0000:2f:00.0,0000:30:00.0");
+  EXPECT_EQ(env(pools["rdma/e810"], "UCX_NET_DEVICES"), "irdma0:1,irdma1:1");
+  EXPECT_THAT(list(pools["rdma/bnxt"]["deviceNodes"]),
+              ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
+                          "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(env(pools["rdma/bnxt"], "PCIDEVICE_RDMA_BNXT"), "0000:41:00.0");
+  EXPECT_THAT(list(pools["rdma/erdma"]["deviceNodes"]),
+              ElementsAre("/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(env(pools["rdma/erdma"], "PCIDEVICE_RDMA_ERDMA"), "0000:00:06.0");
+  EXPECT_THAT(list(pools["rdma/ib"]["hcas"]), ElementsAre("0000:10:00.0"));
+  EXPECT_EQ(env(pools["rdma/ib"], "NCCL_IB_HCA"), "=mlx5_0:1");
+  YAML::Node info = YAML::Load(env(pools["rdma/ib"], "PCIDEVICE_RDMA_IB_INFO"));
+  EXPECT_EQ(info["0000:10:00.0"]["linkLayer"].as<std::string>(), "InfiniBand");
+  ASSERT_EQ(doc["unserved"].size(), 2u) << r.output;
+  EXPECT_EQ(doc["unserved"][0]["rdmaDevice"].as<std::string>(), "erdma_1");
+  EXPECT_EQ(doc["unserved"][1]["where"].as<std::string>(), "0000:11:00.0/mlx5_core.sf.2");
+
+  RunResult table = Run({"discover"});
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_THAT(table.output,
+              HasSubstr("\nRDMA devices not served:\n  erdma_1 (virtual): a virtual RDMA device"));
+  EXPECT_THAT(table.output, HasSubstr("\n  mlx5_2 (0000:11:00.0/mlx5_core.sf.2): a sub-function "
+                                      "(mlx5_core.sf.2, sfnum 88) of 0000:11:00.0"));
 }
 
 // Issue 30: a DRA entry's containers get the variables per claim and request.

@@ -800,6 +800,108 @@ TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
   EXPECT_EQ(quiet["stats"]["writes"], 1) << "one write, no flip between models";
 }
 
+// Issue 41 item 2: a pod that asks for `limits: rdma/hca_ib: 1`, served through DRA by a
+// DeviceClass with extendedResourceName (KEP-5004; beta 1.36, GA 1.37), names no claim: the
+// scheduler makes one for it. Its containers get PCIDEVICE_RDMA_HCA_IB, _INFO and the hints
+// exactly as the device plugin's Allocate gives them for the same entry (compared with
+// `discover`'s, which is the Allocate answer), not a name with the claim's random suffix.
+class DraExtendedResource : public DraOnRelease {
+ protected:
+  static std::string PerPoolConfig() {
+    std::string config = Config();
+    const std::string entry = R"("frontend": "dra",)";
+    return config.replace(config.find(entry), entry.size(),
+                          R"("frontend": "dra", "deviceModel": "perPool",)");
+  }
+  void BeforeThePluginStarts() override { h.WriteConfig(PerPoolConfig()); }
+};
+
+TEST_P(DraExtendedResource, AClaimTheSchedulerMadeGivesTheDevicePluginsEnv) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto loaded = config::ParseConfig(PerPoolConfig());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(dra::ExtendedResourceProblems(loaded->config), ::testing::IsEmpty());
+  dra::ClassOptions options;
+  options.driver = kDriver;
+  options.extended_resource = true;
+  std::string device_class;
+  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
+    if (o["kind"] != "DeviceClass") continue;
+    ASSERT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
+    EXPECT_EQ(o["spec"]["extendedResourceName"], "rdma/hca_ib");
+    device_class = o["metadata"]["name"];
+  }
+  // As kube-scheduler makes it (pkg/scheduler/framework/plugins/dynamicresources/
+  // extendeddynamicresources.go: preFilterExtendedResources, createRequestsAndMappings):
+  // named from the pod, owned by it, annotated, one request per container and resource named
+  // container-<container index>-request-<index among the container's sorted requests> (a
+  // container asking for cpu, memory and rdma/hca_ib: request-2), ExactCount.
+  const nlohmann::json made = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata",
+       {{"name", "worker-0-extended-resources-x2kq9"},
+        {"generateName", "worker-0-extended-resources-"},
+        {"namespace", "ml"},
+        {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}},
+        {"ownerReferences", nlohmann::json::array({{{"apiVersion", "v1"},
+                                                    {"kind", "Pod"},
+                                                    {"name", "worker-0"},
+                                                    {"uid", "8f0c1a52-3c1e-4d5b-9a5e-2f7d0c1b6a10"},
+                                                    {"controller", true}}})}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array({{{"name", "container-0-request-2"},
+                                               {"exactly",
+                                                {{"deviceClassName", device_class},
+                                                 {"allocationMode", "ExactCount"},
+                                                 {"count", 1}}}}})}}}}}};
+  const auto claim = api.Admin("/allocate", made);
+  ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
+  const std::string uid = claim["metadata"]["uid"];
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const auto& answer = resp->claims().at(uid);
+  ASSERT_EQ(answer.error(), "");
+  ASSERT_EQ(answer.devices_size(), 1);
+  EXPECT_EQ(answer.devices(0).device_name(), "pool");
+  EXPECT_THAT(answer.devices(0).request_names(), ElementsAre("container-0-request-2"));
+  const auto spec = nlohmann::json::parse(ReadFileOrEmpty(
+      Cat(cdi_dir, "/rdma.example.com_metadata_", uid, "_container-0-request-2.json")));
+  std::map<std::string, std::string> env;
+  for (const std::string kv : spec["devices"][0]["containerEdits"]["env"]) {
+    env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  }
+  // The device plugin's env for the same entry: the binary's `discover` shows what its
+  // Allocate answers.
+  std::string dp_config = Config();
+  const std::string dra_entry = R"("frontend": "dra",)";
+  dp_config.erase(dp_config.find(dra_entry), dra_entry.size());
+  const std::string dp_path = h.root() + "/device-plugin.json";
+  { std::ofstream(dp_path) << dp_config; }
+  const RunResult discovered =
+      RunToExit({"discover", "--output=json", "--config-file=" + dp_path,
+                 "--sysfs-root=" + h.node().sysfs_root(), "--dev-root=" + h.node().dev_root()},
+                10s);
+  ASSERT_EQ(discovered.status, 0) << discovered.output;
+  std::map<std::string, std::string> dp_env;
+  const auto doc = nlohmann::json::parse(discovered.output);  // kept: the loop reads a member
+  for (const auto& p : doc["pools"]) {
+    if (p["resource"] == "rdma/hca_ib") dp_env = p["env"].get<std::map<std::string, std::string>>();
+  }
+  ASSERT_EQ(dp_env.count("PCIDEVICE_RDMA_HCA_IB"), 1u) << discovered.output;
+  EXPECT_EQ(dp_env["PCIDEVICE_RDMA_HCA_IB"], "0000:10:00.0,0000:11:00.0");
+  EXPECT_EQ(env, dp_env);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DraExtendedResource, ::testing::Values("1.36", "1.37"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           std::string name = Cat("v", p.param);
+                           name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
+                           return name;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Releases, DraExplicitPerHca,
                          ::testing::Values("1.34", "1.35", "1.36", "1.37"),
                          [](const ::testing::TestParamInfo<const char*>& p) {

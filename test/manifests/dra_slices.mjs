@@ -6,6 +6,8 @@
 // Usage: node dra_slices.mjs <dra-render-slices> <plugin binary> <config dir>
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { check, finish } from "./check.mjs";
 import { DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
@@ -93,9 +95,30 @@ for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
     assert.equal(r.stderr.trim().split("\n").filter((l) => !l.startsWith("warning: ")).length, 1);
   });
 }
+// An extended resource is served by a device that is the whole pool (perPool, slots): a perHca
+// entry, or auto (perHca on 1.36+), would give `limits: ...: 1` one HCA where the device
+// plugin gives them all. render refuses it with one line naming the field.
+check("render --extended-resource-name: an auto entry is refused with one line naming its deviceModel", () => {
+  const r = spawnSync(plugin, ["render", `--config-file=${path.join(configDir, "config-dra.json")}`,
+                               "--extended-resource-name"], { encoding: "utf8" });
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, "");
+  assert.deepEqual(r.stderr.trim().split("\n"), [
+    'configList[0].deviceModel: "auto" (perHca where the API server shares a device) cannot serve ' +
+    "--extended-resource-name: a pod's `limits: rdma/hca_shared_devices_a: 1` would get one HCA, where the " +
+    'device plugin gives every HCA of the pool; set "deviceModel": "perPool" (Kubernetes 1.36+) or "slots"']);
+});
+const perPoolDir = fs.mkdtempSync(path.join(os.tmpdir(), "dra-slices-"));
+const perPoolConfig = path.join(perPoolDir, "config-dra-perpool.json");
+{
+  const c = JSON.parse(fs.readFileSync(path.join(configDir, "config-dra.json"), "utf8"));
+  c.configList[0].deviceModel = "perPool";
+  fs.writeFileSync(perPoolConfig, JSON.stringify(c));
+}
 for (const file of ["config-dra.json"]) {
   for (const extra of [[], ["--extended-resource-name", "--gpu-device-class=none"], ["--namespace=ml"]]) {
-    const out = execFileSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`, ...extra]);
+    const config = extra.includes("--extended-resource-name") ? perPoolConfig : path.join(configDir, file);
+    const out = execFileSync(plugin, ["render", `--config-file=${config}`, ...extra]);
     const docs = YAML.parseAllDocuments(out.toString()).map((d) => d.toJS());
     check(`render ${file} ${extra.join(" ")}: ${docs.length} objects valid and strict`, () => {
       assert.ok(docs.length >= 2);

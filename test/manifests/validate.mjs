@@ -164,6 +164,14 @@ for (const [rootName, rootComps] of Object.entries(ROOTS)) {
   }
 }
 
+// The memlock hook's host directory (components/memlock) beside each front end.
+for (const [frontName, front] of Object.entries(FRONTS)) {
+  const label = `matrix memlock ${frontName}`;
+  const dir = kustomization(label.replace(/[ ,+]/g, "_"), [path.join(images, "base")], [...front.comps, C("memlock")]);
+  MATRIX.push(label);
+  build(label, dir, { ...front.opts, memlock: true });
+}
+
 // Every component directory is used by some build of the matrix.
 // Every directory a build reads, following resources and components.
 function dirsOf(dir, seen = new Set()) {
@@ -393,6 +401,16 @@ function checkDaemonSet(d, opts, objs, role) {
     for (const id of DRA_OBJECTS) assert.ok(objs.some((o) => `${o.kind}/${o.metadata.name}` === id), `no ${id}`);
   } else {
     assert.equal(spec.serviceAccountName, undefined);
+  }
+  // memlock: the hook's directory is the host's, at the path the CDI specs name, writable.
+  const hookPath = "/var/lib/k8s-rdma-shared-dp/bin";
+  const hookMount = c.volumeMounts.find((m) => m.mountPath === hookPath);
+  assert.equal(!!hookMount, !!opts.memlock, "the memlock hook directory");
+  if (opts.memlock) {
+    assert.equal(hostOf(hookMount.name), hookPath);
+    assert.ok(!hookMount.readOnly);
+    assert.equal(argValue(c, "memlock-hook-path") ?? envValue(c, "RDMADP_MEMLOCK_HOOK_PATH"), undefined,
+                 "the default --memlock-hook-path is the mounted one");
   }
   // runc creates the termination message file under /dev: /dev must not be a read-only mount.
   const termination = c.terminationMessagePath ?? "/dev/termination-log";

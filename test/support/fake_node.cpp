@@ -51,6 +51,76 @@ FakeFunction FakeNode::ConnectX(int index, int numa_node, bool infiniband) {
   return fn;
 }
 
+// drivers/infiniband/hw/irdma/verbs.c irdma_init_rdma_device: ibdev.dev.parent is the PCI
+// function (not the ice.roce/ice.iwarp auxiliary device ice_idc.c ice_plug_aux_dev makes;
+// ids from 1). RoCE: "1: CA", RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP (umad and issm, user_mad.c
+// ib_umad_add_one); iWARP: "4: RNIC", RDMA_CORE_PORT_IWARP (no IB MADs: no umad, no issm).
+// link_layer Ethernet in both (irdma_get_link_layer; the core's RNIC fallback).
+FakeFunction FakeNode::IntelE810(int index, int numa_node, bool iwarp) {
+  FakeFunction fn;
+  char addr[32];
+  std::snprintf(addr, sizeof(addr), "0000:%02x:00.0", 0x2f + index);
+  fn.address = addr;
+  fn.vendor = "8086";
+  fn.device = "159b";
+  fn.driver = "ice";
+  fn.numa_node = numa_node;
+  fn.netdevs = {Cat("ens", 1 + index, "f0")};
+  fn.ibdev = Cat("irdma", index);
+  fn.link_layer = "Ethernet";
+  fn.node_type = iwarp ? "4: RNIC" : "1: CA";
+  fn.umad = fn.issm = !iwarp;
+  fn.aux_devices = {Cat(iwarp ? "ice.iwarp." : "ice.roce.", 1 + index)};
+  return fn;
+}
+
+// drivers/infiniband/hw/bnxt_re/main.c bnxt_re_register_ib: parent the PCI function
+// ("bnxt_re%d"); bnxt_en's auxiliary device bnxt_en.rdma.<id> (bnxt_ulp.c, ids from 0);
+// ib_verbs.c bnxt_re_get_port_immutable: RoCE (umad and issm); link_layer Ethernet.
+FakeFunction FakeNode::BroadcomBnxtRe(int index, int numa_node) {
+  FakeFunction fn;
+  char addr[32];
+  std::snprintf(addr, sizeof(addr), "0000:%02x:00.0", 0x41 + index);
+  fn.address = addr;
+  fn.vendor = "14e4";
+  fn.device = "1750";
+  fn.driver = "bnxt_en";
+  fn.numa_node = numa_node;
+  fn.netdevs = {Cat("ens", 1 + index, "f0np0")};
+  fn.ibdev = Cat("bnxt_re", index);
+  fn.link_layer = "Ethernet";
+  fn.aux_devices = {Cat("bnxt_en.rdma.", index)};
+  return fn;
+}
+
+// drivers/infiniband/hw/erdma/erdma_main.c: its own PCI driver (1ded:107f), "erdma_%d";
+// its netdev is a virtio-net device on another function (erdma_enum_and_get_netdev pairs
+// them by MAC): none here. iWARP: "4: RNIC", RDMA_CORE_PORT_IWARP (no umad, no issm).
+FakeFunction FakeNode::AlibabaErdma(int index) {
+  FakeFunction fn;
+  char addr[32];
+  std::snprintf(addr, sizeof(addr), "0000:00:%02x.0", 0x06 + index);
+  fn.address = addr;
+  fn.vendor = "1ded";
+  fn.device = "107f";
+  fn.driver = "erdma";
+  fn.ibdev = Cat("erdma_", index);
+  fn.link_layer = "Ethernet";
+  fn.node_type = "4: RNIC";
+  fn.umad = fn.issm = false;
+  return fn;
+}
+
+// No IPoIB: ib_ipoib's ipoib_parent_init is what puts a netdev (type 32) on the function;
+// mlx5 makes no Ethernet netdev for an IB port. PCI class 0x020700 in IB mode.
+FakeFunction FakeNode::ConnectXWithoutNetdev(int index, int numa_node) {
+  FakeFunction fn = ConnectX(index, numa_node, /*infiniband=*/true);
+  fn.netdevs.clear();
+  fn.class_code = 0x020700;
+  fn.link_layer = "InfiniBand";
+  return fn;
+}
+
 void FakeNode::Add(const FakeFunction& fn) {
   const fs::path sys = sysfs_root();
   const fs::path root = sys / "devices" / fn.pcie_root;
@@ -85,12 +155,20 @@ void FakeNode::Add(const FakeFunction& fn) {
     WriteFile(net / "operstate", "up\n");
     Link(sys / "class/net" / fn.netdevs[i], net);
   }
+  for (const auto& aux : fn.aux_devices) {
+    WriteFile(dev / aux / "uevent",
+              Cat("MODALIAS=auxiliary:", aux.substr(0, aux.rfind('.')), "\n"));
+    Link(sys / "bus/auxiliary/devices" / aux, dev / aux);
+  }
   if (fn.ibdev.empty()) return;
   const fs::path ib = dev / "infiniband" / fn.ibdev;
+  WriteFile(ib / "node_type", Cat(fn.node_type, "\n"));
   for (int p = 1; p <= fn.ports; ++p) {
     WriteFile(ib / "ports" / std::to_string(p) / "state", Cat(fn.port_state, "\n"));
     WriteFile(ib / "ports" / std::to_string(p) / "link_layer",
-              fn.arphrd == 32 ? "InfiniBand\n" : "Ethernet\n");
+              !fn.link_layer.empty() ? Cat(fn.link_layer, "\n")
+              : fn.arphrd == 32      ? std::string("InfiniBand\n")
+                                     : std::string("Ethernet\n"));
     for (int g = 0; g < 4; ++g) {
       const bool set = g == 0 && !fn.zero_gids;
       WriteFile(
@@ -106,6 +184,44 @@ void FakeNode::Add(const FakeFunction& fn) {
     if (fn.umad) AddCharDev("infiniband_mad", Cat("umad", n), fn.ibdev, dev);
     if (fn.issm) AddCharDev("infiniband_mad", Cat("issm", n), fn.ibdev, dev);
   }
+}
+
+void FakeNode::AddVirtualRdmaDevice(const std::string& ibdev, bool iwarp) {
+  const fs::path sys = sysfs_root();
+  const fs::path ib = sys / "devices/virtual/infiniband" / ibdev;
+  WriteFile(ib / "node_type", iwarp ? "4: RNIC\n" : "1: CA\n");
+  WriteFile(ib / "ports/1/state", "4: ACTIVE\n");
+  WriteFile(ib / "ports/1/link_layer", "Ethernet\n");
+  WriteFile(ib / "ports/1/gids/0", "0016:3e01:0203:0000:0000:0000:0000:0000\n");
+  Link(sys / "class/infiniband" / ibdev, ib);
+  // uverbs takes the RDMA device's parent (uverbs_main.c ib_uverbs_add_one): none either.
+  AddCharDev("infiniband_verbs", Cat("uverbs", next_uverbs_++), ibdev,
+             (sys / "devices/virtual").string());
+}
+
+void FakeNode::AddSubFunction(const FakeSubFunction& sf) {
+  const fs::path sys = sysfs_root();
+  const fs::path pf = fs::canonical(sys / "bus/pci/devices" / sf.pf);
+  const std::string name = Cat("mlx5_core.sf.", sf.aux_id);
+  const fs::path dev = pf / name;
+  WriteFile(dev / "uevent", "DRIVER=mlx5_core.sf\nMODALIAS=auxiliary:mlx5_core.sf\n");
+  WriteFile(dev / "sfnum", Cat(sf.sfnum, "\n"));
+  Link(sys / "bus/auxiliary/devices" / name, dev);
+  // en_main.c mlx5e_build_nic_netdev: SET_NETDEV_DEV(netdev, mdev->device), the SF's device.
+  WriteFile(dev / "net" / sf.netdev / "type", "1\n");
+  Link(sys / "class/net" / sf.netdev, dev / "net" / sf.netdev);
+  // infiniband/hw/mlx5/main.c mlx5_ib_stage_init_init: ib_dev.dev.parent = mdev->device.
+  const fs::path ib = dev / "infiniband" / sf.ibdev;
+  WriteFile(ib / "node_type", "1: CA\n");
+  WriteFile(ib / "ports/1/state", "4: ACTIVE\n");
+  WriteFile(ib / "ports/1/link_layer", "Ethernet\n");
+  WriteFile(ib / "ports/1/gids/0", "fe80:0000:0000:0000:0002:c903:0088:0001\n");
+  Link(ib / "device", dev);
+  Link(sys / "class/infiniband" / sf.ibdev, ib);
+  AddCharDev("infiniband_verbs", Cat("uverbs", next_uverbs_++), sf.ibdev, dev.string());
+  const int n = next_umad_++;
+  AddCharDev("infiniband_mad", Cat("umad", n), sf.ibdev, dev.string());
+  AddCharDev("infiniband_mad", Cat("issm", n), sf.ibdev, dev.string());
 }
 
 void FakeNode::Remove(const std::string& address) {

@@ -32,6 +32,26 @@ struct FakeFunction {
   bool issm = true;
   std::string physfn;                    // PF address when this is a VF
   std::string pcie_root = "pci0000:00";  // the root complex directory under sys/devices
+  // The ports' link_layer ("" = from arphrd: InfiniBand for 32, else Ethernet) and the
+  // device's node_type (drivers/infiniband/core/sysfs.c: "1: CA", iWARP "4: RNIC").
+  std::string link_layer;
+  std::string node_type = "1: CA";
+  // Auxiliary devices the NIC driver hangs under the function (drivers/base/auxiliary.c:
+  // "<module>.<name>.<id>", linked from bus/auxiliary/devices), e.g. "ice.roce.1". Their
+  // RDMA driver still parents the RDMA device to the PCI function (below).
+  std::vector<std::string> aux_devices;
+};
+
+// An mlx5 sub-function: the auxiliary device mlx5_core.sf.<aux_id> under its PF's directory
+// (drivers/net/ethernet/mellanox/mlx5/core/sf/dev/dev.c mlx5_sf_dev_add: parent the PF,
+// an `sfnum` file), with its own netdev, RDMA device and char devices beneath it
+// (mlx5_sf_dev_probe makes it the mlx5 core device's `device`).
+struct FakeSubFunction {
+  std::string pf;  // 0000:08:00.0
+  int aux_id = 2;
+  int sfnum = 88;
+  std::string netdev = "enp8s0f0s88";
+  std::string ibdev = "mlx5_2";
 };
 
 class FakeNode {
@@ -51,8 +71,24 @@ class FakeNode {
   std::string sysfs_root() const { return root_ + "/sys"; }
   std::string dev_root() const { return root_ + "/dev"; }
 
+  // An RDMA device with no parent (/sys/devices/virtual/infiniband/<ibdev>, no `device`
+  // link, its uverbs under devices/virtual/infiniband_verbs): upstream erdma registers so
+  // (drivers/infiniband/hw/erdma/erdma_main.c never sets ibdev.dev.parent), as do rxe/siw.
+  void AddVirtualRdmaDevice(const std::string& ibdev, bool iwarp);
+  void AddSubFunction(const FakeSubFunction& sf);
+
   // A ConnectX HCA with one port: `index` picks its PCI address, netdev and ibdev.
   static FakeFunction ConnectX(int index, int numa_node, bool infiniband);
+  // The vendors' layouts, from their kernel drivers (each names its files):
+  // Intel E810 (ice + irdma) in RoCE v2 mode (the default) or iWARP mode.
+  static FakeFunction IntelE810(int index, int numa_node, bool iwarp);
+  // Broadcom BCM57508 (bnxt_en + bnxt_re).
+  static FakeFunction BroadcomBnxtRe(int index, int numa_node);
+  // Alibaba eRDMA (erdma, iWARP) as a driver that parents its RDMA device to the PCI
+  // function lays it out; upstream's virtual layout is AddVirtualRdmaDevice.
+  static FakeFunction AlibabaErdma(int index);
+  // A ConnectX InfiniBand HCA with IPoIB not loaded: no net/ directory, class 0x0207.
+  static FakeFunction ConnectXWithoutNetdev(int index, int numa_node);
 
  private:
   struct CharDev {

@@ -48,10 +48,16 @@ void ExpectValidCdiSpec(const std::string& text) {
                 key == "containerEdits")
         << "unexpected top-level key " << key;
   }
-  if (spec["containerEdits"]) {  // the spec-wide edits: env only, each "NAME=value"
-    for (const auto& kv : spec["containerEdits"]) EXPECT_EQ(kv.first.Scalar(), "env");
+  if (spec["containerEdits"]) {  // the spec-wide edits: env, each "NAME=value", and hooks
+    for (const auto& kv : spec["containerEdits"]) {
+      EXPECT_TRUE(kv.first.Scalar() == "env" || kv.first.Scalar() == "hooks") << kv.first.Scalar();
+    }
     for (const auto& env : spec["containerEdits"]["env"]) {
       EXPECT_NE(env.Scalar().find('='), std::string::npos) << env.Scalar();
+    }
+    for (const auto& hook : spec["containerEdits"]["hooks"]) {  // hookName and path required
+      EXPECT_TRUE(hook["hookName"].IsScalar() && hook["path"].IsScalar());
+      EXPECT_EQ(hook["path"].Scalar().rfind('/', 0), 0u) << "an absolute path";
     }
   }
   ASSERT_TRUE(spec["cdiVersion"].IsScalar());
@@ -132,6 +138,32 @@ TEST(CdiSpec, ListsEveryHcaWithItsNodesAndRdmaCm) {
   EXPECT_THAT(paths, ElementsAre("/dev/infiniband/umad1", "/dev/infiniband/uverbs1",
                                  "/dev/infiniband/rdma_cm"));
   ExpectValidCdiSpec(SpecJson(*Snapshot(rc, 0)));  // empty pool: "devices": []
+}
+
+// Issue 41 item 1: an entry with memlock gets the hook in the spec-wide edits (every
+// container given any of the pool's devices), with the byte count; none without the option
+// or without an installed hook.
+TEST(CdiSpec, MemlockAddsTheHookToTheSpecWideEdits) {
+  auto rc = Resource("rdma", "hca_a");
+  rc.memlock = 64ull << 30;
+  const std::string text = SpecJson(*Snapshot(rc, 1), "/var/lib/k8s-rdma-shared-dp/bin/h");
+  ExpectValidCdiSpec(text);
+  YAML::Node spec = YAML::Load(text);
+  const YAML::Node hooks = spec["containerEdits"]["hooks"];
+  ASSERT_EQ(hooks.size(), 1u) << text;
+  EXPECT_EQ(hooks[0]["hookName"].Scalar(), "createRuntime");
+  EXPECT_EQ(hooks[0]["path"].Scalar(), "/var/lib/k8s-rdma-shared-dp/bin/h");
+  ASSERT_EQ(hooks[0]["args"].size(), 2u);
+  EXPECT_EQ(hooks[0]["args"][0].Scalar(), "rdmadp-memlock-hook");
+  EXPECT_EQ(hooks[0]["args"][1].Scalar(), "68719476736");
+  EXPECT_TRUE(spec["containerEdits"]["env"].IsSequence()) << "the env stays";
+  rc.memlock = config::kMemlockUnlimited;
+  EXPECT_EQ(YAML::Load(SpecJson(*Snapshot(rc, 1), "/h"))["containerEdits"]["hooks"][0]["args"][1]
+                .Scalar(),
+            "unlimited");
+  EXPECT_FALSE(YAML::Load(SpecJson(*Snapshot(rc, 1), ""))["containerEdits"]["hooks"]);
+  rc.memlock.reset();
+  EXPECT_FALSE(YAML::Load(SpecJson(*Snapshot(rc, 1), "/h"))["containerEdits"]["hooks"]);
 }
 
 TEST(CdiSpec, AllocateNamesResolveInTheSpec) {

@@ -49,6 +49,8 @@ struct Published {
                                 {"resourceName", {{"string", "rdma/ib"}}}};
     }
     a.hints = b.hints = {config::EnvHint::kNccl, config::EnvHint::kUcx};
+    a.resource = b.resource = "rdma/ib";
+    c.resource = "rdma/roce";
   }
 };
 
@@ -148,6 +150,38 @@ TEST(ClaimMetadata, EnvIsPerRequestAndTheHintsAreTheClaimsUnion) {
   const std::vector<PreparedDevice> twice = {Prepared(pub.a, "ib"), Prepared(pub.a, "ib")};
   EXPECT_EQ(RequestEnv(Ref(), "ib", twice, twice).at("PCIDEVICE__JOB_1_HCAS_X7K2P__IB"),
             "0000:10:00.0");
+}
+
+// Issue 41 item 2: a claim kube-scheduler made for an extended resource (annotated so)
+// names each request's variables after the entry, as the device plugin does; a hand-made
+// class selecting two entries' devices into one request keeps the claim's names.
+TEST(ClaimMetadata, AnExtendedResourceClaimIsNamedAsTheDevicePluginNamesIt) {
+  json claim = {{"metadata",
+                 {{"namespace", "ml"},
+                  {"name", "worker-0-extended-resources-x2kq9"},
+                  {"uid", "u-1"},
+                  {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}}}}};
+  auto ref = ReadClaimRef(claim);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(ref->extended_resource);
+  Published pub;
+  const std::vector<PreparedDevice> ib = {Prepared(pub.a, "container-0-request-2"),
+                                          Prepared(pub.b, "container-0-request-2")};
+  const auto env = RequestEnv(*ref, "container-0-request-2", ib, ib);
+  std::vector<std::string> names;
+  for (const auto& [k, v] : env) names.push_back(k);
+  EXPECT_THAT(names, UnorderedElementsAre("PCIDEVICE_RDMA_IB", "PCIDEVICE_RDMA_IB_INFO",
+                                          "NCCL_IB_HCA", "UCX_NET_DEVICES"));
+  EXPECT_EQ(env.at("PCIDEVICE_RDMA_IB"), "0000:10:00.0,0000:11:00.0");
+  const std::vector<PreparedDevice> mixed = {Prepared(pub.a, "r"), Prepared(pub.c, "r")};
+  EXPECT_EQ(
+      RequestEnv(*ref, "r", mixed, mixed).count("PCIDEVICE__WORKER_0_EXTENDED_RESOURCES_X2KQ9__R"),
+      1u);
+  // Any other value, or none, is an ordinary claim.
+  claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] = "yes";
+  EXPECT_FALSE(ReadClaimRef(claim)->extended_resource);
+  claim["metadata"].erase("annotations");
+  EXPECT_FALSE(ReadClaimRef(claim)->extended_resource);
 }
 
 TEST(ClaimMetadata, NamesThatCouldNotBePathsAreRefusedNamingTheField) {

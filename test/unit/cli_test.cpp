@@ -69,6 +69,10 @@ TEST(Flags, Errors) {
   EXPECT_THAT(std::string(Parse({"--config-file="}).status().message()),
               HasSubstr("must not be empty"));
   EXPECT_FALSE(Parse({"---config-file=/x"}).ok());
+  EXPECT_EQ(Parse({"--memlock-hook-path=bin/hook"}).status().message(),
+            "-memlock-hook-path: \"bin/hook\" is not an absolute path (or empty: never)");
+  EXPECT_EQ(Parse({"--memlock-hook-path="})->memlock_hook_path, "");
+  EXPECT_EQ(Parse({})->memlock_hook_path, "/var/lib/k8s-rdma-shared-dp/bin/rdmadp-memlock-hook");
 }
 
 TEST(Flags, StrayArgumentsAreUsageErrorsNeverARun) {

@@ -536,7 +536,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 9"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 10"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {
@@ -581,6 +581,58 @@ TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
 // it. Now it is one warning naming the key (and the nearest known key when one is close) and
 // the file serves; inside an entry an unknown key still skips that entry alone. Fails on the
 // old code: ParseConfig refused the first three files as a whole.
+// Issue 41 item 1: "unlimited" or a Kubernetes quantity of whole bytes; anything else is
+// the entry's error naming the field.
+TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
+  EXPECT_EQ(*ParseMemlock("unlimited"), kMemlockUnlimited);
+  EXPECT_EQ(*ParseMemlock("64Gi"), 64ull << 30);
+  EXPECT_EQ(*ParseMemlock("512Mi"), 512ull << 20);
+  EXPECT_EQ(*ParseMemlock("1.5Gi"), 1610612736ull);
+  EXPECT_EQ(*ParseMemlock("8388608"), 8388608ull);
+  EXPECT_EQ(*ParseMemlock("2k"), 2000ull);
+  EXPECT_EQ(*ParseMemlock("1M"), 1000000ull);
+  EXPECT_EQ(*ParseMemlock("7Ei"), 7ull << 60);
+  for (const char* bad : {"", "0", "0Gi", "-1Gi", "1.5", "0.1k1", "Gi", "1GB", "1 Gi", "8Ei", "1e3",
+                          "unlimited ", "Unlimited", ".5Gi", "1.Gi", "0.0001Ki"}) {
+    EXPECT_FALSE(ParseMemlock(bad).ok()) << bad;
+  }
+  EXPECT_EQ(MemlockArg(kMemlockUnlimited), "unlimited");
+  EXPECT_EQ(MemlockArg(65536), "65536");
+
+  auto loaded = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": "64Gi"},
+      {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": "lots"},
+      {"resourceName": "c", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": 4096},
+      {"resourceName": "d", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]},
+       "memlock": ["1Gi"]}]})");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->config.resources.size(), 2u);
+  EXPECT_EQ(loaded->config.resources[0].memlock, 64ull << 30);
+  EXPECT_EQ(loaded->config.resources[1].memlock, 4096ull);
+  ASSERT_EQ(loaded->skipped.size(), 2u);
+  EXPECT_EQ(loaded->skipped[0].problems,
+            std::vector<std::string>{"config: configList[1].memlock: \"lots\" is not "
+                                     "\"unlimited\" or a quantity (write \"unlimited\" or a "
+                                     "quantity such as \"64Gi\")"});
+  EXPECT_THAT(loaded->skipped[1].problems[0], HasSubstr("configList[3].memlock: must be"));
+}
+
+// pciAddresses: a full address (domain included), lowercased; anything else is the entry's
+// error naming the item.
+TEST(ParseConfig, PciAddressesSelectorTakesFullAddresses) {
+  auto loaded = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["0000:3B:00.0"]}},
+      {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["3b:00.0"]}}]})");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->config.resources.size(), 1u);
+  EXPECT_EQ(loaded->config.resources[0].selectors.pci_addresses,
+            std::vector<std::string>{"0000:3b:00.0"});
+  ASSERT_EQ(loaded->skipped.size(), 1u);
+  EXPECT_EQ(loaded->skipped[0].problems[0],
+            "config: configList[1].selectors.pciAddresses[0]: \"3b:00.0\" is not a PCI address "
+            "with its domain (like \"0000:3b:00.0\")");
+}
+
 TEST(ParseConfig, AnUnknownTopLevelKeyIsAWarningAndIgnored) {
   const std::string entry =
       R"({"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}})";

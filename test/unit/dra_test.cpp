@@ -222,6 +222,32 @@ TEST(DraView, DevicesCdiIdsAndOneOwnerPerHca) {
   EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"].size(), 3u);  // + rdma_cm
 }
 
+// Issue 41 item 1: an entry with memlock has the hook in each of its HCAs' CDI devices (the
+// device's own edits: a claim gets it with any of the pool's HCAs); none without an
+// installed hook or without the option. Each device also names its entry's resource, for
+// extended-resource claims.
+TEST(DraView, MemlockPutsTheHookInEachHcasSpec) {
+  pool::PoolModel a = Pool({Hca("0000:3b:00.0", 0)}, 4);
+  a.resource.memlock = 1ull << 30;
+  pool::PoolModel b = Pool({Hca("0000:3c:00.0", 0)}, 4);
+  b.resource.resource_name = "b";
+  SliceContext ctx = Node();
+  ctx.memlock_hook = "/var/lib/k8s-rdma-shared-dp/bin/rdmadp-memlock-hook";
+  const DraView view = BuildDraView({a, b}, ctx);
+  ASSERT_EQ(view.cdi_specs.size(), 2u);
+  const json with = json::parse(view.cdi_specs[0].json)["devices"][0]["containerEdits"];
+  EXPECT_EQ(with["hooks"], json::parse(R"([{"hookName": "createRuntime",
+                             "path": "/var/lib/k8s-rdma-shared-dp/bin/rdmadp-memlock-hook",
+                             "args": ["rdmadp-memlock-hook", "1073741824"]}])"));
+  EXPECT_FALSE(
+      json::parse(view.cdi_specs[1].json)["devices"][0]["containerEdits"].contains("hooks"));
+  ctx.memlock_hook.clear();
+  EXPECT_FALSE(json::parse(BuildDraView({a}, ctx).cdi_specs[0].json)["devices"][0]["containerEdits"]
+                   .contains("hooks"));
+  EXPECT_EQ(view.devices.at({"worker-7/hca-shared-devices-a", "hca-0000-3b-00-0"}).resource,
+            "rdma/hca_shared_devices_a");
+}
+
 TEST(DraView, PrepareChecksUidAllocationAndDevices) {
   SliceContext ctx = Node();
   ctx.driver = "rdma.example.com";

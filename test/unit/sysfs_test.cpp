@@ -6,6 +6,7 @@
 
 #include "pkg/sysfs/scanner.h"
 #include "pkg/sysfs/sysfs_parse.h"
+#include "pkg/text/cat.h"
 #include "test/support/fake_node.h"
 #include "test/support/temp_dir.h"
 
@@ -91,16 +92,68 @@ TEST_F(ScannerTest, SkipsNonNetworkClassesAndExplainsNonRdma) {
   intel.driver = "igb";
   intel.netdevs = {"eno1"};
   node.Add(intel);
-  FakeFunction no_umad = FakeNode::ConnectX(1, -1, false);
-  no_umad.umad = false;
-  node.Add(no_umad);
+  FakeFunction no_uverbs = FakeNode::ConnectX(1, -1, false);
+  no_uverbs.uverbs = false;
+  node.Add(no_uverbs);
   NodeInventory inv = scanner.Scan();
   ASSERT_EQ(inv.functions.size(), 2u);  // the NVMe drive is not a network function
   EXPECT_FALSE(inv.functions[0].rdma_capable);
   EXPECT_THAT(inv.functions[0].not_rdma_reason, HasSubstr("no RDMA device"));
   EXPECT_EQ(inv.functions[0].link_type, "ether");
   EXPECT_FALSE(inv.functions[1].rdma_capable);
-  EXPECT_THAT(inv.functions[1].not_rdma_reason, HasSubstr("no umad"));
+  EXPECT_THAT(inv.functions[1].not_rdma_reason, HasSubstr("no uverbs"));
+}
+
+// Issue 41 item 3: every RDMA device the kernel shows is served or explained, on layouts
+// built from the drivers' own code (test/support/fake_node.cpp names the files). umad is
+// optional: iWARP ports have none (the kernel makes it only for ports with IB MADs), and
+// verbs and rdma_cm serve them; a function without a netdev takes its port's link layer.
+TEST_F(ScannerTest, EveryVendorsLayoutIsServedOrExplained) {
+  node.Add(FakeNode::IntelE810(0, 0, /*iwarp=*/false));      // uverbs0 umad0 issm0
+  node.Add(FakeNode::IntelE810(1, 0, /*iwarp=*/true));       // uverbs1, no umad
+  node.Add(FakeNode::BroadcomBnxtRe(0, 1));                  // uverbs2 umad2 issm2
+  node.Add(FakeNode::AlibabaErdma(0));                       // uverbs3, no umad
+  node.Add(FakeNode::ConnectXWithoutNetdev(0, 1));           // uverbs4 umad4 issm4
+  node.Add(FakeNode::ConnectX(1, 1, /*infiniband=*/false));  // the SF's PF: uverbs5 umad5
+  node.AddSubFunction({.pf = "0000:11:00.0",
+                       .aux_id = 2,
+                       .sfnum = 88,
+                       .netdev = "enp17s0f0s88",
+                       .ibdev = "mlx5_2"});
+  FakeFunction erdma_upstream = FakeNode::AlibabaErdma(1);  // its RDMA device is virtual
+  erdma_upstream.ibdev.clear();
+  node.Add(erdma_upstream);
+  node.AddVirtualRdmaDevice("erdma_1", /*iwarp=*/true);
+  const NodeInventory inv = scanner.Scan();
+  std::vector<std::string> seen;
+  for (const auto& fn : inv.functions) {
+    seen.push_back(
+        Cat(fn.address, " ", fn.vendor, ":", fn.device, " ", fn.driver, " [", fn.if_name, "] ",
+            fn.link_type, " ", fn.rdma_devices.empty() ? "-" : fn.rdma_devices[0].name, " ",
+            Join(fn.char_devices, ","), " ", fn.rdma_capable ? "capable" : fn.not_rdma_reason));
+  }
+  EXPECT_THAT(seen, ElementsAre("0000:00:06.0 1ded:107f erdma [] ether erdma_0 uverbs3 capable",
+                                "0000:00:07.0 1ded:107f erdma []  -  no RDMA device (no "
+                                "infiniband/ directory)",
+                                "0000:10:00.0 15b3:1017 mlx5_core [] infiniband mlx5_0 "
+                                "issm4,umad4,uverbs4 capable",
+                                "0000:11:00.0 15b3:1017 mlx5_core [enp17s0f0np0] ether mlx5_1 "
+                                "umad5,uverbs5 capable",
+                                "0000:2f:00.0 8086:159b ice [ens1f0] ether irdma0 "
+                                "issm0,umad0,uverbs0 capable",
+                                "0000:30:00.0 8086:159b ice [ens2f0] ether irdma1 uverbs1 capable",
+                                "0000:41:00.0 14e4:1750 bnxt_en [ens1f0np0] ether bnxt_re0 "
+                                "issm2,umad2,uverbs2 capable"));
+  ASSERT_EQ(inv.unserved.size(), 2u);
+  EXPECT_EQ(inv.unserved[0].ibdev, "erdma_1");
+  EXPECT_EQ(inv.unserved[0].where, "virtual");
+  EXPECT_THAT(inv.unserved[0].reason, HasSubstr("a virtual RDMA device"));
+  EXPECT_EQ(inv.unserved[1].ibdev, "mlx5_2");
+  EXPECT_EQ(inv.unserved[1].where, "0000:11:00.0/mlx5_core.sf.2");
+  EXPECT_THAT(inv.unserved[1].reason,
+              HasSubstr("a sub-function (mlx5_core.sf.2, sfnum 88) of 0000:11:00.0"));
+  // A refresh of the PF sees the same.
+  EXPECT_EQ(scanner.Refresh(inv, {"0000:11:00.0"}), inv);
 }
 
 TEST_F(ScannerTest, RoceWithoutIssmIsRdmaCapable) {
@@ -322,10 +375,11 @@ TEST_F(RefreshTest, ReadsOnlyTheNamedFunction) {
   EXPECT_NE(after, before);
   EXPECT_EQ(one.functions, 1u);
   EXPECT_EQ(full.functions, 4u);
-  // A full scan: the rdma_cm stat, the bus listing and four functions' reads; a refresh: the
-  // stat and one function's.
-  const size_t per_function = one.Reads() - 1;
-  EXPECT_EQ(full.Reads(), 2 + 4 * per_function);
+  // A full scan: the rdma_cm stat, the bus listing, four functions' reads and the
+  // class/infiniband listing (every RDMA device served: no link read); a refresh: the stat,
+  // one function's reads and the listing.
+  const size_t per_function = one.Reads() - 2;
+  EXPECT_EQ(full.Reads(), 3 + 4 * per_function);
 }
 
 TEST_F(RefreshTest, HotAddAndRemove) {

@@ -2,17 +2,20 @@
 // containerd, CRI-O and podman embed) and checks what k8s-rdma-shared-dp wrote and handed
 // out, as a container runtime would:
 //
-//	cdicheck -dir DIR [-devices N] [-annotation KEY=VALUE]... [QUALIFIED-NAME]...
+//	cdicheck -dir DIR [-devices N] [-annotation KEY=VALUE]... [-oci-spec FILE] [QUALIFIED-NAME]...
 //
 // Every spec must load without an error; with -devices, the directory must declare exactly
 // N devices; every name given, and every name in the annotations (parsed with the
 // library's own annotation parser), must resolve and be injected into an OCI spec. A panic
 // inside the library is a failure too. Prints one line per problem and exits 1, or prints
 // a summary, the injected process environment ("env: NAME=value" lines) and mounts
-// ("mount: DEST <- SOURCE OPTIONS") and exits 0.
+// ("mount: DEST <- SOURCE OPTIONS") and hooks ("hook: STAGE PATH ARGS") and exits 0.
+// With -oci-spec, the devices are injected into that OCI spec (a bundle's config.json, as
+// a runtime would before runc starts the container) and the file is rewritten with them.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -33,11 +36,12 @@ func main() {
 	devices := flag.Int("devices", -1, "exact number of devices the directory must declare")
 	var annotations repeated
 	flag.Var(&annotations, "annotation", "KEY=VALUE annotation from an AllocateResponse")
+	ociSpec := flag.String("oci-spec", "", "OCI spec file to inject into and rewrite")
 	flag.Parse()
-	os.Exit(check(*dir, *devices, annotations, flag.Args()))
+	os.Exit(check(*dir, *devices, annotations, *ociSpec, flag.Args()))
 }
 
-func check(dir string, wantDevices int, annotations, names []string) (code int) {
+func check(dir string, wantDevices int, annotations []string, ociSpec string, names []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Printf("panic inside the CDI library: %v\n", r)
@@ -83,12 +87,36 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 		names = append(names, fromAnnotations...)
 	}
 	injected := 0
-	var envs, mounts []string
+	var envs, mounts, hooks []string
 	if len(names) > 0 {
 		spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
+		if ociSpec != "" {
+			text, err := os.ReadFile(ociSpec)
+			if err == nil {
+				err = json.Unmarshal(text, spec)
+			}
+			if err != nil {
+				fail("reading %s: %v", ociSpec, err)
+				return 1
+			}
+		}
 		unresolved, err := cache.InjectDevices(spec, names...)
 		if err != nil {
 			fail("injecting %v: %v (unresolved: %v)", names, err, unresolved)
+		}
+		if ociSpec != "" && err == nil {
+			text, err := json.MarshalIndent(spec, "", "  ")
+			if err == nil {
+				err = os.WriteFile(ociSpec, text, 0o644)
+			}
+			if err != nil {
+				fail("writing %s: %v", ociSpec, err)
+			}
+		}
+		if spec.Hooks != nil {
+			for _, h := range spec.Hooks.CreateRuntime {
+				hooks = append(hooks, fmt.Sprintf("createRuntime %s %s", h.Path, strings.Join(h.Args, " ")))
+			}
 		}
 		injected = len(spec.Linux.Devices)
 		envs = spec.Process.Env
@@ -106,6 +134,9 @@ func check(dir string, wantDevices int, annotations, names []string) (code int) 
 	}
 	for _, m := range mounts {
 		fmt.Printf("mount: %s\n", m)
+	}
+	for _, h := range hooks {
+		fmt.Printf("hook: %s\n", h)
 	}
 	return 0
 }

@@ -1,0 +1,88 @@
+#include "pkg/cdi/memlock_hook.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "pkg/fd/unique_fd.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::cdi {
+namespace {
+
+// The hook is a static binary of ~2 MiB; anything far larger at the source is not it.
+constexpr size_t kMaxHookBytes = 64 << 20;
+
+std::optional<std::string> ReadFile(const std::string& path, std::string& error) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.Valid() || ::fstat(fd.Get(), &st) != 0) {
+    error = Cat(path, ": ", std::strerror(errno));
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > kMaxHookBytes) {
+    error = Cat(path, ": not a regular file of at most ", kMaxHookBytes, " bytes");
+    return std::nullopt;
+  }
+  std::string out(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd.Get(), out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = Cat(path, ": short read");
+      return std::nullopt;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string BundledMemlockHook() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "rdmadp-memlock-hook";
+  std::string exe(buf, static_cast<size_t>(n));
+  return exe.substr(0, exe.rfind('/') + 1) + "rdmadp-memlock-hook";
+}
+
+absl::Status InstallMemlockHook(const std::string& source, const std::string& dest) {
+  std::string error;
+  const auto content = ReadFile(source, error);
+  if (!content) return absl::NotFoundError(Cat("the hook to install: ", error));
+  struct stat st {};
+  if (::stat(dest.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0755) {
+    std::string ignored;
+    if (ReadFile(dest, ignored) == content) return absl::OkStatus();
+  }
+  const std::string tmp = Cat(dest, ".tmp.", ::getpid());
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755));
+  if (!fd.Valid())
+    return absl::InternalError(Cat("cannot create ", tmp, ": ", std::strerror(errno)));
+  size_t done = 0;
+  while (done < content->size()) {
+    const ssize_t n = ::write(fd.Get(), content->data() + done, content->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return absl::InternalError(Cat("cannot write ", tmp, ": ", std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd.Get(), 0755) != 0 || ::fsync(fd.Get()) != 0 ||
+      ::rename(tmp.c_str(), dest.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return absl::InternalError(Cat("cannot install ", dest, ": ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rdmadp::cdi

@@ -1,0 +1,22 @@
+// Installing the memlock hook (cmd/rdmadp-memlock-hook) on the host, where container
+// runtimes run CDI hooks from: the plugin copies the one shipped beside its own binary to a
+// host path mounted into its pod at the same path (--memlock-hook-path), so the CDI specs
+// can name it. Threads: the caller's (start-up, before any spec is written).
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace rdmadp::cdi {
+
+// `<directory of /proc/self/exe>/rdmadp-memlock-hook`: where the image and the build put it.
+std::string BundledMemlockHook();
+
+// Makes `dest` a copy of `source`, mode 0755: nothing is written when it already is one (a
+// restarted pod), else a temporary file beside it is renamed over it, so a runtime starting
+// a container meanwhile runs the old hook or the new one, never half of one. Errors name the
+// path and what failed. A missing directory of `dest` is an error (its mount is missing).
+absl::Status InstallMemlockHook(const std::string& source, const std::string& dest);
+
+}  // namespace rdmadp::cdi

@@ -1,0 +1,147 @@
+// The memlock hook (cmd/rdmadp-memlock-hook) as a runtime calls it: the OCI state on stdin,
+// one argument. It sets RLIMIT_MEMLOCK of the state's pid and refuses anything else with
+// one line and exit status 1 (which fails the container's creation).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pkg/text/cat.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Ran {
+  int status = -1;
+  std::string output;
+};
+
+class MemlockHook : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A process standing for the container's: it waits on a pipe until the test ends.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    child_ = ::fork();
+    ASSERT_GE(child_, 0);
+    if (child_ == 0) {
+      ::close(fds[1]);
+      char c;
+      while (::read(fds[0], &c, 1) < 0) {
+      }
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    release_ = fds[1];
+    std::ofstream(tmp_.path() + "/config.json") << R"({"ociVersion": "1.0.2", "process": {}})";
+  }
+  void TearDown() override {
+    ::close(release_);
+    ::waitpid(child_, nullptr, 0);
+  }
+  std::string State(const std::string& status = "creating") const {
+    return Cat(R"({"ociVersion": "1.0.2", "id": "c1", "status": ")", status, R"(", "pid": )",
+               child_, R"(, "bundle": ")", tmp_.path(), R"("})");
+  }
+  Ran Run(const std::string& args, const std::string& stdin_text) {
+    const std::string in = tmp_.path() + "/state.json";
+    std::ofstream(in) << stdin_text;
+    Ran out;
+    FILE* p = ::popen(Cat(RDMADP_MEMLOCK_HOOK, " ", args, " < '", in, "' 2>&1").c_str(), "r");
+    if (p == nullptr) return out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.output.append(buf, n);
+    const int raw = ::pclose(p);
+    out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return out;
+  }
+  // The child's "Max locked memory" soft and hard values.
+  std::string Limits() const {
+    std::ifstream in(Cat("/proc/", child_, "/limits"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("Max locked memory")) {
+        std::istringstream words(line.substr(17));
+        std::string soft, hard;
+        words >> soft >> hard;
+        return soft + " " + hard;
+      }
+    }
+    return "";
+  }
+  TempDir tmp_;
+  pid_t child_ = -1;
+  int release_ = -1;
+};
+
+TEST_F(MemlockHook, SetsTheStatesPidsLimit) {
+  const Ran r = Run("1048576", State());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+  EXPECT_EQ(Limits(), "1048576 1048576");
+}
+
+TEST_F(MemlockHook, KeepsAHigherLimitTheSpecSetsAndRefusesALowerOne) {
+  std::ofstream(tmp_.path() + "/config.json")
+      << R"({"process": {"rlimits": [{"type": "RLIMIT_MEMLOCK", "soft": 2097152, "hard": 2097152}]}})";
+  const std::string before = Limits();
+  Ran r = Run("1048576", State());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(Limits(), before) << "the runtime applies the spec's own, which is enough";
+  r = Run("4194304", State());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.output,
+            "rdmadp-memlock-hook: the container's OCI spec sets RLIMIT_MEMLOCK to 2097152 bytes, "
+            "which the runtime applies after this hook, below the pool's 4194304 bytes "
+            "(something in the runtime added it: containerd's default spec sets only "
+            "RLIMIT_NOFILE; an NRI plugin can set the pool's value instead)\n");
+  EXPECT_EQ(Limits(), before);
+}
+
+TEST_F(MemlockHook, RefusesAnythingElseInOneLine) {
+  const std::string before = Limits();
+  struct Case {
+    std::string args, state, says;
+  };
+  const std::string pid = std::to_string(child_);
+  const std::string bundle = tmp_.path();
+  for (const Case& c : std::vector<Case>{
+           {"", State(), "usage: rdmadp-memlock-hook <bytes>|unlimited"},
+           {"1 2", State(), "usage:"},
+           {"0", State(), "limit \"0\" is not a positive byte count or \"unlimited\""},
+           {"64Gi", State(), "limit \"64Gi\" is not a positive byte count"},
+           {"-5", State(), "is not a positive byte count"},
+           {"1048576", "", "is not a JSON object"},
+           {"1048576", "[1]", "is not a JSON object"},
+           {"1048576", std::string(2 << 20, ' '), "unreadable or over 1 MiB"},
+           {"1048576", R"({"id": "c", "pid": )" + pid + R"(, "bundle": ")" + bundle + R"("})",
+            "no ociVersion or id"},
+           {"1048576", R"({"ociVersion": "1", "id": "c", "pid": 1, "bundle": "/b"})",
+            "pid is missing or not a container's process"},
+           {"1048576", R"({"ociVersion": "1", "id": "c", "pid": "7", "bundle": "/b"})",
+            "pid is missing"},
+           {"1048576", R"({"ociVersion": "1", "id": "c", "pid": )" + pid + R"(, "bundle": "b"})",
+            "bundle is missing or not an absolute path"},
+           {"1048576", State("running"), "called with status \"running\""},
+       }) {
+    const Ran r = Run(c.args, c.state);
+    EXPECT_EQ(r.status, 1) << c.args << " " << c.state.substr(0, 80);
+    EXPECT_THAT(r.output, HasSubstr(c.says)) << c.args << " " << c.state.substr(0, 80);
+    EXPECT_TRUE(r.output.starts_with("rdmadp-memlock-hook: ")) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+  EXPECT_EQ(Limits(), before) << "nothing was changed";
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
