@@ -15,12 +15,19 @@ root="$dir/root"
 command -v debootstrap >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
 }
-cleanup() {
+# Never delete through a mount: the host's /dev and /sys are bound into the root.
+mounted() { findmnt -rn -o TARGET | grep -q "^$root/"; }
+remove_root() {
   for m in proc sys dev; do umount -R "$root/$m" 2>/dev/null || true; done
-  [ -n "${KEEP:-}" ] || rm -rf "$dir"
+  if mounted; then
+    echo "fresh-demo: $root still has mounts (a process left in the chroot?); not removed" >&2
+    return 1
+  fi
+  rm -rf --one-file-system "$dir"
 }
+cleanup() { [ -n "${KEEP:-}" ] || remove_root; }
 trap cleanup EXIT
-rm -rf "$dir" && mkdir -p "$dir"
+remove_root && mkdir -p "$dir"
 echo "fresh-demo: debootstrap bookworm into $root (not counted)"
 debootstrap --include=git,ca-certificates,sudo bookworm "$root" "$mirror" >"$dir/debootstrap.log"
 # What a Debian 12 machine's sources say, and nothing apt has read yet.
@@ -34,6 +41,9 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
+# Slaves: unmounting the copies never propagates back to the host's mounts.
+mount --make-rslave "$root/sys"
+mount --make-rslave "$root/dev"
 git clone -q "$PWD" "$root/root/k8s-rdma-shared-dp"
 echo "fresh-demo: ./scripts/demo.sh on the fresh root (counted from here)"
 start=$(date +%s.%N)
@@ -41,4 +51,4 @@ chroot "$root" /bin/bash -lc 'cd /root/k8s-rdma-shared-dp && ./scripts/demo.sh' 
   { tail -n 30 "$dir/demo.log"; echo "fresh-demo: demo.sh failed" >&2; exit 1; }
 end=$(date +%s.%N)
 tail -n 3 "$dir/demo.log"
-awk -v s="$start" -v e="$end" 'BEGIN { t = e - s; printf "fresh-demo: %d min %.0f s from a fresh Debian 12 to the demo'"'"'s last line, apt included (%d cores)\n", t / 60, t % 60, '"$(nproc)"' }'
+awk -v s="$start" -v e="$end" 'BEGIN { t = int(e - s + 0.5); printf "fresh-demo: %d min %d s from a fresh Debian 12 to the demo'"'"'s last line, apt included (%d cores)\n", t / 60, t % 60, '"$(nproc)"' }'

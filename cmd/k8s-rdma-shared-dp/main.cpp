@@ -94,15 +94,16 @@ void RaiseFdLimit() {
 // Installs the memlock hook at --memlock-hook-path when that directory exists (the DaemonSet
 // mounts it from the host with images/components/memlock), whether or not an entry uses it
 // now, so that a reload adding `memlock` finds it. Returns the installed path, "" when there
-// is none; an entry with `memlock` and no hook is one error line naming it.
+// is none; entries with `memlock` and no hook get one error line naming them all.
 std::string InstallMemlockHook(const cli::Options& opts, const config::LoadedConfig& loaded) {
-  std::string user;
-  for (size_t i = 0; i < loaded.config.resources.size() && user.empty(); ++i) {
+  std::vector<std::string> users;  // every entry with memlock, named
+  for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
     if (loaded.config.resources[i].memlock) {
-      user = Cat("configList[", i < loaded.indices.size() ? loaded.indices[i] : i, "].memlock (",
-                 loaded.config.resources[i].FullName(), ")");
+      users.push_back(Cat("configList[", i < loaded.indices.size() ? loaded.indices[i] : i,
+                          "].memlock (", loaded.config.resources[i].FullName(), ")"));
     }
   }
+  const std::string user = Join(users, ", ");
   const std::string& path = opts.memlock_hook_path;
   if (path.empty()) {
     if (!user.empty()) {

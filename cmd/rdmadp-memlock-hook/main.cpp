@@ -21,7 +21,9 @@
 //
 // Static (the DaemonSet installs it on the host, whose libraries are not the image's);
 // single-threaded; no files written.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,10 +31,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 namespace {
@@ -75,31 +76,34 @@ std::optional<std::string> ReadAll(int fd, size_t limit) {
 }
 
 // The soft RLIMIT_MEMLOCK the bundle's config.json sets, if it sets one (none when the file
-// cannot be read: the spec check is the best this hook can do, not a precondition).
+// cannot be read: the spec check is the best this hook can do, not a precondition). Only a
+// regular file, not through a symlink, without blocking, at most kMaxConfigBytes.
 std::optional<rlim_t> SpecMemlock(const std::string& bundle) {
-  std::ifstream in(bundle + "/config.json", std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > kMaxConfigBytes) return std::nullopt;
-  const auto spec = nlohmann::json::parse(text.str(), nullptr, false);
+  const int fd =
+      ::open((bundle + "/config.json").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) text = ReadAll(fd, kMaxConfigBytes);
+  ::close(fd);
+  if (!text) return std::nullopt;
+  const auto spec = nlohmann::json::parse(*text, nullptr, false);
   if (!spec.is_object() || !spec.contains("process") || !spec["process"].is_object()) {
     return std::nullopt;
   }
-  const auto& rlimits = spec["process"].value("rlimits", nlohmann::json::array());
-  if (!rlimits.is_array()) return std::nullopt;
-  for (const auto& r : rlimits) {
-    if (!r.is_object() || r.value("type", "") != "RLIMIT_MEMLOCK") continue;
-    const auto& soft = r.value("soft", nlohmann::json());
-    if (soft.is_number_unsigned()) return static_cast<rlim_t>(soft.get<uint64_t>());
+  const auto& process = spec["process"];
+  if (!process.contains("rlimits") || !process["rlimits"].is_array()) return std::nullopt;
+  for (const auto& r : process["rlimits"]) {
+    if (!r.is_object() || !r.contains("type") || r["type"] != "RLIMIT_MEMLOCK") continue;
+    if (r.contains("soft") && r["soft"].is_number_unsigned()) {
+      return static_cast<rlim_t>(r["soft"].get<uint64_t>());
+    }
     return static_cast<rlim_t>(0);
   }
   return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   if (argc != 2) return Refuse("usage: rdmadp-memlock-hook <bytes>|unlimited (OCI state on stdin)");
   const auto limit = ParseLimit(argv[1]);
   if (!limit) {
@@ -145,4 +149,14 @@ int main(int argc, char** argv) {
                   (err == EPERM ? " (raising the hard limit needs CAP_SYS_RESOURCE)" : ""));
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {  // never a core dump: one line, as every refusal
+    return Refuse(std::string("unexpected input: ") + e.what());
+  }
 }

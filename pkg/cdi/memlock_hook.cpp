@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -56,15 +57,29 @@ absl::Status InstallMemlockHook(const std::string& source, const std::string& de
   std::string error;
   const auto content = ReadFile(source, error);
   if (!content) return absl::NotFoundError(Cat("the hook to install: ", error));
+  // The runtime runs what is there as root: a directory others can write to is refused.
+  const std::string dir = dest.substr(0, dest.rfind('/'));
   struct stat st {};
-  if (::stat(dest.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0755) {
+  if (::stat(dir.empty() ? "/" : dir.c_str(), &st) != 0) {
+    return absl::NotFoundError(Cat(dir, ": ", std::strerror(errno)));
+  }
+  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::PermissionDeniedError(
+        Cat(dir,
+            " is not owned by root or is writable by others: the runtime would run "
+            "whatever is put there as root"));
+  }
+  if (::lstat(dest.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+      (st.st_mode & 07777) == 0755) {
     std::string ignored;
     if (ReadFile(dest, ignored) == content) return absl::OkStatus();
   }
-  const std::string tmp = Cat(dest, ".tmp.", ::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755));
-  if (!fd.Valid())
+  // Every pod's plugin is pid 1: the temporary name is made unique by mkostemp, not the pid.
+  std::string tmp = Cat(dest, ".tmp.XXXXXX");
+  UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+  if (!fd.Valid()) {
     return absl::InternalError(Cat("cannot create ", tmp, ": ", std::strerror(errno)));
+  }
   size_t done = 0;
   while (done < content->size()) {
     const ssize_t n = ::write(fd.Get(), content->data() + done, content->size() - done);

@@ -13,10 +13,13 @@ namespace rdmadp::cdi {
 // `<directory of /proc/self/exe>/rdmadp-memlock-hook`: where the image and the build put it.
 std::string BundledMemlockHook();
 
-// Makes `dest` a copy of `source`, mode 0755: nothing is written when it already is one (a
-// restarted pod), else a temporary file beside it is renamed over it, so a runtime starting
-// a container meanwhile runs the old hook or the new one, never half of one. Errors name the
-// path and what failed. A missing directory of `dest` is an error (its mount is missing).
+// Makes `dest` a copy of `source`, mode 0755, owned by root: nothing is written when it
+// already is one (a restarted pod; a symlink is never taken for one), else a uniquely named
+// temporary file beside it is renamed over it, so a runtime starting a container meanwhile
+// runs the old hook or the new one, never half of one, and two instances of the plugin never
+// share a temporary file. Errors name the path and what failed. A missing directory of
+// `dest` is an error (its mount is missing), and so is one that is not root's or that others
+// can write to (the runtime runs the hook as root).
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest);
 
 }  // namespace rdmadp::cdi

@@ -59,13 +59,17 @@ std::string PciDeviceEnvName(std::string_view full_resource_name) {
   return out;
 }
 
-// "dddd:bb:dd.f" in hex, as sysfs names PCI functions (bus/pci/devices).
+// "<domain>:bb:dd.f" in hex, as sysfs names PCI functions (bus/pci/devices): a domain of 4
+// to 8 digits (Intel VMD puts devices in domains like 10000).
 bool IsFullPciAddress(std::string_view a) {
-  if (a.size() != 12 || a[4] != ':' || a[7] != ':' || a[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
+  if (a.size() < 12 || a.size() > 16) return false;
+  const size_t d = a.size() - 8;  // the domain's digits
+  if (a[d] != ':' || a[d + 3] != ':' || a[d + 6] != '.') return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i == d || i == d + 3 || i == d + 6) continue;
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(a[i]))) return false;
   }
-  return a[11] <= '7';
+  return a.back() <= '7';
 }
 
 std::string DriverProblem(std::string_view v) {
@@ -170,6 +174,9 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
     }
   }
   rc.skip_unusable = r.skip_unusable.value_or(false);
+}
+
+void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {
   if (r.memlock) {
     if (auto bytes = ParseMemlock(*r.memlock); bytes.ok()) {
       rc.memlock = *bytes;
@@ -226,8 +233,9 @@ absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
       (dot != std::string_view::npos && fraction.empty()) || fraction.size() > 18) {
     return absl::InvalidArgumentError("is not \"unlimited\" or a quantity");
   }
-  // value = (whole * 10^f + fraction) * multiplier / 10^f, exactly, below 2^63.
-  __extension__ typedef unsigned __int128 u128;  // exact: 2^63 * 10^18 fits
+  // bytes = whole * multiplier + fraction * multiplier / 10^f, exactly, below 2^63. Each
+  // product fits: whole <= 2^63 and fraction < 10^18 < 2^60, times at most 2^60.
+  __extension__ typedef unsigned __int128 u128;
   u128 scale = 1;
   for (size_t i = 0; i < fraction.size(); ++i) scale *= 10;
   u128 value = 0;
@@ -237,9 +245,9 @@ absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
   }
   u128 frac = 0;
   for (char c : fraction) frac = frac * 10 + static_cast<unsigned>(c - '0');
-  const u128 scaled = (value * scale + frac) * multiplier;
-  if (scaled % scale != 0) return absl::InvalidArgumentError("is not a whole number of bytes");
-  const u128 bytes = scaled / scale;
+  const u128 frac_bytes = frac * multiplier;
+  if (frac_bytes % scale != 0) return absl::InvalidArgumentError("is not a whole number of bytes");
+  const u128 bytes = value * multiplier + frac_bytes / scale;
   if (bytes >= (u128(1) << 63)) return absl::InvalidArgumentError("is 2^63 bytes or more");
   if (bytes == 0) return absl::InvalidArgumentError("must be more than 0 bytes");
   return static_cast<uint64_t>(bytes);
@@ -314,6 +322,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
     }
     ValidateFrontend(r, rc, f);
     ValidateEnvHints(r, rc, f);
+    ValidateMemlock(r, rc, f);
     if (GoNameOk(name)) {
       auto [it, inserted] = seen.emplace(name, FirstUse{r.path, rc.frontend});
       if (!inserted && it->second.frontend != rc.frontend) {

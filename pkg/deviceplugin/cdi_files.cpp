@@ -51,10 +51,16 @@ void DevicePluginFrontEnd::SyncCdiSpec(Resource& res) {
   }
   if (!res.cdi_problem.empty()) log::Info(Cat(res.config.FullName(), ": CDI spec written again"));
   res.cdi_problem.clear();
+  // A port's state is in _INFO, so a flapping link rewrites the spec: said at Info only when
+  // its devices change.
+  const bool devices_changed = !res.cdi_written || res.cdi_written->empty() ||
+                               res.cdi_written_devices != res.snapshot->hcas().size();
   res.cdi_written = spec;
-  log::Info(Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file,
-                " written (", res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind,
-                ")"));
+  res.cdi_written_devices = res.snapshot->hcas().size();
+  log::Write(
+      devices_changed ? log::Level::kInfo : log::Level::kDebug,
+      Cat(res.config.FullName(), ": CDI spec ", options_.cdi_spec_dir, "/", file, " written (",
+          res.snapshot->hcas().size(), " device(s), kind ", res.cdi_naming.kind, ")"));
 }
 
 bool DevicePluginFrontEnd::AnotherInstanceServes(const std::string& resource_name) const {

@@ -128,6 +128,24 @@ void DevicePluginFrontEnd::RemoveDeadSockets() const {
 // change of what its pods are told (envHints) or of which functions it leaves out
 // (skipUnusable) is a new snapshot on the running server, not a re-registration.
 namespace {
+// Said when an entry starts or its memlock changes: a memlock that is not applied is never
+// silent.
+void WarnIfMemlockNotApplied(const config::ResourceConfig& rc, const FrontEndOptions& options) {
+  if (rc.memlock && !options.use_cdi) {
+    // An Allocate answer has devices, mounts, env and annotations, no hook and no rlimit.
+    log::Warn(Cat(rc.FullName(),
+                  ": memlock needs CDI (--use-cdi); with DeviceSpecs its "
+                  "containers keep the runtime's RLIMIT_MEMLOCK"),
+              {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  } else if (rc.memlock && options.memlock_hook.empty()) {
+    log::Warn(Cat(rc.FullName(),
+                  ": memlock is not applied: its hook is not installed "
+                  "(--memlock-hook-path, images/components/memlock); its containers keep the "
+                  "runtime's RLIMIT_MEMLOCK"),
+              {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  }
+}
+
 bool SameServer(config::ResourceConfig a, const config::ResourceConfig& b) {
   a.env_hints = b.env_hints;
   a.skip_unusable = b.skip_unusable;
@@ -152,6 +170,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
     auto it = resources_.find(rc.resource_name);
     if (it != resources_.end() && SameServer(it->second->config, rc)) {  // keeps its streams
       Resource& res = *it->second;
+      if (res.config.memlock != rc.memlock) WarnIfMemlockNotApplied(rc, options_);
       res.config = rc;  // envHints, skipUnusable, memlock: the next snapshot's content only
       res.snapshot = BuildSnapshot(res, inventory);
       SyncCdiSpec(res);  // before publishing, so Allocate never names a device the spec lacks
@@ -198,18 +217,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   res->snapshot = BuildSnapshot(*res, inventory);
   SyncCdiSpec(*res);  // before the server exists: the spec precedes any ListAndWatch answer
   log::Info(Describe(*res->snapshot), {.resource = rc.FullName(), .hca = {}, .event = "pool"});
-  if (rc.memlock && !options_.use_cdi) {
-    // An Allocate answer has devices, mounts, env and annotations, no hook and no rlimit.
-    log::Warn(Cat(rc.FullName(),
-                  ": memlock needs CDI (--use-cdi); with DeviceSpecs its "
-                  "containers keep the runtime's RLIMIT_MEMLOCK"),
-              {.resource = rc.FullName(), .hca = {}, .event = "config"});
-  } else if (rc.memlock && options_.memlock_hook.empty()) {
-    log::Warn(Cat(rc.FullName(),
-                  ": memlock is not applied: its hook is not installed (see "
-                  "the line about --memlock-hook-path)"),
-              {.resource = rc.FullName(), .hca = {}, .event = "config"});
-  }
+  WarnIfMemlockNotApplied(rc, options_);
   WarnIfUnusable(*res, inventory);
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());

@@ -33,6 +33,7 @@ struct DevicePluginFrontEnd::Resource {
   // The spec text last written ("" after the spec of an empty pool was removed): any change
   // of what the spec says (HCAs, env, hook) rewrites it.
   std::optional<std::string> cdi_written;
+  size_t cdi_written_devices = 0;  // how many devices it named
   // Why the spec for `snapshot` is not on disk ("" when it is): the kubelet is then shown
   // every slot Unhealthy, since Allocate would name CDI devices no runtime can resolve.
   std::string cdi_problem;

@@ -356,8 +356,12 @@ std::map<std::string, std::string> RequestEnv(const ClaimRef& claim, std::string
                                               const std::vector<PreparedDevice>& request_devices,
                                               const std::vector<PreparedDevice>& claim_devices) {
   std::map<std::string, std::string> env;
+  // A scheduler-made claim has one request per container and resource, and a container gets
+  // only its own requests' devices: its hints are its request's, as the device plugin's
+  // Allocate gives each container its pool's. A claim the pod names is one unit.
+  const auto& hinted = claim.extended_resource ? request_devices : claim_devices;
   for (config::EnvHint hint : {config::EnvHint::kNccl, config::EnvHint::kUcx}) {
-    env.merge(pool::HintEnv(Functions(claim_devices, hint), {hint}));
+    env.merge(pool::HintEnv(Functions(hinted, hint), {hint}));
   }
   const auto functions = Functions(request_devices);
   if (functions.empty()) return env;

@@ -25,9 +25,10 @@
 //   rdma/hca_shared_devices_a: 1` served by a DeviceClass with extendedResourceName) has no
 //   name a pod knows (`<pod>-extended-resources-<random>`, requests `container-<i>-request-<j>`):
 //   its requests' env is PCIDEVICE_<RESOURCE> and _INFO exactly as the device plugin's
-//   Allocate names them for the entry (pool::PciDeviceEnvName), so a pod moved from the
-//   device plugin to DRA sees no difference. A container gets one request per resource,
-//   so no two of its requests share a name.
+//   Allocate names them for the entry (pool::PciDeviceEnvName), and its hints are the
+//   request's own HCAs' (each container gets only its own requests), so a pod moved from
+//   the device plugin to DRA sees no difference. A container gets one request per
+//   resource, so no two of its requests share a name.
 //
 // The metadata CDI ID joins the first device of each request in the Prepare answer, as the
 // upstream helper does. Prepare writes the files every time (a replayed Prepare after a

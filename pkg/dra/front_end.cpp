@@ -59,6 +59,15 @@ void DraFrontEnd::Publish() {
     host_.ReportOnce(log::Level::kWarn, "config", p,
                      {.resource = options_.driver, .hca = {}, .event = "config"});
   }
+  for (const auto& pool : pools) {  // a memlock that is not applied is never silent
+    if (!pool.resource.memlock || !options_.memlock_hook.empty()) continue;
+    host_.ReportOnce(log::Level::kWarn, "config",
+                     Cat(pool.resource.FullName(),
+                         ": memlock is not applied: its hook is not installed "
+                         "(--memlock-hook-path, images/components/memlock); its containers "
+                         "keep the runtime's RLIMIT_MEMLOCK"),
+                     {.resource = pool.resource.FullName(), .hca = {}, .event = "config"});
+  }
   for (const auto& f : view->fallbacks) {
     // Said once, not counted as an error: the pool serves its full count, as configured.
     if (!fallbacks_said_.insert(f.resource).second) continue;

@@ -105,6 +105,12 @@ class SysfsReader {
     return ::stat(path.c_str(), &st) == 0;
   }
 
+  bool ExistsAt(int at, const std::string& name) {
+    ++stats_.stats;
+    struct stat st {};
+    return ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  }
+
   // ibdev name -> its char devices, from class/infiniband_verbs and class/infiniband_mad.
   // Built once per scan instead of once per device.
   std::map<std::string, std::vector<std::string>> CharDevicesByIbdev(const std::string& sysfs) {
@@ -228,10 +234,13 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
   for (const auto& ibdev : io.ListDir(dev.Get(), "infiniband")) {
     fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev)});
   }
-  if (fn.netdevs.empty() && !fn.rdma_devices.empty() && !fn.rdma_devices[0].ports.empty()) {
+  if (fn.netdevs.empty() && !fn.rdma_devices.empty() && !fn.rdma_devices[0].ports.empty() &&
+      !io.ExistsAt(dev.Get(), "physfn")) {
     // No netdev (an InfiniBand HCA without IPoIB loaded): its link type is its first port's
     // link layer, in the netdev's name for it, so `linkTypes: [infiniband]` selects it. The
-    // Go plugin never saw such a function (it walks netdevs).
+    // Go plugin never saw such a function (it walks netdevs). Not for a VF: one without a
+    // netdev here is most likely one whose netdev a CNI moved into a pod, and it must not
+    // join a shared pool by its link type.
     const auto& first = fn.rdma_devices[0];
     if (auto layer = io.ReadSmallFile(dev.Get(), Cat("infiniband/", first.name, "/ports/",
                                                      first.ports[0].number, "/link_layer"))) {
@@ -340,17 +349,23 @@ constexpr size_t kMaxUnserved = 64;
 
 // The RDMA devices class/infiniband lists that no function of `functions` holds, with why
 // (sysfs_parse.h UnservedReason). One listing; a link read only for each such device.
-std::vector<UnservedRdmaDevice> FindUnserved(SysfsReader& io, const std::string& sysfs,
-                                             const std::vector<PciFunction>& functions) {
+std::vector<UnservedRdmaDevice> FindUnserved(
+    SysfsReader& io, const std::string& sysfs, const std::vector<PciFunction>& functions,
+    const std::map<std::string, std::vector<std::string>>& problems) {
   std::set<std::string> served;
   for (const auto& fn : functions) {
     for (const auto& d : fn.rdma_devices) served.insert(d.name);
   }
   std::vector<UnservedRdmaDevice> out;
+  size_t more = 0;
   UniqueFd dir = io.OpenDir(AT_FDCWD, Cat(sysfs, "/class/infiniband"));
   if (!dir.Valid()) return out;
   for (const auto& name : io.ListDir(dir.Get(), ".")) {
-    if (served.contains(name) || out.size() >= kMaxUnserved) continue;
+    if (served.contains(name)) continue;
+    if (out.size() >= kMaxUnserved) {
+      ++more;
+      continue;
+    }
     const std::string target = io.ReadLink(dir.Get(), name);
     std::string sfnum;
     if (target.find(".sf.") != std::string::npos) {
@@ -359,8 +374,14 @@ std::vector<UnservedRdmaDevice> FindUnserved(SysfsReader& io, const std::string&
     }
     UnservedRdmaDevice u{name, "", ""};
     u.reason = UnservedReason(target, sfnum, u.where);
+    if (problems.contains(u.where)) {  // its function was not read: the class is unknown
+      u.reason = Cat("on PCI function ", u.where,
+                     ", which could not be read (the problem "
+                     "lines say why): not served");
+    }
     out.push_back(std::move(u));
   }
+  if (more > 0) out.push_back({"...", "", Cat(more, " more RDMA devices, not named here")});
   return out;
 }
 
@@ -421,7 +442,7 @@ NodeInventory Scanner::Scan(ScanStats* stats) const {
     inv.problems.merge(r.problems);
     AddStats(total, r.stats);
   }
-  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions);
+  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions, inv.problems);
   return inv;
 }
 
@@ -454,7 +475,7 @@ NodeInventory Scanner::Refresh(const NodeInventory& previous,
     if (!addresses.contains(fn.address)) inv.functions.push_back(fn);
   }
   for (; next != fresh.end(); ++next) inv.functions.push_back(std::move(next->second));
-  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions);
+  inv.unserved = FindUnserved(io, sysfs_root_, inv.functions, inv.problems);
   return inv;
 }
 

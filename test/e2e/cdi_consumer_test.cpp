@@ -474,7 +474,7 @@ TEST_F(CdiMemlock, ASpecThatSetsItsOwnLimitIsRefusedByTheHookNamingIt) {
 }
 
 // Without the hook's directory (the DaemonSet without images/components/memlock) the pool is
-// served all the same, its spec names no hook, and the log says why in one line.
+// served all the same and its spec names no hook.
 TEST_F(CdiMemlock, WithoutItsDirectoryThePoolServesWithoutTheHook) {
   const std::string hook = h.root() + "/not-mounted/rdmadp-memlock-hook";
   Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook});

@@ -1,11 +1,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "pkg/cdi/cdi_spec.h"
+#include "pkg/cdi/memlock_hook.h"
 #include "pkg/cdi/spec_files.h"
 #include "test/support/temp_dir.h"
 
@@ -164,6 +167,41 @@ TEST(CdiSpec, MemlockAddsTheHookToTheSpecWideEdits) {
   EXPECT_FALSE(YAML::Load(SpecJson(*Snapshot(rc, 1), ""))["containerEdits"]["hooks"]);
   rc.memlock.reset();
   EXPECT_FALSE(YAML::Load(SpecJson(*Snapshot(rc, 1), "/h"))["containerEdits"]["hooks"]);
+}
+
+// The hook is installed as root's 0755 file, by rename; an identical one is left alone (a
+// symlink is never taken for it); a directory others can write to is refused.
+TEST(MemlockHookInstall, InstallsOnceAndRefusesADirectoryOthersCanWrite) {
+  testing::TempDir tmp;
+  const std::string source = tmp.path() + "/built-hook";
+  std::ofstream(source) << "#!/bin/true\n";
+  const std::string dir = tmp.path() + "/host-bin";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string dest = dir + "/rdmadp-memlock-hook";
+  ASSERT_TRUE(InstallMemlockHook(source, dest).ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(dest.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  const ino_t first = st.st_ino;
+  ASSERT_TRUE(InstallMemlockHook(source, dest).ok());
+  ASSERT_EQ(::lstat(dest.c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, first) << "an identical hook is not rewritten";
+  std::filesystem::remove(dest);
+  std::filesystem::create_symlink(source, dest);
+  ASSERT_TRUE(InstallMemlockHook(source, dest).ok());
+  ASSERT_EQ(::lstat(dest.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the symlink is replaced by the hook itself";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1)
+      << "no temporary file left";
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  const absl::Status open = InstallMemlockHook(source, dest);
+  EXPECT_EQ(open.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(open.message()), ::testing::HasSubstr("writable by others"));
+  EXPECT_EQ(InstallMemlockHook(source, tmp.path() + "/missing/hook").code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(CdiSpec, AllocateNamesResolveInTheSpec) {

@@ -173,6 +173,16 @@ TEST(ClaimMetadata, AnExtendedResourceClaimIsNamedAsTheDevicePluginNamesIt) {
   EXPECT_THAT(names, UnorderedElementsAre("PCIDEVICE_RDMA_IB", "PCIDEVICE_RDMA_IB_INFO",
                                           "NCCL_IB_HCA", "UCX_NET_DEVICES"));
   EXPECT_EQ(env.at("PCIDEVICE_RDMA_IB"), "0000:10:00.0,0000:11:00.0");
+  // Two containers, two pools (rdma/ib hinted, rdma/roce not): each container's hints are
+  // its own request's, as each container's Allocate would give them.
+  const std::vector<PreparedDevice> pod = {Prepared(pub.a, "container-0-request-0"),
+                                           Prepared(pub.c, "container-1-request-0")};
+  const std::vector<PreparedDevice> c0(pod.begin(), pod.begin() + 1);
+  const std::vector<PreparedDevice> c1(pod.begin() + 1, pod.end());
+  EXPECT_EQ(RequestEnv(*ref, "container-0-request-0", c0, pod).at("NCCL_IB_HCA"), "=mlx5_0:1");
+  const auto roce = RequestEnv(*ref, "container-1-request-0", c1, pod);
+  EXPECT_EQ(roce.count("NCCL_IB_HCA"), 0u) << "rdma/roce asks for no hints";
+  EXPECT_EQ(roce.at("PCIDEVICE_RDMA_ROCE"), "0000:12:00.0");
   const std::vector<PreparedDevice> mixed = {Prepared(pub.a, "r"), Prepared(pub.c, "r")};
   EXPECT_EQ(
       RequestEnv(*ref, "r", mixed, mixed).count("PCIDEVICE__WORKER_0_EXTENDED_RESOURCES_X2KQ9__R"),

@@ -576,11 +576,6 @@ TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
   EXPECT_EQ(SocketPathProblems(config_with(59), both).size(), 1u);
 }
 
-// Finding 1 (drop-in config): an unknown top-level key stopped the daemon
-// (`someFutureKey: unknown key`) where the Go plugin, whose file this reads unchanged, ignores
-// it. Now it is one warning naming the key (and the nearest known key when one is close) and
-// the file serves; inside an entry an unknown key still skips that entry alone. Fails on the
-// old code: ParseConfig refused the first three files as a whole.
 // Issue 41 item 1: "unlimited" or a Kubernetes quantity of whole bytes; anything else is
 // the entry's error naming the field.
 TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
@@ -621,18 +616,24 @@ TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
 // error naming the item.
 TEST(ParseConfig, PciAddressesSelectorTakesFullAddresses) {
   auto loaded = ParseConfig(R"({"configList": [
-      {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["0000:3B:00.0"]}},
+      {"resourceName": "a", "rdmaHcaMax": 1,
+       "selectors": {"pciAddresses": ["0000:3B:00.0", "10000:e1:00.1"]}},
       {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["3b:00.0"]}}]})");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_EQ(loaded->config.resources.size(), 1u);
   EXPECT_EQ(loaded->config.resources[0].selectors.pci_addresses,
-            std::vector<std::string>{"0000:3b:00.0"});
+            (std::vector<std::string>{"0000:3b:00.0", "10000:e1:00.1"}));
   ASSERT_EQ(loaded->skipped.size(), 1u);
   EXPECT_EQ(loaded->skipped[0].problems[0],
             "config: configList[1].selectors.pciAddresses[0]: \"3b:00.0\" is not a PCI address "
             "with its domain (like \"0000:3b:00.0\")");
 }
 
+// Finding 1 (drop-in config): an unknown top-level key stopped the daemon
+// (`someFutureKey: unknown key`) where the Go plugin, whose file this reads unchanged, ignores
+// it. Now it is one warning naming the key (and the nearest known key when one is close) and
+// the file serves; inside an entry an unknown key still skips that entry alone. Fails on the
+// old code: ParseConfig refused the first three files as a whole.
 TEST(ParseConfig, AnUnknownTopLevelKeyIsAWarningAndIgnored) {
   const std::string entry =
       R"({"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}})";

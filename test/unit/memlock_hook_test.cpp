@@ -3,11 +3,13 @@
 // one line and exit status 1 (which fails the container's creation).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -106,6 +108,30 @@ TEST_F(MemlockHook, KeepsAHigherLimitTheSpecSetsAndRefusesALowerOne) {
             "(something in the runtime added it: containerd's default spec sets only "
             "RLIMIT_NOFILE; an NRI plugin can set the pool's value instead)\n");
   EXPECT_EQ(Limits(), before);
+}
+
+// The bundle's config.json is the runtime's, read only as far as it is safe: a malformed
+// rlimits entry, a FIFO (which would block for ever) or a symlink are not the spec's
+// RLIMIT_MEMLOCK, and the hook does its job.
+TEST_F(MemlockHook, AnOddBundleConfigNeitherCrashesNorBlocks) {
+  const std::string config = tmp_.path() + "/config.json";
+  std::ofstream(config)
+      << R"({"process": {"rlimits": [{"type": 7}, "x", {"type": "RLIMIT_MEMLOCK"}]}})";
+  Ran r = Run("1048576", State());
+  EXPECT_EQ(r.status, 1) << r.output;  // the MEMLOCK entry without a soft value: 0, below ours
+  EXPECT_THAT(r.output, HasSubstr("sets RLIMIT_MEMLOCK to 0 bytes"));
+  std::filesystem::remove(config);
+  ASSERT_EQ(::mkfifo(config.c_str(), 0600), 0);
+  r = Run("1048576", State());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(Limits(), "1048576 1048576");
+  std::filesystem::remove(config);
+  std::ofstream(tmp_.path() + "/real.json")
+      << R"({"process": {"rlimits": [{"type": "RLIMIT_MEMLOCK", "soft": 1, "hard": 1}]}})";
+  std::filesystem::create_symlink(tmp_.path() + "/real.json", config);
+  r = Run("524288", State());
+  EXPECT_EQ(r.status, 0) << r.output << " (a symlinked config.json is not read)";
+  EXPECT_EQ(Limits(), "524288 524288");
 }
 
 TEST_F(MemlockHook, RefusesAnythingElseInOneLine) {

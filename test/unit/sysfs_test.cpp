@@ -156,6 +156,21 @@ TEST_F(ScannerTest, EveryVendorsLayoutIsServedOrExplained) {
   EXPECT_EQ(scanner.Refresh(inv, {"0000:11:00.0"}), inv);
 }
 
+// A VF without a netdev here most likely had it moved into a pod by a CNI: it takes no link
+// type from its port, so no linkTypes pool takes it.
+TEST_F(ScannerTest, AVfWithoutANetdevHasNoLinkType) {
+  node.Add(FakeNode::ConnectX(0, 0, /*infiniband=*/false));
+  FakeFunction vf = FakeNode::ConnectX(1, 0, /*infiniband=*/false);
+  vf.physfn = "0000:10:00.0";
+  vf.netdevs.clear();
+  node.Add(vf);
+  const NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);
+  EXPECT_EQ(inv.functions[1].address, "0000:11:00.0");
+  EXPECT_TRUE(inv.functions[1].rdma_capable);
+  EXPECT_EQ(inv.functions[1].link_type, "");
+}
+
 TEST_F(ScannerTest, RoceWithoutIssmIsRdmaCapable) {
   node.Add(FakeNode::ConnectX(2, 0, /*infiniband=*/false));
   NodeInventory inv = scanner.Scan();
