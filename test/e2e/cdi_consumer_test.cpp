@@ -26,12 +26,7 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
-struct Checked {
-  int status = -1;
-  std::string output;
-};
-
-Checked Shell(std::string cmd);
+using Checked = RunResult;
 
 // Where the checker sees the host's /dev/infiniband (set by the fixture; "" = the real one).
 std::string g_host_infiniband;
@@ -51,21 +46,7 @@ Checked Check(const std::string& dir, int devices, const std::vector<std::string
               "mkdir /dev/infiniband && mount --bind '", g_host_infiniband,
               "' /dev/infiniband && exec ", cmd, "\"");
   }
-  return Shell(cmd);
-}
-
-// Runs `cmd` with sh, stdout and stderr together.
-Checked Shell(std::string cmd) {
-  Append(cmd, " 2>&1");
-  Checked out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.output.append(buf, n);
-  const int raw = ::pclose(p);
-  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
+  return RunShell(cmd);
 }
 
 struct Allocated {
@@ -395,7 +376,7 @@ class CdiMemlock : public CdiConsumer {
     const std::string bundle = Cat(h.root(), "/bundle-", id);
     std::filesystem::create_directories(bundle + "/rootfs");
     std::filesystem::copy_file(RDMADP_MEMLOCK_PROBE, bundle + "/rootfs/probe");
-    Checked c = Shell(Cat("runc spec --bundle '", bundle, "'"));
+    Checked c = RunShell(Cat("runc spec --bundle '", bundle, "'"));
     EXPECT_EQ(c.status, 0) << c.output;
     const std::string config_path = bundle + "/config.json";
     auto config = nlohmann::json::parse(ReadFileOrEmpty(config_path));
@@ -412,9 +393,9 @@ class CdiMemlock : public CdiConsumer {
     std::ofstream(config_path) << config.dump(2);
     c = Check(cdi, 2, a.names, {}, config_path);
     EXPECT_EQ(c.status, 0) << c.output;
-    c = Shell(Cat("prlimit --memlock=65536:8388608 runc run --bundle '", bundle,
-                  "' rdmadp-memlock-", id, "-", ::getpid()));
-    Shell(Cat("runc delete --force rdmadp-memlock-", id, "-", ::getpid()));
+    c = RunShell(Cat("prlimit --memlock=65536:8388608 runc run --bundle '", bundle,
+                     "' rdmadp-memlock-", id, "-", ::getpid()));
+    RunShell(Cat("runc delete --force rdmadp-memlock-", id, "-", ::getpid()));
     seen.status = c.status;
     seen.output = c.output;
     std::istringstream lines(c.output);

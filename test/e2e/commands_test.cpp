@@ -24,12 +24,7 @@ class Commands : public ::testing::Test {
     h.node().SetPortState("mlx5_1", 1, "1: DOWN");
     h.WriteConfig(PluginHarness::DemoConfig());
   }
-  RunResult Run(std::vector<std::string> args) {
-    args.push_back("--config-file=" + h.config_path());
-    args.push_back("--sysfs-root=" + h.node().sysfs_root());
-    args.push_back("--dev-root=" + h.node().dev_root());
-    return RunToExit(args, milliseconds(10000));
-  }
+  RunResult Run(std::vector<std::string> args) { return h.RunCommand(std::move(args)); }
   PluginHarness h;
 };
 
@@ -116,12 +111,7 @@ class VendorCommands : public ::testing::Test {
       {"resourceName": "ib", "rdmaHcaMax": 4, "selectors": {"linkTypes": ["infiniband"]},
        "envHints": ["nccl"]}]})");
   }
-  RunResult Run(std::vector<std::string> args) {
-    args.push_back("--config-file=" + h.config_path());
-    args.push_back("--sysfs-root=" + h.node().sysfs_root());
-    args.push_back("--dev-root=" + h.node().dev_root());
-    return RunToExit(args, milliseconds(10000));
-  }
+  RunResult Run(std::vector<std::string> args) { return h.RunCommand(std::move(args)); }
   PluginHarness h;
 };
 

@@ -115,4 +115,11 @@ std::string PluginHarness::DemoConfig(int periodic_update_interval) {
 )");
 }
 
+RunResult PluginHarness::RunCommand(std::vector<std::string> args) const {
+  args.push_back("--config-file=" + config_path());
+  args.push_back("--sysfs-root=" + node_.sysfs_root());
+  args.push_back("--dev-root=" + node_.dev_root());
+  return RunToExit(args, std::chrono::milliseconds(10000));
+}
+
 }  // namespace rdmadp::testing

@@ -34,6 +34,9 @@ class PluginHarness {
   PluginProcess& StartPlugin(const std::vector<std::string>& extra = {},
                              bool inherit_stderr = false);
   PluginProcess& plugin() { return *plugin_; }
+  // Runs a command of the binary (discover, validate...) to completion against this
+  // harness's config, node and /dev.
+  RunResult RunCommand(std::vector<std::string> args) const;
   std::string PluginLog() const { return ReadFileOrEmpty(log_path()); }
 
   // The plugin's metrics endpoint, when it was started with --metrics-address=127.0.0.1:0

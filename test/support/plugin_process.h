@@ -40,6 +40,8 @@ struct RunResult {
   std::string output;  // stdout + stderr
 };
 RunResult RunToExit(const std::vector<std::string>& args, std::chrono::milliseconds timeout);
+// Runs `command` with sh (redirections and all) to completion: exit status, stdout + stderr.
+RunResult RunShell(const std::string& command);
 
 std::string ReadFileOrEmpty(const std::string& path);
 

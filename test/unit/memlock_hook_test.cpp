@@ -16,17 +16,13 @@
 #include <vector>
 
 #include "pkg/text/cat.h"
+#include "test/support/plugin_process.h"
 #include "test/support/temp_dir.h"
 
 namespace rdmadp::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Ran {
-  int status = -1;
-  std::string output;
-};
 
 class MemlockHook : public ::testing::Test {
  protected:
@@ -55,18 +51,10 @@ class MemlockHook : public ::testing::Test {
     return Cat(R"({"ociVersion": "1.0.2", "id": "c1", "status": ")", status, R"(", "pid": )",
                child_, R"(, "bundle": ")", tmp_.path(), R"("})");
   }
-  Ran Run(const std::string& args, const std::string& stdin_text) {
+  RunResult Run(const std::string& args, const std::string& stdin_text) {
     const std::string in = tmp_.path() + "/state.json";
     std::ofstream(in) << stdin_text;
-    Ran out;
-    FILE* p = ::popen(Cat(RDMADP_MEMLOCK_HOOK, " ", args, " < '", in, "' 2>&1").c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.output.append(buf, n);
-    const int raw = ::pclose(p);
-    out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return out;
+    return RunShell(Cat(RDMADP_MEMLOCK_HOOK, " ", args, " < '", in, "'"));
   }
   // The child's "Max locked memory" soft and hard values.
   std::string Limits() const {
@@ -87,7 +75,7 @@ class MemlockHook : public ::testing::Test {
 };
 
 TEST_F(MemlockHook, SetsTheStatesPidsLimit) {
-  const Ran r = Run("1048576", State());
+  const RunResult r = Run("1048576", State());
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output, "");
   EXPECT_EQ(Limits(), "1048576 1048576");
@@ -97,7 +85,7 @@ TEST_F(MemlockHook, KeepsAHigherLimitTheSpecSetsAndRefusesALowerOne) {
   std::ofstream(tmp_.path() + "/config.json")
       << R"({"process": {"rlimits": [{"type": "RLIMIT_MEMLOCK", "soft": 2097152, "hard": 2097152}]}})";
   const std::string before = Limits();
-  Ran r = Run("1048576", State());
+  RunResult r = Run("1048576", State());
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(Limits(), before) << "the runtime applies the spec's own, which is enough";
   r = Run("4194304", State());
@@ -117,7 +105,7 @@ TEST_F(MemlockHook, AnOddBundleConfigNeitherCrashesNorBlocks) {
   const std::string config = tmp_.path() + "/config.json";
   std::ofstream(config)
       << R"({"process": {"rlimits": [{"type": 7}, "x", {"type": "RLIMIT_MEMLOCK"}]}})";
-  Ran r = Run("1048576", State());
+  RunResult r = Run("1048576", State());
   EXPECT_EQ(r.status, 1) << r.output;  // the MEMLOCK entry without a soft value: 0, below ours
   EXPECT_THAT(r.output, HasSubstr("sets RLIMIT_MEMLOCK to 0 bytes"));
   std::filesystem::remove(config);
@@ -160,7 +148,7 @@ TEST_F(MemlockHook, RefusesAnythingElseInOneLine) {
             "bundle is missing or not an absolute path"},
            {"1048576", State("running"), "called with status \"running\""},
        }) {
-    const Ran r = Run(c.args, c.state);
+    const RunResult r = Run(c.args, c.state);
     EXPECT_EQ(r.status, 1) << c.args << " " << c.state.substr(0, 80);
     EXPECT_THAT(r.output, HasSubstr(c.says)) << c.args << " " << c.state.substr(0, 80);
     EXPECT_TRUE(r.output.starts_with("rdmadp-memlock-hook: ")) << r.output;
