@@ -1,16 +1,43 @@
-// A fleet against one API server (issue 31 item 7): N nodes' slice publishers (the
-// plugin's own SlicePublisher, one per simulated node, each with its own connections) and
-// one fake kube-apiserver. The server goes into an outage (every request answered 503,
-// watches cut), every node's pool changes meanwhile, and the server comes back. Printed:
-// requests per second the fleet sends during the outage (without jitter, 100 nodes retried
-// in the same half second at +1, +3, +7, +15 s), and after the return the requests per
-// second and the time until every node's slices are right again.
+// A fleet against one API server (docs/performance.md, "A fleet against one API server"):
+// NODES simulated nodes, each the plugin's own SlicePublisher (two threads, two TLS
+// connections, its own user agent "fleet/<node>"), 8 HCAs a node, against the fake
+// kube-apiserver with API Priority and Fairness on (a request budget a second, 429 with
+// Retry-After past it, LISTs slower as the budget runs out, bookmarks). The fleet goes
+// through waves; each has a budget that is checked and printed, and a broken budget fails
+// the run with the wave and the figure:
 //
-//   fleet_bench [NODES=100] [OUTAGE_SECONDS=30]     (scripts/harden.sh fleet runs it)
+//   cold      every node starts (spread over NODES/250 s, as a DaemonSet's pods come up):
+//             served per node <= 1 LIST, 1 WATCH, 1 write per slice (plus the node GET
+//             for the owner reference and the dry-run capability probe)
+//   rollout   the DaemonSet restarted at maxUnavailable 1 (the first 20 nodes) and 10 %:
+//             every restarted node adopts its slices with 0 writes
+//   wipe      every kubelet restarts (wipes its node's slices), spread over 10 s: every
+//             node right again within 2 s of its wipe, writes = slices wiped
+//   flap      10 % of the nodes have one HCA flapping every 2 s for 20 s: the first change
+//             written within 1 s, then <= 1 write per node per 10 s; other nodes 0 writes
+//   overload  the budget cut to 10 % (Retry-After 4 s) for 60 s while every node's pool
+//             changes: no request before its Retry-After, everything right within 30 s of
+//             the budget's return
+//   outage    every request refused (503) for 60 s while every node's pool changes:
+//             <= 8 requests per node during it, every node right within 10 s of the
+//             return, the busiest second after it <= NODES/10 requests
+//   steady    60 s of nothing: 0 writes, <= 1 watch opened per node per 5 min
+//
+//   fleet_bench [NODES=100]
+//   FLEET_WAVES=cold,rollout,...   the waves to run (cold always runs first)
+//   FLEET_BUDGET=1000              the API server's budget, requests a second
+//   FLEET_OUTAGE_S=60 FLEET_OVERLOAD_S=60 FLEET_STEADY_S=60
+// `scripts/bench.sh fleet` runs it at 100, 1,000 and 5,000 nodes.
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -23,9 +50,19 @@
 using namespace rdmadp;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
 
 namespace {
 
+constexpr int kHcas = 8;
+constexpr const char* kDriver = "rdma.example.com";
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+// A node's pool with its first `hcas` HCAs (a flapping port takes the last one away).
 dra::WantedPool Pool(const std::string& node, int hcas) {
   pool::PoolModel p;
   p.resource.resource_name = "a";
@@ -34,72 +71,433 @@ dra::WantedPool Pool(const std::string& node, int hcas) {
     p.hcas.push_back(testing::ConnectXHca(Cat("0000:", 10 + i, ":00.0"), 0));
   }
   dra::SliceContext ctx;
-  ctx.driver = "rdma.example.com";
+  ctx.driver = kDriver;
   ctx.node_name = node;
   return {dra::PoolName(ctx, p.resource), dra::RenderResourceSlices(p, ctx)};
 }
 
-// Requests the server counted, sampled once a second for `seconds`: per-second deltas.
-std::vector<int> Rates(testing::FakeApiServer& api, int seconds) {
-  std::vector<int> out;
-  int last = api.Stats()["requests"].get<int>();
-  for (int i = 0; i < seconds; ++i) {
-    std::this_thread::sleep_for(1s);  // a sampling clock, not synchronisation
-    const int now = api.Stats()["requests"].get<int>();
-    out.push_back(now - last);
-    last = now;
-  }
-  return out;
+size_t Devices(const dra::WantedPool& pool) {
+  size_t n = 0;
+  for (const auto& s : pool.slices) n += s["spec"]["devices"].size();
+  return n;
 }
 
-void Print(const char* what, const std::vector<int>& rates) {
-  const int max = rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
-  double sum = 0;
-  for (int r : rates) sum += r;
-  std::printf("%-34s max %5d req/s, mean %7.1f req/s   per second:", what, max,
-              rates.empty() ? 0.0 : sum / static_cast<double>(rates.size()));
-  for (int r : rates) std::printf(" %d", r);
-  std::printf("\n");
+struct Node {
+  std::string name;
+  int hcas = kHcas;
+  std::unique_ptr<dra::SlicePublisher> publisher;
+};
+
+// Percentiles of a sample (nearest rank); 0 for none.
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+long PeakRssKib(pid_t pid) {
+  std::ifstream in(Cat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+class Bench {
+ public:
+  explicit Bench(int nodes) : api_(60000) {
+    budget_ = EnvInt("FLEET_BUDGET", 1000);
+    api_.Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}});
+    for (int n = 0; n < nodes; ++n) nodes_.push_back({Cat("node-", n), kHcas, nullptr});
+    for (int h : {kHcas - 2, kHcas - 1, kHcas}) devices_[h] = Devices(Pool("x", h));
+    slices_per_node_ = static_cast<int>(Pool("x", kHcas).slices.size());
+  }
+
+  int failures() const { return failures_; }
+  testing::FakeApiServer& api() { return api_; }
+
+  void Cold();
+  void Rollout();
+  void Wipe();
+  void Flap();
+  void Overload();
+  void Outage();
+  void Steady();
+
+  void PrintMemory() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    std::printf(
+        "peak memory: the fleet's process %.0f MiB (%zu publishers, %zu threads), the "
+        "API server %.0f MiB\n",
+        static_cast<double>(u.ru_maxrss) / 1024, nodes_.size(), 2 * nodes_.size(),
+        static_cast<double>(PeakRssKib(api_.pid())) / 1024);
+  }
+
+ private:
+  std::unique_ptr<dra::SlicePublisher> StartPublisher(const std::string& name) {
+    dra::PublisherOptions o;
+    o.api = {api_.server(), api_.ca_file(), api_.token_file(), Cat("fleet/", name)};
+    o.driver = kDriver;
+    o.node_name = name;
+    auto p = dra::SlicePublisher::Start(o);
+    if (!p.ok()) {
+      std::fprintf(stderr, "publisher %s: %s\n", name.c_str(),
+                   std::string(p.status().message()).c_str());
+      std::exit(1);
+    }
+    return std::move(*p);
+  }
+  void Publish(Node& n, int hcas) {
+    n.hcas = hcas;
+    n.publisher->Publish({Pool(n.name, hcas)});
+  }
+  double Mark() { return api_.Admin("/mark", json::object())["at"].get<double>(); }
+  double Now() { return api_.Stats()["at"].get<double>(); }
+  json NodesNow() { return api_.Admin("/nodes")["nodes"]; }
+  // Polls the server (a sampling clock, not synchronisation) until every node's slices
+  // carry its current pool's devices and were written after `after` when `written_after`;
+  // returns the server's per-node view then, or null at the timeout.
+  json AwaitRight(std::chrono::seconds timeout, double written_after = -1) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      json view = NodesNow();
+      bool right = true;
+      for (const Node& n : nodes_) {
+        const json& v = view[n.name];
+        if (v.is_null() || v["devices"].get<size_t>() != devices_[n.hcas] ||
+            v["slices"].get<int>() != slices_per_node_ ||
+            v["lastWriteAt"].get<double>() < written_after) {
+          right = false;
+          break;
+        }
+      }
+      if (right) return view;
+      std::this_thread::sleep_for(100ms);
+    }
+    return nullptr;
+  }
+  // The server's per-second counts over [from, to) (ms on its clock), summed by field.
+  std::vector<json> Series(double from_ms, double to_ms) {
+    json all = api_.Admin("/series")["series"];
+    std::vector<json> out;
+    const json zero = {{"requests", 0}, {"throttled", 0}, {"refused", 0}, {"list", 0},
+                       {"watch", 0},    {"write", 0},     {"probe", 0},   {"get", 0}};
+    // Seconds without a request have no entry yet: they count as zero.
+    for (size_t i = static_cast<size_t>(from_ms / 1000); static_cast<double>(i) * 1000 < to_ms;
+         ++i) {
+      out.push_back(i < all.size() ? all[i] : zero);
+    }
+    return out;
+  }
+  // What the server counted between two /stats answers: requests served by kind ("list",
+  // "watch", "write", "probe", "get") or a top-level counter ("requests", "throttled",
+  // "earlyRetries").
+  static double Served(const json& before, const json& after, const char* kind) {
+    return after["served"][kind].get<double>() - before["served"][kind].get<double>();
+  }
+  static double Delta(const json& before, const json& after, const char* field) {
+    return after[field].get<double>() - before[field].get<double>();
+  }
+  static long Peak(const std::vector<json>& s, const char* field) {
+    long n = 0;
+    for (const auto& sec : s) n = std::max(n, sec[field].get<long>());
+    return n;
+  }
+  static std::string PerSecond(const std::vector<json>& s, const char* field) {
+    std::ostringstream out;
+    for (const auto& sec : s) out << ' ' << sec[field].get<long>();
+    return out.str();
+  }
+  // Requests each node's user agent sent so far.
+  std::map<std::string, long> PerNodeRequests() {
+    std::map<std::string, long> out;
+    const json stats = api_.Stats();  // kept: a range-for over a temporary's member dangles
+    for (const auto& [ua, n] : stats["byUserAgent"].items()) out[ua] = n.get<long>();
+    return out;
+  }
+  void Check(const char* wave, const std::string& what, double value, double budget) {
+    const bool ok = value <= budget;
+    std::printf("  %-9s %-58s %10.1f  budget %8.1f  %s\n", wave, what.c_str(), value, budget,
+                ok ? "ok" : "BROKEN");
+    if (!ok) ++failures_;
+  }
+  void Figure(const char* wave, const std::string& what, const std::string& value) {
+    std::printf("  %-9s %-58s %s\n", wave, what.c_str(), value.c_str());
+  }
+  void TimesToRight(const char* wave, const std::vector<double>& ms, double budget_ms) {
+    Figure(
+        wave, "time to right, p50 / p99 (ms)",
+        Cat(static_cast<long>(Percentile(ms, 50)), " / ", static_cast<long>(Percentile(ms, 99))));
+    Check(wave, "time to right, slowest node (ms)", Percentile(ms, 100), budget_ms);
+  }
+
+  testing::FakeApiServer api_;
+  std::vector<Node> nodes_;
+  std::map<int, size_t> devices_;  // by HCA count
+  int slices_per_node_ = 0;
+  int budget_ = 0;
+  int failures_ = 0;
+};
+
+void Bench::Cold() {
+  const double from = Mark();
+  const json c0 = api_.Stats();
+  const auto ramp = std::chrono::milliseconds(nodes_.size() * 4);  // 250 nodes a second
+  const auto start = Clock::now();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::this_thread::sleep_until(start + ramp * i / nodes_.size());
+    nodes_[i].publisher = StartPublisher(nodes_[i].name);
+    Publish(nodes_[i], kHcas);
+  }
+  const json right = AwaitRight(300s);
+  const json c1 = api_.Stats();
+  const double to = c1["at"].get<double>();
+  const auto s = Series(from, to + 1000);
+  const double n = static_cast<double>(nodes_.size());
+  std::printf("cold start: %zu nodes over %.1f s, all right after %.1f s\n", nodes_.size(),
+              std::chrono::duration<double>(ramp).count(), (to - from) / 1000);
+  if (right.is_null()) {
+    Check("cold", "nodes right after 300 s (missing)", 1, 0);
+    return;
+  }
+  Figure("cold", "requests/s", PerSecond(s, "requests"));
+  Check("cold", "LISTs served per node", Served(c0, c1, "list") / n, 1);
+  Check("cold", "WATCHes served per node", Served(c0, c1, "watch") / n, 1);
+  Check("cold", "writes per slice", Served(c0, c1, "write") / n / slices_per_node_, 1);
+  Check("cold", "node GETs + dry-run probes served per node",
+        (Served(c0, c1, "get") + Served(c0, c1, "probe")) / n, 2);
+  Figure("cold", "429s (each waited its Retry-After)",
+         std::to_string(static_cast<long>(Delta(c0, c1, "throttled"))));
+  Check("cold", "requests before their Retry-After", Delta(c0, c1, "earlyRetries"), 0);
+}
+
+void Bench::Rollout() {
+  const double from = Mark();
+  const json c0 = api_.Stats();
+  auto restart = [&](size_t first, size_t count) {
+    for (size_t i = first; i < first + count; ++i) nodes_[i].publisher.reset();
+    for (size_t i = first; i < first + count; ++i) {
+      nodes_[i].publisher = StartPublisher(nodes_[i].name);
+      Publish(nodes_[i], nodes_[i].hcas);
+    }
+    // Ready when each has listed and found nothing to write (a DaemonSet's readiness).
+    for (bool all = false; !all;) {
+      all = true;
+      for (size_t i = first; i < first + count && all; ++i) {
+        const auto st = nodes_[i].publisher->stats();
+        all = st.synced && st.in_sync;
+      }
+      if (!all) std::this_thread::sleep_for(20ms);
+    }
+  };
+  const auto t0 = Clock::now();
+  const size_t one_by_one = std::min<size_t>(20, nodes_.size());
+  for (size_t i = 0; i < one_by_one; ++i) restart(i, 1);
+  const double per_node_s =
+      std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(one_by_one);
+  const auto t1 = Clock::now();
+  const size_t batch = std::max<size_t>(1, nodes_.size() / 10);
+  for (size_t i = 0; i < nodes_.size(); i += batch) restart(i, std::min(batch, nodes_.size() - i));
+  const double ten_percent_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  const json c1 = api_.Stats();
+  const auto s = Series(from, c1["at"].get<double>() + 1000);
+  std::printf(
+      "rollout: maxUnavailable 1 over %zu nodes, %.2f s a node; 10 %% over all "
+      "%zu nodes, %.1f s\n",
+      one_by_one, per_node_s, nodes_.size(), ten_percent_s);
+  Figure("rollout", "requests/s", PerSecond(s, "requests"));
+  Check("rollout", "writes", Served(c0, c1, "write"), 0);
+  Check("rollout", "LISTs served per restarted node",
+        Served(c0, c1, "list") / static_cast<double>(one_by_one + nodes_.size()), 1);
+  Check("rollout", "requests before their Retry-After", Delta(c0, c1, "earlyRetries"), 0);
+}
+
+void Bench::Wipe() {
+  Mark();
+  const json c0 = api_.Stats();
+  std::vector<std::string> names;
+  for (const Node& n : nodes_) names.push_back(n.name);
+  const double from = api_.Admin("/wipe-wave", {{"nodes", names}, {"spreadMs", 10000}})["at"];
+  std::this_thread::sleep_for(10s);  // the wave's own spread (the server runs it)
+  const json right = AwaitRight(120s, from);
+  const json c1 = api_.Stats();
+  const auto s = Series(from, c1["at"].get<double>() + 1000);
+  std::printf("kubelet wipe wave: %zu nodes' slices wiped over 10 s\n", nodes_.size());
+  if (right.is_null()) {
+    Check("wipe", "nodes right 120 s after the wave (missing)", 1, 0);
+    return;
+  }
+  std::vector<double> ms;
+  for (const Node& n : nodes_) {
+    ms.push_back(right[n.name]["lastWriteAt"].get<double>() -
+                 right[n.name]["wipedAt"].get<double>());
+  }
+  Figure("wipe", "requests/s", PerSecond(s, "requests"));
+  TimesToRight("wipe", ms, 2000);
+  Check("wipe", "writes per slice wiped",
+        Served(c0, c1, "write") / static_cast<double>(nodes_.size() * slices_per_node_), 1);
+}
+
+void Bench::Flap() {
+  const size_t flapping = std::max<size_t>(1, nodes_.size() / 10);
+  const double from = Mark();
+  const int seconds = 20;
+  for (int t = 0; t < seconds; t += 2) {
+    const auto at = Clock::now();
+    for (size_t i = 0; i < flapping; ++i) Publish(nodes_[i], t % 4 == 0 ? kHcas - 1 : kHcas);
+    std::this_thread::sleep_until(at + 2s);  // the port's own period
+  }
+  const json view = NodesNow();
+  const double to = Now();
+  std::vector<double> first_ms;
+  double most = 0;
+  double others = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const json& v = view[nodes_[i].name];
+    if (i < flapping) {
+      first_ms.push_back(
+          v["firstWriteAt"].get<double>() < 0 ? 1e9 : v["firstWriteAt"].get<double>() - from);
+      most = std::max(most, v["writes"].get<double>());
+    } else {
+      others += v["writes"].get<double>();
+    }
+  }
+  // Settled: every flapping node ends on its full pool.
+  for (size_t i = 0; i < flapping; ++i) Publish(nodes_[i], kHcas);
+  const bool settled = !AwaitRight(60s).is_null();
+  const auto s = Series(from, to);
+  std::printf("port flaps: %zu nodes, one HCA down and up every 2 s for %d s\n", flapping, seconds);
+  Figure("flap", "requests/s", PerSecond(s, "requests"));
+  Figure("flap", "first change written, p50 / p99 (ms)",
+         Cat(static_cast<long>(Percentile(first_ms, 50)), " / ",
+             static_cast<long>(Percentile(first_ms, 99))));
+  Check("flap", "first change written, slowest node (ms)", Percentile(first_ms, 100), 1000);
+  Check("flap", "writes of the busiest flapping node in 20 s", most, 1 + seconds / 10.0);
+  Check("flap", "writes of nodes not flapping", others, 0);
+  Check("flap", "nodes not right 60 s after the flapping stopped", settled ? 0 : 1, 0);
+}
+
+void Bench::Overload() {
+  const int seconds = EnvInt("FLEET_OVERLOAD_S", 60);
+  const int cut = std::max(1, budget_ / 10);
+  const json c0 = api_.Stats();
+  const double from =
+      api_.Admin("/apf", {{"budget", cut}, {"retryAfter", 4}, {"listDelayMs", 2000}})["at"];
+  for (Node& n : nodes_) Publish(n, kHcas - 2);  // a ConfigMap change meets the overload
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const json c1 = api_.Stats();
+  const double back =
+      api_.Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}})["at"];
+  const json right = AwaitRight(120s, from);
+  const double to = Now();
+  const auto during = Series(from, back);
+  const auto after = Series(back, to + 1000);
+  std::printf(
+      "overload: budget %d -> %d requests/s for %d s (Retry-After 4 s), every pool "
+      "changed\n",
+      budget_, cut, seconds);
+  Figure("overload", "requests/s during", PerSecond(during, "requests"));
+  Figure("overload", "429s/s during", PerSecond(during, "throttled"));
+  Figure("overload", "requests/s after", PerSecond(after, "requests"));
+  Check("overload", "requests before their Retry-After", Delta(c0, api_.Stats(), "earlyRetries"),
+        0);
+  // Each of a node's two clients may come back once per Retry-After: what the 429s invited.
+  Check("overload", "requests during, over the budget and the retries invited",
+        Delta(c0, c1, "requests"),
+        static_cast<double>(cut) * seconds +
+            2.0 * static_cast<double>(nodes_.size()) * (seconds / 4.0 + 1));
+  if (right.is_null()) {
+    Check("overload", "nodes right 120 s after the budget returned (missing)", 1, 0);
+    return;
+  }
+  std::vector<double> ms;
+  for (const Node& n : nodes_)
+    ms.push_back(std::max(0.0, right[n.name]["lastWriteAt"].get<double>() - back));
+  TimesToRight("overload", ms, 30000);
+}
+
+void Bench::Outage() {
+  const int seconds = EnvInt("FLEET_OUTAGE_S", 60);
+  const auto before = PerNodeRequests();
+  const double from = api_.Admin("/outage", {{"on", true}})["at"];
+  for (Node& n : nodes_) Publish(n, kHcas);  // a change while the server is away
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const auto during = PerNodeRequests();
+  const double back = api_.Admin("/outage", {{"on", false}})["at"];
+  const json right = AwaitRight(120s, from);
+  const double to = Now();
+  const auto after = Series(back, to + 1000);
+  std::vector<double> per_node;
+  for (const Node& n : nodes_) {
+    const std::string ua = Cat("fleet/", n.name);
+    per_node.push_back(static_cast<double>(during.count(ua) ? during.at(ua) : 0) -
+                       static_cast<double>(before.count(ua) ? before.at(ua) : 0));
+  }
+  std::printf("outage: every request refused for %d s, every pool changed meanwhile\n", seconds);
+  Figure("outage", "requests/s during", PerSecond(Series(from, back), "requests"));
+  Figure("outage", "requests/s after", PerSecond(after, "requests"));
+  Figure("outage", "requests per node during, p50", std::to_string(Percentile(per_node, 50)));
+  Check("outage", "requests per node during, most", Percentile(per_node, 100), 8);
+  Check("outage", "busiest second after the return (requests)",
+        static_cast<double>(Peak(after, "requests")), static_cast<double>(nodes_.size()) / 10);
+  if (right.is_null()) {
+    Check("outage", "nodes right 120 s after the return (missing)", 1, 0);
+    return;
+  }
+  std::vector<double> ms;
+  for (const Node& n : nodes_)
+    ms.push_back(std::max(0.0, right[n.name]["lastWriteAt"].get<double>() - back));
+  TimesToRight("outage", ms, 10000);
+}
+
+void Bench::Steady() {
+  const int seconds = EnvInt("FLEET_STEADY_S", 60);
+  const double from = Mark();
+  const json c0 = api_.Stats();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const json c1 = api_.Stats();
+  const auto s = Series(from, c1["at"].get<double>());
+  std::printf("steady state: %d s of nothing (real time)\n", seconds);
+  Figure("steady", "requests/s", PerSecond(s, "requests"));
+  Check("steady", "writes", Served(c0, c1, "write"), 0);
+  Check("steady", "watches opened per node per 5 min",
+        Served(c0, c1, "watch") / static_cast<double>(nodes_.size()) * 300 / seconds, 1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 100;
-  const int outage = argc > 2 ? std::atoi(argv[2]) : 30;
-  testing::FakeApiServer api;
-  std::vector<std::unique_ptr<dra::SlicePublisher>> fleet;
-  for (int n = 0; n < nodes; ++n) {
-    dra::PublisherOptions o;
-    o.api = {api.server(), api.ca_file(), api.token_file(), "fleet-bench"};
-    o.driver = "rdma.example.com";
-    o.node_name = Cat("node-", n);
-    auto p = dra::SlicePublisher::Start(o);
-    if (!p.ok()) {
-      std::fprintf(stderr, "publisher %d: %s\n", n, std::string(p.status().message()).c_str());
-      return 1;
-    }
-    (*p)->Publish({Pool(o.node_name, 2)});
-    fleet.push_back(std::move(*p));
-  }
-  if (!api.Await(Cat("stats.creates === ", nodes), 120s)["ok"].get<bool>()) {
-    std::fprintf(stderr, "the fleet did not publish\n");
-    return 1;
-  }
-  std::printf("fleet_bench: %d nodes, one fake API server, outage %d s\n", nodes, outage);
-  Print("idle (published, watching)", Rates(api, 5));
-  api.Admin("/outage", {{"on", true}});
-  for (int n = 0; n < nodes; ++n) fleet[n]->Publish({Pool(Cat("node-", n), 3)});  // a change
-  Print("outage (every request 503)", Rates(api, outage));
-  const int updates_before = api.Stats()["updates"].get<int>();
-  const auto back = Clock::now();
-  api.Admin("/outage", {{"on", false}});
-  const auto done = api.Await(Cat("stats.updates === ", updates_before + nodes), 120s);
-  const double recovery_s = std::chrono::duration<double>(Clock::now() - back).count();
-  std::printf("%-34s %.1f s until all %d nodes' slices were right (%s)\n", "recovery", recovery_s,
-              nodes, done["ok"].get<bool>() ? "all" : "NOT all");
-  Print("after recovery", Rates(api, 5));
-  std::printf("%-34s %d writes for %d real changes\n", "writes", api.Stats()["writes"].get<int>(),
-              2 * nodes);
-  return done["ok"].get<bool>() ? 0 : 1;
+  const char* waves_env = std::getenv("FLEET_WAVES");
+  const std::string waves = waves_env != nullptr && *waves_env != '\0'
+                                ? waves_env
+                                : "cold,rollout,wipe,flap,overload,outage,steady";
+  auto want = [&](const std::string& w) {
+    return Cat(",", waves, ",").find(Cat(",", w, ",")) != std::string::npos;
+  };
+  // Every publisher holds two connections (and a thread each): well past the default 1,024.
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = files.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  Bench bench(nodes);
+  std::printf(
+      "fleet_bench: %d nodes, %d HCAs a node, one API server (APF budget %d "
+      "requests/s)\n",
+      nodes, kHcas, EnvInt("FLEET_BUDGET", 1000));
+  const auto start = Clock::now();
+  bench.Cold();
+  if (want("rollout")) bench.Rollout();
+  if (want("wipe")) bench.Wipe();
+  if (want("flap")) bench.Flap();
+  if (want("overload")) bench.Overload();
+  if (want("outage")) bench.Outage();
+  if (want("steady")) bench.Steady();
+  bench.PrintMemory();
+  std::printf("fleet_bench: %d nodes, %.0f s, %d budget(s) broken\n", nodes,
+              std::chrono::duration<double>(Clock::now() - start).count(), bench.failures());
+  return bench.failures() == 0 ? 0 : 1;
 }

@@ -40,7 +40,18 @@
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
+//   POST /apf {budget, burst, retryAfter, listDelayMs}  API Priority and Fairness as a fleet
+//                                meets it: `budget` requests a second (a token bucket of
+//                                `burst`), past it 429 with Retry-After `retryAfter`; LISTs
+//                                answer up to `listDelayMs` late as the bucket empties; a
+//                                client that comes back before its Retry-After is counted
+//                                (stats.earlyRetries); budget 0 turns it off
 //   GET  /stats | /slices | /claims | /requests (each API request: t ms, method, url, code)
+//   GET  /series                 requests per second since start, by kind (fleet_bench)
+//   GET  /nodes                  per node: slices, devices, last write's and wipe's times,
+//                                first write and writes since the last /mark
+//   POST /mark                   start the per-node first write and write count over
+//   POST /wipe-wave {nodes, spreadMs}  wipe each node's slices, spread evenly over spreadMs
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -81,14 +92,32 @@ let compactedRv = 0;
 const slices = new Map(); // name -> object
 const claims = new Map(); // ns/name -> object
 const classes = new Map(); // name -> DeviceClass
-const events = []; // {rv, type, object}
+const events = []; // {rv, type, object, node}, the last kEventWindow (the watch cache)
+const eventsByNode = new Map(); // node -> the same events of that node's slices
+// kube-apiserver's watch cache keeps a window of events; a watch from before it is 410
+// Expired (staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go). A fleet's
+// cold start writes tens of thousands; the window keeps replays and memory bounded.
+const kEventWindow = Number(argOf("--event-window") || 50000);
 const watches = new Set(); // {res, selector}
+// Watches and slices indexed by spec.nodeName: a fleet of 5,000 nodes each watching its
+// own slices would otherwise cost every event 5,000 selector checks.
+const watchesByNode = new Map(); // node -> Set of watches selecting that node
+const watchesAnyNode = new Set(); // watches without a nodeName selector
+const sliceNamesByNode = new Map(); // node -> Set of slice names
+// node -> {lastWriteAt, wipedAt, firstWriteAt, writes} (ms, performance.now()); the last
+// two count from the latest /mark
+const nodeInfo = new Map();
+const infoOf = (node) => {
+  if (!nodeInfo.has(node)) nodeInfo.set(node, { lastWriteAt: 0, wipedAt: 0, firstWriteAt: 0, writes: 0 });
+  return nodeInfo.get(node);
+};
 const faults = [];
 let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
+  held: 0, throttled: 0, refused: 0, earlyRetries: 0,
+  served: { list: 0, watch: 0, write: 0, probe: 0, get: 0 }, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
 };
 
 function status(res, code, reason, message) {
@@ -116,6 +145,35 @@ function selectorOf(query) {
   return sel;
 }
 
+const nodeOfSlice = (obj) => obj?.spec?.nodeName ?? "";
+function putSlice(obj) {
+  const old = slices.get(obj.metadata.name);
+  if (old) dropSliceIndex(old);
+  slices.set(obj.metadata.name, obj);
+  const node = nodeOfSlice(obj);
+  if (!sliceNamesByNode.has(node)) sliceNamesByNode.set(node, new Set());
+  sliceNamesByNode.get(node).add(obj.metadata.name);
+  noteWrite(node);
+}
+function dropSliceIndex(obj) {
+  sliceNamesByNode.get(nodeOfSlice(obj))?.delete(obj.metadata.name);
+}
+function removeSlice(obj) {
+  slices.delete(obj.metadata.name);
+  dropSliceIndex(obj);
+}
+function noteWrite(node) {
+  const info = infoOf(node);
+  info.lastWriteAt = performance.now();
+  info.firstWriteAt ||= info.lastWriteAt;
+  info.writes++;
+}
+// The slices a selector can match: only its node's when it names one.
+function candidates(sel) {
+  if (sel["spec.nodeName"] === undefined) return [...slices.values()];
+  return [...(sliceNamesByNode.get(sel["spec.nodeName"]) ?? [])].map((n) => slices.get(n));
+}
+
 function matches(obj, sel) {
   for (const [k, v] of Object.entries(sel)) {
     const got = k.split(".").reduce((o, p) => (o ? o[p] : undefined), obj);
@@ -132,8 +190,8 @@ function settle() {
   for (const w of [...waiters]) {
     let ok = false;
     try {
-      const v = view();
-      ok = Boolean(w.fn(v.stats, v.slices));
+      // The slices only for an expression that reads them (a fleet's are tens of MB).
+      ok = Boolean(w.fn({ ...stats, rv, watchesOpen: watches.size }, w.slices ? [...slices.values()] : []));
     } catch {
       ok = false;
     }
@@ -178,11 +236,35 @@ function answerWrite(res, code, obj, warnings = []) {
 }
 
 function record(type, object) {
-  events.push({ rv, type, object: structuredClone(object) });
-  setImmediate(settle);
-  for (const w of watches) {
-    if (!w.silent && matches(object, w.selector)) w.res.write(JSON.stringify({ type, object }) + "\n");
+  const node = nodeOfSlice(object);
+  const e = { rv, type, object: structuredClone(object), node };
+  events.push(e);
+  if (!eventsByNode.has(node)) eventsByNode.set(node, []);
+  eventsByNode.get(node).push(e);
+  while (events.length > kEventWindow) {
+    const old = events.shift();
+    eventsByNode.get(old.node).shift(); // the node's oldest too: both are in rv order
+    compactedRv = old.rv;
   }
+  setImmediate(settle);
+  const line = JSON.stringify({ type, object }) + "\n";
+  for (const set of [watchesByNode.get(node), watchesAnyNode]) {
+    for (const w of set ?? []) {
+      if (!w.silent && matches(object, w.selector)) w.res.write(line);
+    }
+  }
+}
+function addWatch(w) {
+  watches.add(w);
+  const node = w.selector["spec.nodeName"];
+  if (node === undefined) return watchesAnyNode.add(w);
+  if (!watchesByNode.has(node)) watchesByNode.set(node, new Set());
+  watchesByNode.get(node).add(w);
+}
+function deleteWatch(w) {
+  watches.delete(w);
+  watchesAnyNode.delete(w);
+  watchesByNode.get(w.selector["spec.nodeName"])?.delete(w);
 }
 
 // The server's write path for a slice: decoding drops fields the type does not declare,
@@ -333,8 +415,8 @@ function watch(req, res, query) {
   if (blackHole) {
     // Headers came through, then nothing: the peer vanished without a FIN or RST.
     const w = { res, selector, silent: true };
-    watches.add(w);
-    res.on("close", () => watches.delete(w));
+    addWatch(w);
+    res.on("close", () => deleteWatch(w));
     return;
   }
   if (from && from < compactedRv) {
@@ -342,16 +424,17 @@ function watch(req, res, query) {
       message: `too old resource version: ${from} (${compactedRv})`, reason: "Expired", code: 410 } }) + "\n");
     return;
   }
-  for (const e of events) {
+  const node = selector["spec.nodeName"];
+  for (const e of node === undefined ? events : eventsByNode.get(node) ?? []) {
     if (e.rv > from && matches(e.object, selector)) res.write(JSON.stringify({ type: e.type, object: e.object }) + "\n");
   }
   const w = { res, selector, bookmarks: query.get("allowWatchBookmarks") === "true" };
-  watches.add(w);
+  addWatch(w);
   setImmediate(settle);
   const timeout = Number(query.get("timeoutSeconds") || 0);
   const timer = timeout ? setTimeout(() => res.end(), timeout * 1000) : null;
   res.on("close", () => {
-    watches.delete(w);
+    deleteWatch(w);
     if (timer) clearTimeout(timer);
     setImmediate(settle);
   });
@@ -367,6 +450,38 @@ function bookmark() {
 }
 if (bookmarkMs) setInterval(bookmark, bookmarkMs).unref();
 
+// API Priority and Fairness, as much of it as a fleet of one driver's clients meets (they
+// all land in one priority level and flow: staging/src/k8s.io/apiserver/pkg/server/filters/
+// priority-and-fairness.go): past the level's rate, a request is rejected 429 with
+// Retry-After. A token bucket of `burst` refilled at `budget` a second stands for the seats.
+const apf = { budget: 0, burst: 0, retryAfter: 1, listDelayMs: 0, tokens: 0, refilledAt: 0 };
+const notBefore = new Map(); // client (user agent + reader/writer) -> ms its Retry-After ends
+function apfAdmit(now) {
+  if (!apf.budget) return true;
+  apf.tokens = Math.min(apf.burst, apf.tokens + ((now - apf.refilledAt) * apf.budget) / 1000);
+  apf.refilledAt = now;
+  if (apf.tokens < 1) return false;
+  apf.tokens -= 1;
+  return true;
+}
+// Requests per second since the server started, by kind: what fleet_bench plots.
+const t0 = performance.now();
+const series = [];
+// Each second: every request that arrived, those refused (outage) and throttled (429),
+// and the ones served by kind.
+function secondOf(now) {
+  const i = Math.floor((now - t0) / 1000);
+  while (series.length <= i) series.push({ requests: 0, throttled: 0, refused: 0, list: 0, watch: 0, write: 0, probe: 0, get: 0 });
+  return series[i];
+}
+function kindOf(req, url) {
+  if (url.pathname === SLICES && req.method === "GET") {
+    return url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1" ? "watch" : "list";
+  }
+  if (url.pathname.startsWith(SLICES) && req.method !== "GET") return url.searchParams.get("dryRun") ? "probe" : "write";
+  return "get";
+}
+
 async function api(req, res) {
   res.on("finish", settle);
   stats.requests++;
@@ -376,7 +491,31 @@ async function api(req, res) {
     stats.unauthorized++;
     return status(res, 401, "Unauthorized", "Unauthorized");
   }
-  if (outage) return status(res, 503, "ServiceUnavailable", "the API server is overloaded (/outage)");
+  const now = performance.now();
+  const kind = kindOf(req, new URL(req.url, "https://x"));
+  const second = secondOf(now);
+  second.requests++;
+  // A client is the user agent's reader (lists and watches) or writer (everything else):
+  // the publisher's two connections, each with its own schedule.
+  const client = `${ua}|${kind === "list" || kind === "watch" ? "r" : "w"}`;
+  if (notBefore.has(client)) {
+    if (now < notBefore.get(client)) stats.earlyRetries++;
+    notBefore.delete(client);
+  }
+  if (outage) {
+    second.refused++;
+    stats.refused++;
+    return status(res, 503, "ServiceUnavailable", "the API server is overloaded (/outage)");
+  }
+  if (!apfAdmit(now)) {
+    second.throttled++;
+    stats.throttled++;
+    notBefore.set(client, now + apf.retryAfter * 1000);
+    res.setHeader("retry-after", String(apf.retryAfter));
+    return status(res, 429, "TooManyRequests", "Too many requests, please try again later.");
+  }
+  second[kind]++;
+  stats.served[kind]++;
   if (injected(req, res)) return;
   const url = new URL(req.url, "https://x");
   const q = url.searchParams;
@@ -405,8 +544,12 @@ async function api(req, res) {
   if (p === SLICES && req.method === "GET") {
     if (q.get("watch") === "true" || q.get("watch") === "1") return watch(req, res, q);
     stats.lists++;
+    if (apf.budget && apf.listDelayMs) {
+      // A server near its limit answers LISTs late: the emptier the bucket, the later.
+      await new Promise((r) => setTimeout(r, apf.listDelayMs * (1 - apf.tokens / apf.burst)));
+    }
     const sel = selectorOf(q);
-    const items = [...slices.values()].filter((s) => matches(s, sel));
+    const items = candidates(sel).filter((s) => matches(s, sel));
     res.writeHead(200, { "content-type": "application/json" });
     return res.end(JSON.stringify({ kind: "ResourceSliceList", apiVersion: "resource.k8s.io/v1",
       metadata: { resourceVersion: String(rv) }, items }));
@@ -432,7 +575,7 @@ async function api(req, res) {
       return res.end(JSON.stringify(obj));
     }
     stamp(obj);
-    slices.set(obj.metadata.name, obj);
+    putSlice(obj);
     countWrite();
     stats.creates++;
     record("ADDED", obj);
@@ -457,7 +600,7 @@ async function api(req, res) {
         return refuse(res, bad);
       }
       stamp(obj, existing);
-      slices.set(m[1], obj);
+      putSlice(obj);
       countWrite();
       stats.updates++;
       record("MODIFIED", obj);
@@ -465,7 +608,8 @@ async function api(req, res) {
     }
     if (req.method === "DELETE") {
       if (!existing) return status(res, 404, "NotFound", `resourceslices "${m[1]}" not found`);
-      slices.delete(m[1]);
+      removeSlice(existing);
+      noteWrite(nodeOfSlice(existing));
       rv++;
       countWrite();
       stats.deletes++;
@@ -479,9 +623,10 @@ async function api(req, res) {
 
 function wipe(selector) {
   let n = 0;
-  for (const [name, s] of [...slices]) {
+  for (const s of candidates(selector)) {
     if (!matches(s, selector)) continue;
-    slices.delete(name);
+    removeSlice(s);
+    infoOf(nodeOfSlice(s)).wipedAt = performance.now();
     rv++;
     record("DELETED", s);
     n++;
@@ -515,9 +660,11 @@ let apiPort = 0;
 const admin = http.createServer(async (req, res) => {
   const body = req.method === "POST" ? await readBody(req) : "";
   const arg = body ? JSON.parse(body) : {};
+  // Objects carry `at`: the server's time of the answer (ms since it started), the clock
+  // of /series and /nodes.
   const ok = (v = {}) => {
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify(v));
+    res.end(JSON.stringify(Array.isArray(v) ? v : { at: performance.now() - t0, ...v }));
   };
   switch (req.url) {
     case "/token":
@@ -592,6 +739,7 @@ const admin = http.createServer(async (req, res) => {
       rv++;
       compactedRv = rv;
       events.length = 0;
+      eventsByNode.clear();
       return ok({ compactedRv });
     case "/black-hole-watches":
       blackHole = Boolean(arg.on);
@@ -636,7 +784,7 @@ const admin = http.createServer(async (req, res) => {
       }
       return ok();
     case "/await": {
-      const w = { fn: new Function("stats", "slices", `return (${arg.until});`), res };
+      const w = { fn: new Function("stats", "slices", `return (${arg.until});`), res, slices: /\bslices\b/.test(arg.until) };
       w.timer = setTimeout(() => {
         waiters.delete(w);
         res.writeHead(200, { "content-type": "application/json" });
@@ -647,6 +795,39 @@ const admin = http.createServer(async (req, res) => {
     }
     case "/stats":
       return ok({ ...stats, rv, watchesOpen: watches.size });
+    case "/apf":
+      Object.assign(apf, { budget: 0, burst: 0, retryAfter: 1, listDelayMs: 0 }, arg);
+      apf.burst ||= apf.budget;
+      apf.tokens = apf.burst;
+      apf.refilledAt = performance.now();
+      return ok(apf);
+    case "/mark": // per-node first write and write count start over
+      for (const info of nodeInfo.values()) Object.assign(info, { firstWriteAt: 0, writes: 0 });
+      return ok();
+    case "/wipe-wave": {
+      // The kubelet restarts of a fleet, one node's wipe each, spread evenly over spreadMs.
+      const nodes = arg.nodes ?? [];
+      nodes.forEach((node, i) => setTimeout(() => wipe({ "spec.nodeName": node }), (i * (arg.spreadMs ?? 0)) / Math.max(1, nodes.length)));
+      return ok();
+    }
+    case "/series":
+      return ok({ now: performance.now() - t0, series });
+    case "/nodes": {
+      // Per node: its slices now, their devices, when it was last written and wiped.
+      const out = {};
+      for (const [node, names] of sliceNamesByNode) {
+        let devices = 0;
+        for (const n of names) devices += slices.get(n).spec.devices?.length ?? 0;
+        out[node] = { slices: names.size, devices };
+      }
+      for (const [node, info] of nodeInfo) {
+        out[node] ??= { slices: 0, devices: 0 };
+        const since = (t) => (t ? t - t0 : -1);
+        Object.assign(out[node], { lastWriteAt: since(info.lastWriteAt), wipedAt: since(info.wipedAt),
+          firstWriteAt: since(info.firstWriteAt), writes: info.writes });
+      }
+      return ok({ nodes: out });
+    }
     case "/slices":
       return ok([...slices.values()]);
     case "/requests":

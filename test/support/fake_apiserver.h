@@ -26,7 +26,8 @@ class FakeApiServer {
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
   int api_port() const { return api_port_; }
-  std::string server() const;  // "https://127.0.0.1:<port>"
+  pid_t pid() const { return pid_; }  // the server process (fleet_bench reads its peak RSS)
+  std::string server() const;         // "https://127.0.0.1:<port>"
   std::string ca_file() const { return dir_.path() + "/ca.crt"; }
   std::string token_file() const { return dir_.path() + "/token"; }
   // The flags that point a plugin process at this server.
