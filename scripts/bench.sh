@@ -4,11 +4,26 @@
 # written to bench/results.json.
 #   BENCH_IDLE_SECONDS=60   idle-CPU measurement window (default 60)
 #   BENCH_SOAK_SECONDS=7200 also run the soak (hours; off by default): RSS slope, fds, threads
+#
+# scripts/bench.sh fleet: only the fleet against one API server (test/bench/fleet_bench.cpp,
+# docs/performance.md), at FLEET_SIZES nodes (default "100 1000 5000"; about 12 min on 2
+# cores); each run's figures go to bench/fleet-<nodes>.txt, and the script fails if any
+# wave's budget broke. FLEET_WAVES, FLEET_BUDGET, FLEET_*_S: see fleet_bench.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null
 BUILD_DIR=${BUILD_DIR:-build-release}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+if [ "${1:-}" = fleet ]; then
+  cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target fleet_bench
+  mkdir -p bench
+  status=0
+  for nodes in ${FLEET_SIZES:-100 1000 5000}; do
+    echo "== fleet: $nodes nodes"
+    "$BUILD_DIR/test/fleet_bench" "$nodes" | tee "bench/fleet-$nodes.txt" || status=1
+  done
+  exit $status
+fi
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
   lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench
 

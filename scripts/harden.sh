@@ -6,17 +6,14 @@
 #   3. every libFuzzer target (clang) for FUZZ_SECONDS each, from its seed corpus, printing
 #      executions and crashes. A crash input is written to build-fuzz/crashes/<target>/: keep
 #      it in test/fuzz/corpus/<target>/, where every build replays it as a test;
-#   4. the fleet run: FLEET_NODES slice publishers (one per simulated node) against one fake
-#      API server through an outage of FLEET_OUTAGE seconds: requests per second during the
-#      outage and after, and the time until every node is right again (docs/reliability.md).
-# Usage: scripts/harden.sh [asan] [tsan] [fuzz] [fleet]   (default: all four)
+# (The fleet run moved to `scripts/bench.sh fleet`: docs/performance.md.)
+# Usage: scripts/harden.sh [asan] [tsan] [fuzz]   (default: all three)
 #   FUZZ_SECONDS=60  time per fuzz target     JOBS=2  build parallelism
-#   FLEET_NODES=100  FLEET_OUTAGE=30
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz fleet)
+[ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz)
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 JOBS=${JOBS:-2}
 status=0
@@ -77,12 +74,7 @@ for step in "${steps[@]}"; do
           "$(find "$crashes" -type f | wc -l)" "$verdict"
       done
       ;;
-    fleet)
-      echo "== fleet: ${FLEET_NODES:-100} nodes, one API server, ${FLEET_OUTAGE:-30} s outage"
-      ./scripts/build.sh >/dev/null
-      build/test/fleet_bench "${FLEET_NODES:-100}" "${FLEET_OUTAGE:-30}" || status=1
-      ;;
-    *) echo "unknown step $step (asan, tsan, fuzz, fleet)" >&2; exit 2 ;;
+    *) echo "unknown step $step (asan, tsan, fuzz)" >&2; exit 2 ;;
   esac
 done
 exit $status

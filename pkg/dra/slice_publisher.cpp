@@ -66,6 +66,10 @@ std::string_view Verb(SliceWrite::Kind kind) {
   return "?";
 }
 
+std::string PoolOf(const nlohmann::json& object) {
+  return Str(Obj(Obj(object, "spec"), "pool"), "name");
+}
+
 std::string StatusMessage(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   const std::string message = Str(j, "message");
@@ -187,6 +191,30 @@ bool SlicePublisher::TakeWriteToken() {
   std::unique_lock lock(mu_);
   changed_.wait_until(lock, at, [this] { return stopping_; });
   return !stopping_;
+}
+
+std::vector<SliceWrite> SlicePublisher::HoldRecentlyUpdated(
+    std::vector<SliceWrite> writes, std::chrono::steady_clock::time_point now) {
+  std::set<std::string> held;
+  for (const auto& w : writes) {
+    if (w.kind != SliceWrite::Kind::kUpdate) continue;
+    auto it = last_update_.find(PoolOf(w.object));
+    if (it == last_update_.end() || now >= it->second + kUpdateSpacing) continue;
+    held.insert(it->first);
+    held_until_ =
+        std::min(held_until_.value_or(it->second + kUpdateSpacing), it->second + kUpdateSpacing);
+  }
+  if (held.empty()) return writes;
+  std::vector<SliceWrite> out;
+  for (auto& w : writes) {
+    std::string pool = PoolOf(w.object);
+    if (w.kind == SliceWrite::Kind::kDelete) {
+      auto it = published_.find(w.name);
+      pool = it == published_.end() ? "" : PoolOf(it->second.object);
+    }
+    if (held.count(pool) == 0) out.push_back(std::move(w));
+  }
+  return out;
 }
 
 std::string SlicePublisher::Selector() const {
@@ -406,6 +434,9 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
+    if (w.kind == SliceWrite::Kind::kUpdate) {
+      last_update_[PoolOf(w.object)] = std::chrono::steady_clock::now();
+    }
     last_problem_.clear();
     said_.clear();
     if (w.kind == SliceWrite::Kind::kDelete) {
@@ -577,10 +608,10 @@ void SlicePublisher::WriteLoop() {
         } else if (now >= next_probe_) {
           probe = true;
           break;
-        } else if (dirty_ && WishWritable()) {
+        } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
           break;
         } else {
-          changed_.wait_until(lock, next_probe_);
+          changed_.wait_until(lock, std::min(next_probe_, held_until_.value_or(next_probe_)));
         }
       }
       if (stopping_) return;
@@ -618,7 +649,11 @@ void SlicePublisher::WriteLoop() {
     {
       std::unique_lock lock(mu_);
       dirty_ = false;
-      writes = Reconcile(published_, wanted_, ActiveDropped(std::chrono::steady_clock::now()));
+      const auto now = std::chrono::steady_clock::now();
+      held_until_.reset();
+      writes = HoldRecentlyUpdated(Reconcile(published_, wanted_, ActiveDropped(now)), now);
+      // A held pool's change is not "unpublished": its slices are there, one change behind
+      // (readiness must not flap with a port).
       stats_.in_sync = writes.empty();
     }
     bool ok = true;

@@ -20,6 +20,11 @@
 // server more than that, even through a bug (a fleet of a thousand nodes each in a write
 // loop would otherwise take the control plane down).
 //
+// A pool that changes again within kUpdateSpacing of its last update (a flapping port) waits
+// until then, its writes coalesced: its first change goes out at once, then at most one
+// update a pool per kUpdateSpacing. Creates of a pool without an update (a new pool, the
+// repair of a wipe) never wait.
+//
 // Fields the server drops from what we write (a disabled feature gate) are learned from
 // its answers (slice_reconciler.h: DroppedFields), reported once each through `on_info`
 // with the gate to enable, and never rewritten for. They are re-checked once an hour (one
@@ -82,6 +87,7 @@ inline constexpr std::chrono::milliseconds kShortWatch{1000};
 inline constexpr std::chrono::seconds kStayedOpen{60};
 inline constexpr std::chrono::minutes kRecheckDropped{60};
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
+inline constexpr std::chrono::seconds kUpdateSpacing{10};
 
 struct PublisherStats {
   uint64_t writes = 0;  // creates + updates + deletes answered 2xx
@@ -131,6 +137,11 @@ class SlicePublisher {
   // A wish that may be written now: there is one, the capabilities are known and it was made
   // for them. Requires mu_.
   bool WishWritable() const;
+  // Takes out the writes of pools updated less than kUpdateSpacing ago (whole pools: a
+  // pool half written at a new generation is unusable) and notes when they may go in
+  // held_until_. Requires mu_.
+  std::vector<SliceWrite> HoldRecentlyUpdated(std::vector<SliceWrite> writes,
+                                              std::chrono::steady_clock::time_point now);
   // Waits for a token of the write budget; false when stopping.
   bool TakeWriteToken();
   // Learns the fields the server dropped from `written`, given its answer.
@@ -180,6 +191,9 @@ class SlicePublisher {
   // (autoscaling), the garbage collector deletes its slices. Null until the node is read.
   nlohmann::json owner_;
   bool owner_read_ = false;  // tried once (a failure is reported; slices go without it)
+  // When each pool was last updated, and when the earliest held pool may be written.
+  std::map<std::string, std::chrono::steady_clock::time_point> last_update_;
+  std::optional<std::chrono::steady_clock::time_point> held_until_;
   // The write budget (generic cell rate algorithm: the theoretical arrival time).
   std::chrono::steady_clock::time_point budget_next_{};
 

@@ -7,7 +7,11 @@
 //  - 429 or 5xx with Retry-After: never before Retry-After (capped at kMaxRetryAfter, so a
 //    server cannot park a node for years), and never before our own back-off step either;
 //  - 5xx, 429 without Retry-After, transport errors, a broken answer: the fast back-off,
-//    jittered, kFirstBackoff doubling to kMaxBackoff;
+//    jittered, kFirstBackoff doubling to kMaxBackoff (10 s: a node is right again within
+//    10 s of an API server's return, where client-go's reflector may take 30 s); once a
+//    series of failures is kLongFailure old, the patient back-off, kMaxBackoff doubling to
+//    kMaxPatientBackoff: a control plane down for long hears a third as much from a fleet
+//    (docs/performance.md, "A fleet against one API server");
 //  - 401/403 (a token or RBAC the operator must fix) and other 4xx: the slow back-off,
 //    kFirstSlowBackoff doubling to kMaxSlowBackoff: retrying sooner cannot help;
 //  - a success starts both over.
@@ -26,7 +30,9 @@
 namespace rdmadp::kube {
 
 inline constexpr std::chrono::milliseconds kFirstBackoff{1000};
-inline constexpr std::chrono::milliseconds kMaxBackoff{30000};
+inline constexpr std::chrono::milliseconds kMaxBackoff{10000};
+inline constexpr std::chrono::milliseconds kMaxPatientBackoff{30000};
+inline constexpr std::chrono::seconds kLongFailure{120};
 inline constexpr std::chrono::milliseconds kFirstSlowBackoff{8000};
 inline constexpr std::chrono::milliseconds kMaxSlowBackoff{300000};
 // The longest Retry-After honoured as sent; longer ones wait this long.
@@ -62,6 +68,8 @@ class RetrySchedule {
 
   // A request answered at `now` failed with `a`: the earliest time of the next request.
   Time Failed(Time now, const FailedAnswer& a) {
+    if (!failing_) series_start_ = now;
+    failing_ = true;
     std::chrono::milliseconds wait{0};
     switch (Classify(a)) {
       case FailureClass::kThrottled: {
@@ -71,7 +79,7 @@ class RetrySchedule {
         break;
       }
       case FailureClass::kTransient:
-        wait = Next(fast_);
+        wait = Next(now - series_start_ < kLongFailure ? fast_ : patient_);
         break;
       case FailureClass::kRefused:
         wait = Next(slow_);
@@ -83,7 +91,9 @@ class RetrySchedule {
   // The server answered as hoped: the next failure starts over.
   void Succeeded() {
     fast_.Reset();
+    patient_.Reset();
     slow_.Reset();
+    failing_ = false;
   }
   // The earliest time of the next request (the epoch when nothing failed yet).
   Time not_before() const { return not_before_; }
@@ -97,8 +107,11 @@ class RetrySchedule {
 
   Jitter jitter_;
   Backoff fast_{kFirstBackoff, kMaxBackoff};
+  Backoff patient_{kMaxBackoff, kMaxPatientBackoff};
   Backoff slow_{kFirstSlowBackoff, kMaxSlowBackoff};
   Time not_before_{};
+  bool failing_ = false;  // since the last success
+  Time series_start_{};   // the first failure since then
 };
 
 }  // namespace rdmadp::kube

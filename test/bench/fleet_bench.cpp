@@ -109,13 +109,22 @@ class Bench {
  public:
   explicit Bench(int nodes) : api_(60000) {
     budget_ = EnvInt("FLEET_BUDGET", 1000);
-    api_.Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}});
+    Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}});
     for (int n = 0; n < nodes; ++n) nodes_.push_back({Cat("node-", n), kHcas, nullptr});
     for (int h : {kHcas - 2, kHcas - 1, kHcas}) devices_[h] = Devices(Pool("x", h));
     slices_per_node_ = static_cast<int>(Pool("x", kHcas).slices.size());
   }
 
   int failures() const { return failures_; }
+  // An admin call to the server; the run ends, saying which, when the server cannot answer.
+  json Admin(const std::string& path, const json& body = nullptr) {
+    json answer = api_.Admin(path, body);
+    if (!answer.is_object()) {
+      std::fprintf(stderr, "fleet_bench: the API server did not answer %s\n", path.c_str());
+      std::_Exit(2);  // not through the publishers' destructors: their threads still run
+    }
+    return answer;
+  }
   testing::FakeApiServer& api() { return api_; }
 
   void Cold();
@@ -154,9 +163,18 @@ class Bench {
     n.hcas = hcas;
     n.publisher->Publish({Pool(n.name, hcas)});
   }
-  double Mark() { return api_.Admin("/mark", json::object())["at"].get<double>(); }
-  double Now() { return api_.Stats()["at"].get<double>(); }
-  json NodesNow() { return api_.Admin("/nodes")["nodes"]; }
+  // Starts the server's per-node counts over; returns the server's time (ms), and keeps it
+  // with ours so that a moment of ours converts to the server's clock (ServerMs).
+  double Mark() {
+    mark_local_ = Clock::now();
+    mark_at_ = Admin("/mark", json::object())["at"].get<double>();
+    return mark_at_;
+  }
+  double ServerMs() const {
+    return mark_at_ + std::chrono::duration<double, std::milli>(Clock::now() - mark_local_).count();
+  }
+  double Now() { return Admin("/stats")["at"].get<double>(); }
+  json NodesNow() { return Admin("/nodes")["nodes"]; }
   // Polls the server (a sampling clock, not synchronisation) until every node's slices
   // carry its current pool's devices and were written after `after` when `written_after`;
   // returns the server's per-node view then, or null at the timeout.
@@ -181,7 +199,7 @@ class Bench {
   }
   // The server's per-second counts over [from, to) (ms on its clock), summed by field.
   std::vector<json> Series(double from_ms, double to_ms) {
-    json all = api_.Admin("/series")["series"];
+    json all = Admin("/series")["series"];
     std::vector<json> out;
     const json zero = {{"requests", 0}, {"throttled", 0}, {"refused", 0}, {"list", 0},
                        {"watch", 0},    {"write", 0},     {"probe", 0},   {"get", 0}};
@@ -214,7 +232,7 @@ class Bench {
   // Requests each node's user agent sent so far.
   std::map<std::string, long> PerNodeRequests() {
     std::map<std::string, long> out;
-    const json stats = api_.Stats();  // kept: a range-for over a temporary's member dangles
+    const json stats = Admin("/stats");  // kept: a range-for over a temporary's member dangles
     for (const auto& [ua, n] : stats["byUserAgent"].items()) out[ua] = n.get<long>();
     return out;
   }
@@ -234,17 +252,33 @@ class Bench {
     Check(wave, "time to right, slowest node (ms)", Percentile(ms, 100), budget_ms);
   }
 
+  // Each node's time to right from `since` (server ms) to its last write, from AwaitRight's
+  // view (null: some node never got right).
+  void RightAfter(const char* wave, const json& right, double since, double budget_ms) {
+    if (right.is_null()) {
+      Check(wave, "nodes right 120 s after it (missing)", 1, 0);
+      return;
+    }
+    std::vector<double> ms;
+    for (const Node& n : nodes_) {
+      ms.push_back(std::max(0.0, right[n.name]["lastWriteAt"].get<double>() - since));
+    }
+    TimesToRight(wave, ms, budget_ms);
+  }
+
   testing::FakeApiServer api_;
   std::vector<Node> nodes_;
   std::map<int, size_t> devices_;  // by HCA count
   int slices_per_node_ = 0;
   int budget_ = 0;
+  Clock::time_point mark_local_;
+  double mark_at_ = 0;
   int failures_ = 0;
 };
 
 void Bench::Cold() {
   const double from = Mark();
-  const json c0 = api_.Stats();
+  const json c0 = Admin("/stats");
   const auto ramp = std::chrono::milliseconds(nodes_.size() * 4);  // 250 nodes a second
   const auto start = Clock::now();
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -253,7 +287,7 @@ void Bench::Cold() {
     Publish(nodes_[i], kHcas);
   }
   const json right = AwaitRight(300s);
-  const json c1 = api_.Stats();
+  const json c1 = Admin("/stats");
   const double to = c1["at"].get<double>();
   const auto s = Series(from, to + 1000);
   const double n = static_cast<double>(nodes_.size());
@@ -276,7 +310,7 @@ void Bench::Cold() {
 
 void Bench::Rollout() {
   const double from = Mark();
-  const json c0 = api_.Stats();
+  const json c0 = Admin("/stats");
   auto restart = [&](size_t first, size_t count) {
     for (size_t i = first; i < first + count; ++i) nodes_[i].publisher.reset();
     for (size_t i = first; i < first + count; ++i) {
@@ -302,7 +336,7 @@ void Bench::Rollout() {
   const size_t batch = std::max<size_t>(1, nodes_.size() / 10);
   for (size_t i = 0; i < nodes_.size(); i += batch) restart(i, std::min(batch, nodes_.size() - i));
   const double ten_percent_s = std::chrono::duration<double>(Clock::now() - t1).count();
-  const json c1 = api_.Stats();
+  const json c1 = Admin("/stats");
   const auto s = Series(from, c1["at"].get<double>() + 1000);
   std::printf(
       "rollout: maxUnavailable 1 over %zu nodes, %.2f s a node; 10 %% over all "
@@ -317,13 +351,13 @@ void Bench::Rollout() {
 
 void Bench::Wipe() {
   Mark();
-  const json c0 = api_.Stats();
+  const json c0 = Admin("/stats");
   std::vector<std::string> names;
   for (const Node& n : nodes_) names.push_back(n.name);
-  const double from = api_.Admin("/wipe-wave", {{"nodes", names}, {"spreadMs", 10000}})["at"];
+  const double from = Admin("/wipe-wave", {{"nodes", names}, {"spreadMs", 10000}})["at"];
   std::this_thread::sleep_for(10s);  // the wave's own spread (the server runs it)
   const json right = AwaitRight(120s, from);
-  const json c1 = api_.Stats();
+  const json c1 = Admin("/stats");
   const auto s = Series(from, c1["at"].get<double>() + 1000);
   std::printf("kubelet wipe wave: %zu nodes' slices wiped over 10 s\n", nodes_.size());
   if (right.is_null()) {
@@ -345,9 +379,13 @@ void Bench::Flap() {
   const size_t flapping = std::max<size_t>(1, nodes_.size() / 10);
   const double from = Mark();
   const int seconds = 20;
+  std::vector<double> went_down(flapping);  // when each node's port first went down (server ms)
   for (int t = 0; t < seconds; t += 2) {
     const auto at = Clock::now();
-    for (size_t i = 0; i < flapping; ++i) Publish(nodes_[i], t % 4 == 0 ? kHcas - 1 : kHcas);
+    for (size_t i = 0; i < flapping; ++i) {
+      if (t == 0) went_down[i] = ServerMs();
+      Publish(nodes_[i], t % 4 == 0 ? kHcas - 1 : kHcas);
+    }
     std::this_thread::sleep_until(at + 2s);  // the port's own period
   }
   const json view = NodesNow();
@@ -358,8 +396,9 @@ void Bench::Flap() {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const json& v = view[nodes_[i].name];
     if (i < flapping) {
-      first_ms.push_back(
-          v["firstWriteAt"].get<double>() < 0 ? 1e9 : v["firstWriteAt"].get<double>() - from);
+      first_ms.push_back(v["firstWriteAt"].get<double>() < 0
+                             ? 1e9
+                             : v["firstWriteAt"].get<double>() - went_down[i]);
       most = std::max(most, v["writes"].get<double>());
     } else {
       others += v["writes"].get<double>();
@@ -383,14 +422,14 @@ void Bench::Flap() {
 void Bench::Overload() {
   const int seconds = EnvInt("FLEET_OVERLOAD_S", 60);
   const int cut = std::max(1, budget_ / 10);
-  const json c0 = api_.Stats();
+  const json c0 = Admin("/stats");
   const double from =
-      api_.Admin("/apf", {{"budget", cut}, {"retryAfter", 4}, {"listDelayMs", 2000}})["at"];
-  for (Node& n : nodes_) Publish(n, kHcas - 2);  // a ConfigMap change meets the overload
+      Admin("/apf", {{"budget", cut}, {"retryAfter", 4}, {"listDelayMs", 2000}})["at"];
+  for (Node& n : nodes_) Publish(n, n.hcas == kHcas - 2 ? kHcas : kHcas - 2);  // a ConfigMap change
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  const json c1 = api_.Stats();
+  const json c1 = Admin("/stats");
   const double back =
-      api_.Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}})["at"];
+      Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}})["at"];
   const json right = AwaitRight(120s, from);
   const double to = Now();
   const auto during = Series(from, back);
@@ -402,31 +441,24 @@ void Bench::Overload() {
   Figure("overload", "requests/s during", PerSecond(during, "requests"));
   Figure("overload", "429s/s during", PerSecond(during, "throttled"));
   Figure("overload", "requests/s after", PerSecond(after, "requests"));
-  Check("overload", "requests before their Retry-After", Delta(c0, api_.Stats(), "earlyRetries"),
+  Check("overload", "requests before their Retry-After", Delta(c0, Admin("/stats"), "earlyRetries"),
         0);
   // Each of a node's two clients may come back once per Retry-After: what the 429s invited.
   Check("overload", "requests during, over the budget and the retries invited",
         Delta(c0, c1, "requests"),
         static_cast<double>(cut) * seconds +
             2.0 * static_cast<double>(nodes_.size()) * (seconds / 4.0 + 1));
-  if (right.is_null()) {
-    Check("overload", "nodes right 120 s after the budget returned (missing)", 1, 0);
-    return;
-  }
-  std::vector<double> ms;
-  for (const Node& n : nodes_)
-    ms.push_back(std::max(0.0, right[n.name]["lastWriteAt"].get<double>() - back));
-  TimesToRight("overload", ms, 30000);
+  RightAfter("overload", right, back, 30000);
 }
 
 void Bench::Outage() {
   const int seconds = EnvInt("FLEET_OUTAGE_S", 60);
   const auto before = PerNodeRequests();
-  const double from = api_.Admin("/outage", {{"on", true}})["at"];
-  for (Node& n : nodes_) Publish(n, kHcas);  // a change while the server is away
+  const double from = Admin("/outage", {{"on", true}})["at"];
+  for (Node& n : nodes_) Publish(n, n.hcas == kHcas ? kHcas - 2 : kHcas);  // while it is away
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   const auto during = PerNodeRequests();
-  const double back = api_.Admin("/outage", {{"on", false}})["at"];
+  const double back = Admin("/outage", {{"on", false}})["at"];
   const json right = AwaitRight(120s, from);
   const double to = Now();
   const auto after = Series(back, to + 1000);
@@ -437,28 +469,37 @@ void Bench::Outage() {
                        static_cast<double>(before.count(ua) ? before.at(ua) : 0));
   }
   std::printf("outage: every request refused for %d s, every pool changed meanwhile\n", seconds);
+  {
+    // What one node did, as the server saw it: seconds since the outage began.
+    const json log = Admin("/requests");  // kept: the loop reads into it
+    const std::string ua = Cat("fleet/", nodes_[0].name);
+    const double since = from + log["t0"].get<double>();
+    std::string seen;
+    for (const auto& r : log["requests"]) {
+      const double t = r["t"].get<double>();
+      if (r["ua"].get<std::string>() != ua || t < since) continue;
+      char one[64];
+      std::snprintf(one, sizeof one, " %.1fs:%s/%ld", (t - since) / 1000,
+                    r["method"].get<std::string>().c_str(), r["code"].get<long>());
+      seen += one;
+    }
+    Figure("outage", Cat(nodes_[0].name, "'s requests"), seen);
+  }
   Figure("outage", "requests/s during", PerSecond(Series(from, back), "requests"));
   Figure("outage", "requests/s after", PerSecond(after, "requests"));
   Figure("outage", "requests per node during, p50", std::to_string(Percentile(per_node, 50)));
   Check("outage", "requests per node during, most", Percentile(per_node, 100), 8);
   Check("outage", "busiest second after the return (requests)",
         static_cast<double>(Peak(after, "requests")), static_cast<double>(nodes_.size()) / 10);
-  if (right.is_null()) {
-    Check("outage", "nodes right 120 s after the return (missing)", 1, 0);
-    return;
-  }
-  std::vector<double> ms;
-  for (const Node& n : nodes_)
-    ms.push_back(std::max(0.0, right[n.name]["lastWriteAt"].get<double>() - back));
-  TimesToRight("outage", ms, 10000);
+  RightAfter("outage", right, back, 10000);
 }
 
 void Bench::Steady() {
   const int seconds = EnvInt("FLEET_STEADY_S", 60);
   const double from = Mark();
-  const json c0 = api_.Stats();
+  const json c0 = Admin("/stats");
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  const json c1 = api_.Stats();
+  const json c1 = Admin("/stats");
   const auto s = Series(from, c1["at"].get<double>());
   std::printf("steady state: %d s of nothing (real time)\n", seconds);
   Figure("steady", "requests/s", PerSecond(s, "requests"));
@@ -470,6 +511,7 @@ void Bench::Steady() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each wave's figures as they come (a log)
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 100;
   const char* waves_env = std::getenv("FLEET_WAVES");
   const std::string waves = waves_env != nullptr && *waves_env != '\0'
@@ -478,11 +520,15 @@ int main(int argc, char** argv) {
   auto want = [&](const std::string& w) {
     return Cat(",", waves, ",").find(Cat(",", w, ",")) != std::string::npos;
   };
-  // Every publisher holds two connections (and a thread each): well past the default 1,024.
+  // Every publisher holds two connections (and libcurl a wake-up pair for each): 5,000 nodes
+  // need some 30,000 descriptors here and 10,000 in the API server (which inherits this).
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = files.rlim_max;
-  ::setrlimit(RLIMIT_NOFILE, &files);
+  const rlimit wanted{262144, 262144};
+  if (::setrlimit(RLIMIT_NOFILE, &wanted) != 0) {  // raising the hard limit takes root
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   Bench bench(nodes);
   std::printf(
       "fleet_bench: %d nodes, %d HCAs a node, one API server (APF budget %d "

@@ -196,6 +196,38 @@ TEST_F(Publisher, AChangeBumpsTheGenerationInPlace) {
   ExpectQuiet(3);
 }
 
+// A flapping port: the first change goes out at once; the changes within kUpdateSpacing of
+// it wait, and go out as one update carrying the latest wish (fleet_bench's flap wave: 500
+// flapping nodes would otherwise update a slice every 2 s each).
+TEST_F(Publisher, AFlappingPoolIsUpdatedAtMostOncePerSpacing) {
+  auto p = Start();
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("stats.creates === 1")["ok"].get<bool>());
+  p->Publish({Wanted(2)});
+  ASSERT_TRUE(api_.Await("stats.updates === 1")["ok"].get<bool>());
+  p->Publish({Wanted(3)});  // down, up, down again: only the last is written
+  p->Publish({Wanted(1)});
+  p->Publish({Wanted(3)});
+  auto r = api_.Await("stats.updates === 2", 30s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  ASSERT_EQ(r["slices"].size(), 1u);
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 3u);
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 3);
+  const auto puts = Requests(api_, "PUT", "/resourceslices/");
+  ASSERT_EQ(puts.size(), 2u);
+  // As the server saw them: the second no sooner than kUpdateSpacing after the first.
+  EXPECT_GE(puts[1].t - puts[0].t, 10000.0);
+  // A wipe meanwhile is no update: its repair never waits.
+  p->Publish({Wanted(2)});
+  EXPECT_EQ(api_.Slices()[0]["spec"]["devices"].size(), 3u);  // held: 10 s are not over
+  EXPECT_EQ(api_.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}})["deleted"], 1);
+  r = api_.Await("slices.length === 1 && stats.creates === 2");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"].size(), 2u);  // the latest wish, created
+  EXPECT_EQ(r["stats"]["updates"], 2);
+  ExpectQuiet(4);
+}
+
 TEST_F(Publisher, AWipedNodeIsRepublishedAtOnce) {
   auto p = Start();
   p->Publish({Wanted(3), Wanted(2, "b")});

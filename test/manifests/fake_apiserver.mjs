@@ -466,6 +466,7 @@ function apfAdmit(now) {
 }
 // Requests per second since the server started, by kind: what fleet_bench plots.
 const t0 = performance.now();
+const at = () => performance.now() - t0; // the clock of /series, /nodes and `at` answers (ms)
 const series = [];
 // Each second: every request that arrived, those refused (outage) and throttled (429),
 // and the ones served by kind.
@@ -641,7 +642,7 @@ const sockets = new Set();
 // assert the times between requests (GET /requests), as what the server saw, not the client.
 const requestLog = [];
 const apiServer = https.createServer(tls, (req, res) => {
-  const entry = { t: performance.now(), method: req.method, url: req.url, code: 0 };
+  const entry = { t: performance.now(), method: req.method, url: req.url, code: 0, ua: req.headers["user-agent"] ?? "" };
   requestLog.push(entry);
   if (requestLog.length > 10000) requestLog.shift();
   const writeHead = res.writeHead.bind(res);
@@ -660,11 +661,9 @@ let apiPort = 0;
 const admin = http.createServer(async (req, res) => {
   const body = req.method === "POST" ? await readBody(req) : "";
   const arg = body ? JSON.parse(body) : {};
-  // Objects carry `at`: the server's time of the answer (ms since it started), the clock
-  // of /series and /nodes.
   const ok = (v = {}) => {
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify(Array.isArray(v) ? v : { at: performance.now() - t0, ...v }));
+    res.end(JSON.stringify(v));
   };
   switch (req.url) {
     case "/token":
@@ -753,7 +752,7 @@ const admin = http.createServer(async (req, res) => {
     case "/outage":
       outage = Boolean(arg.on);
       if (outage) for (const w of watches) w.res.destroy();  // a restarting API server
-      return ok();
+      return ok({ at: at() });
     case "/claim-delay":
       claimDelayMs = arg.ms ?? 0;
       return ok();
@@ -794,24 +793,24 @@ const admin = http.createServer(async (req, res) => {
       return settle();
     }
     case "/stats":
-      return ok({ ...stats, rv, watchesOpen: watches.size });
+      return ok({ ...stats, rv, watchesOpen: watches.size, at: at() });
     case "/apf":
       Object.assign(apf, { budget: 0, burst: 0, retryAfter: 1, listDelayMs: 0 }, arg);
       apf.burst ||= apf.budget;
       apf.tokens = apf.burst;
       apf.refilledAt = performance.now();
-      return ok(apf);
+      return ok({ ...apf, at: at() });
     case "/mark": // per-node first write and write count start over
       for (const info of nodeInfo.values()) Object.assign(info, { firstWriteAt: 0, writes: 0 });
-      return ok();
+      return ok({ at: at() });
     case "/wipe-wave": {
       // The kubelet restarts of a fleet, one node's wipe each, spread evenly over spreadMs.
       const nodes = arg.nodes ?? [];
       nodes.forEach((node, i) => setTimeout(() => wipe({ "spec.nodeName": node }), (i * (arg.spreadMs ?? 0)) / Math.max(1, nodes.length)));
-      return ok();
+      return ok({ at: at() });
     }
     case "/series":
-      return ok({ now: performance.now() - t0, series });
+      return ok({ at: at(), series });
     case "/nodes": {
       // Per node: its slices now, their devices, when it was last written and wiped.
       const out = {};
@@ -826,12 +825,12 @@ const admin = http.createServer(async (req, res) => {
         Object.assign(out[node], { lastWriteAt: since(info.lastWriteAt), wipedAt: since(info.wipedAt),
           firstWriteAt: since(info.firstWriteAt), writes: info.writes });
       }
-      return ok({ nodes: out });
+      return ok({ at: at(), nodes: out });
     }
     case "/slices":
       return ok([...slices.values()]);
     case "/requests":
-      return ok({ now: performance.now(), requests: requestLog });
+      return ok({ now: performance.now(), t0, requests: requestLog });  // t0: the start of `at`
 
     default:
       return status(res, 404, "NotFound", req.url);
@@ -845,3 +844,7 @@ apiServer.listen(0, "127.0.0.1", () => {
   });
 });
 process.on("SIGTERM", () => process.exit(0));
+// A test that dies without its destructor (a crash, _Exit) leaves no server behind: the
+// parent's death re-parents us.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref();

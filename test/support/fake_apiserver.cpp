@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
@@ -102,7 +103,11 @@ nlohmann::json FakeApiServer::Admin(const std::string& path, const nlohmann::jso
   client.set_read_timeout(120, 0);
   auto r = body.is_null() ? client.Get(path.c_str())
                           : client.Post(path.c_str(), body.dump(), "application/json");
-  if (!r) return nullptr;
+  if (!r) {
+    std::fprintf(stderr, "fake apiserver: admin %s: %s\n", path.c_str(),
+                 httplib::to_string(r.error()).c_str());
+    return nullptr;
+  }
   return nlohmann::json::parse(r->body, nullptr, false);
 }
 

@@ -96,9 +96,24 @@ TEST_F(Schedule, FiveHundredsAndTransportErrorsDoubleToTheCap) {
                    {3000, {0, 0}},
                    {7000, {502, 0}},
                    {15000, {500, 0}},
-                   {31000, {429, 0}},
-                   {61000, {500, 0}}}),
-            (std::vector<long>{1000, 3000, 7000, 15000, 31000, 61000, 91000}));
+                   {25000, {429, 0}},
+                   {35000, {500, 0}}}),
+            (std::vector<long>{1000, 3000, 7000, 15000, 25000, 35000, 45000}));
+  EXPECT_EQ(kMaxBackoff, milliseconds(10000)) << "right within 10 s of a server's return";
+}
+
+// An outage longer than kLongFailure: the waits grow on from 10 s to 30 s, and a success
+// starts the fast back-off over.
+TEST_F(Schedule, ALongOutageTakesThePatientBackOff) {
+  std::vector<std::pair<long, FailedAnswer>> failures;  // each at the end of the last wait
+  for (long t : {0, 1000, 3000, 7000}) failures.push_back({t, {503, 0}});
+  for (long t = 15000; t < 120000; t += 10000) failures.push_back({t, {503, 0}});
+  const auto ends = After(failures);
+  EXPECT_EQ(ends.back(), 125000) << "the last failure inside 120 s still waits 10 s";
+  EXPECT_EQ(After({{125000, {503, 0}}, {135000, {0, 0}}, {155000, {503, 0}}, {185000, {503, 0}}}),
+            (std::vector<long>{135000, 155000, 185000, 215000}));
+  retry.Succeeded();
+  EXPECT_EQ(After({{300000, {503, 0}}, {301000, {503, 0}}}), (std::vector<long>{301000, 303000}));
 }
 
 // 401/403 (and 422): an operator must act; retrying sooner cannot help.
