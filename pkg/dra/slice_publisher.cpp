@@ -195,9 +195,15 @@ bool SlicePublisher::TakeWriteToken() {
 
 std::vector<SliceWrite> SlicePublisher::HoldRecentlyUpdated(
     std::vector<SliceWrite> writes, std::chrono::steady_clock::time_point now) {
+  // A pool with a slice to create (a new pool, a wiped slice, a pool that grew) is repaired
+  // at once: holding its updates would leave it half at one generation.
+  std::set<std::string> creating;
+  for (const auto& w : writes) {
+    if (w.kind == SliceWrite::Kind::kCreate) creating.insert(PoolOf(w.object));
+  }
   std::set<std::string> held;
   for (const auto& w : writes) {
-    if (w.kind != SliceWrite::Kind::kUpdate) continue;
+    if (w.kind != SliceWrite::Kind::kUpdate || creating.count(PoolOf(w.object)) != 0) continue;
     auto it = last_update_.find(PoolOf(w.object));
     if (it == last_update_.end() || now >= it->second + kUpdateSpacing) continue;
     held.insert(it->first);
@@ -434,9 +440,6 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
-    if (w.kind == SliceWrite::Kind::kUpdate) {
-      last_update_[PoolOf(w.object)] = std::chrono::steady_clock::now();
-    }
     last_problem_.clear();
     said_.clear();
     if (w.kind == SliceWrite::Kind::kDelete) {
@@ -610,8 +613,12 @@ void SlicePublisher::WriteLoop() {
           break;
         } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
           break;
+        } else if (held_until_ && now < *held_until_) {
+          changed_.wait_until(lock, std::min(next_probe_, *held_until_));
         } else {
-          changed_.wait_until(lock, std::min(next_probe_, held_until_.value_or(next_probe_)));
+          // Nothing due, or a held pool's time came while the wish is not writable (it
+          // waits for the caller's next wish, which notifies): never a wait already over.
+          changed_.wait_until(lock, next_probe_);
         }
       }
       if (stopping_) return;
@@ -663,21 +670,34 @@ void SlicePublisher::WriteLoop() {
       std::lock_guard lock(mu_);
       written_before = stats_.writes;
     }
+    bool complete = true;
     for (const auto& w : writes) {
       if (!TakeWriteToken()) return;
       {
         // The batch was planned for a wish and a listing: a capability learnt from an
         // earlier write's answer, or a relist, makes the rest stale; plan again.
         std::lock_guard lock(mu_);
-        if (!WishWritable() || relist_) break;
+        if (!WishWritable() || relist_) {
+          complete = false;
+          break;
+        }
       }
-      if (!(ok = Write(w, &failed))) break;
+      if (!(ok = Write(w, &failed))) {
+        complete = false;
+        break;
+      }
     }
     bool wrote = false;
     {
       std::lock_guard lock(mu_);
       if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
       wrote = stats_.writes != written_before;
+      // The spacing counts from a pool's whole update; one broken off halfway is not held
+      // (its slices would stay at two generations).
+      const auto now = std::chrono::steady_clock::now();
+      for (const auto& w : writes) {
+        if (complete && w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
+      }
     }
     if (ok) {
       if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone

@@ -20,10 +20,10 @@
 // server more than that, even through a bug (a fleet of a thousand nodes each in a write
 // loop would otherwise take the control plane down).
 //
-// A pool that changes again within kUpdateSpacing of its last update (a flapping port) waits
-// until then, its writes coalesced: its first change goes out at once, then at most one
-// update a pool per kUpdateSpacing. Creates of a pool without an update (a new pool, the
-// repair of a wipe) never wait.
+// A pool that changes again within kUpdateSpacing of its last whole update (a flapping port)
+// waits until then, its writes coalesced: its first change goes out at once, then at most
+// one update a pool per kUpdateSpacing. A pool with a slice to create (a new pool, a wiped
+// slice, a pool that grew) never waits, nor does the rest of an update broken off halfway.
 //
 // Fields the server drops from what we write (a disabled feature gate) are learned from
 // its answers (slice_reconciler.h: DroppedFields), reported once each through `on_info`
@@ -101,7 +101,9 @@ struct PublisherStats {
   uint64_t failures = 0;  // writes or lists that failed (transport, 4xx, 5xx)
   bool synced = false;    // the first list succeeded
   std::string problem;    // the latest problem, until a list, watch event or write works
-  bool in_sync = false;   // nothing left to write for the current wish
+  // Nothing left to write now for the current wish; a held pool's change (kUpdateSpacing)
+  // counts as written: its slices are published, one change behind.
+  bool in_sync = false;
 };
 
 class SlicePublisher {

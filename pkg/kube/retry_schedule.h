@@ -7,11 +7,12 @@
 //  - 429 or 5xx with Retry-After: never before Retry-After (capped at kMaxRetryAfter, so a
 //    server cannot park a node for years), and never before our own back-off step either;
 //  - 5xx, 429 without Retry-After, transport errors, a broken answer: the fast back-off,
-//    jittered, kFirstBackoff doubling to kMaxBackoff (10 s: a node is right again within
-//    10 s of an API server's return, where client-go's reflector may take 30 s); once a
-//    series of failures is kLongFailure old, the patient back-off, kMaxBackoff doubling to
-//    kMaxPatientBackoff: a control plane down for long hears a third as much from a fleet
-//    (docs/performance.md, "A fleet against one API server");
+//    jittered, kFirstBackoff doubling to kMaxBackoff (10 s: a node's next request comes
+//    within 10 s of an API server's return; client-go's reflector waits up to a minute at
+//    its 30 s cap, each wait d to 2d); once a series of failures is kLongFailure old, the
+//    patient back-off, kMaxBackoff doubling to kMaxPatientBackoff: a control plane down for
+//    long hears a third as much from a fleet (docs/performance.md, "A fleet against one
+//    API server");
 //  - 401/403 (a token or RBAC the operator must fix) and other 4xx: the slow back-off,
 //    kFirstSlowBackoff doubling to kMaxSlowBackoff: retrying sooner cannot help;
 //  - a success starts both over.
@@ -68,7 +69,10 @@ class RetrySchedule {
 
   // A request answered at `now` failed with `a`: the earliest time of the next request.
   Time Failed(Time now, const FailedAnswer& a) {
-    if (!failing_) series_start_ = now;
+    // A series is failures one after the other: one that comes well after the last wait
+    // ended (a refused probe an hour later; requests that worked meanwhile without telling
+    // us) starts a new one.
+    if (!failing_ || now > not_before_ + kMaxBackoff) series_start_ = now;
     failing_ = true;
     std::chrono::milliseconds wait{0};
     switch (Classify(a)) {

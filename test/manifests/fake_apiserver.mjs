@@ -638,13 +638,13 @@ function wipe(selector) {
 const tls = { key: fs.readFileSync(path.join(dir, "tls.key")), cert: fs.readFileSync(path.join(dir, "ca.crt")) };
 const sockets = new Set();
 // Every API request as it arrived (ms on the server's monotonic clock), with the code it
-// was answered (the status line: for a watch, 200 when it opened), the last 10,000: tests
+// was answered (the status line: for a watch, 200 when it opened), the last 100,000: tests
 // assert the times between requests (GET /requests), as what the server saw, not the client.
 const requestLog = [];
 const apiServer = https.createServer(tls, (req, res) => {
   const entry = { t: performance.now(), method: req.method, url: req.url, code: 0, ua: req.headers["user-agent"] ?? "" };
   requestLog.push(entry);
-  if (requestLog.length > 10000) requestLog.shift();
+  if (requestLog.length > 100000) requestLog.shift();
   const writeHead = res.writeHead.bind(res);
   res.writeHead = (code, ...rest) => {
     entry.code = code;

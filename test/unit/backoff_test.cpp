@@ -129,6 +129,13 @@ TEST_F(Schedule, ASuccessStartsBothOver) {
 }
 
 // A failure answered before the current wait is over never shortens it.
+// A failure long after the last wait ended (a refused dry-run probe, then an hour of work)
+// starts a new series: it takes the fast back-off, not the patient one.
+TEST_F(Schedule, AFailureLongAfterTheLastWaitStartsANewSeries) {
+  EXPECT_EQ(After({{0, {403, 0}}}), (std::vector<long>{8000}));
+  EXPECT_EQ(After({{200000, {503, 0}}, {201000, {503, 0}}}), (std::vector<long>{201000, 203000}));
+}
+
 TEST_F(Schedule, AnEarlierEndIsNeverTaken) {
   EXPECT_EQ(After({{0, {429, 30}}, {1000, {500, 0}}}), (std::vector<long>{30000, 30000}));
 }
