@@ -27,9 +27,16 @@
 //   FLEET_WAVES=cold,rollout,...   the waves to run (cold always runs first)
 //   FLEET_BUDGET=1000              the API server's budget, requests a second
 //   FLEET_OUTAGE_S=60 FLEET_OVERLOAD_S=60 FLEET_STEADY_S=60
-// `scripts/bench.sh fleet` runs it at 100, 1,000 and 3,000 nodes (5,000 need 30,000 file
-// descriptors; the bench raises its limit where it may).
+// `scripts/bench.sh fleet` runs it at 100, 1,000 and 5,000 nodes.
+//
+// The publishers live in worker processes of up to kNodesPerWorker nodes each (a publisher
+// holds 6 descriptors: two sockets and libcurl's wake-up pair for each; a process may hold
+// 20,000 here), driven over a socketpair; this process runs the waves and reads every
+// figure off the server.
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -83,10 +90,111 @@ size_t Devices(const dra::WantedPool& pool) {
   return n;
 }
 
+long PeakRssKib(pid_t pid) {
+  std::ifstream in(Cat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
 struct Node {
   std::string name;
   int hcas = kHcas;
-  std::unique_ptr<dra::SlicePublisher> publisher;
+};
+
+constexpr size_t kNodesPerWorker = 2500;
+
+// The API server a worker's publishers talk to.
+struct ApiAddress {
+  std::string server, ca_file, token_file;
+};
+
+// A worker process's command loop: one line in, one line out, until its parent closes the
+// socket. Commands: "api <server> <ca> <token>", "start <node> <hcas>" (a publisher
+// started, its pool published), "stop <node>", "publish <node> <hcas>", "ready <node>"
+// ("1" once it listed and has nothing to write), "rss" (its peak RSS, KiB).
+[[noreturn]] void WorkerMain(int fd) {
+  FILE* in = ::fdopen(fd, "r");
+  ApiAddress api;
+  std::map<std::string, std::unique_ptr<dra::SlicePublisher>> publishers;
+  char line[4096];
+  while (std::fgets(line, sizeof line, in) != nullptr) {
+    std::istringstream words(line);
+    std::string verb, node;
+    int hcas = 0;
+    words >> verb;
+    std::string answer = "ok";
+    if (verb == "api") {
+      words >> api.server >> api.ca_file >> api.token_file;
+    } else if (verb == "start" || verb == "publish") {
+      words >> node >> hcas;
+      auto& p = publishers[node];
+      if (verb == "start") {
+        dra::PublisherOptions o;
+        o.api = {api.server, api.ca_file, api.token_file, Cat("fleet/", node)};
+        o.driver = kDriver;
+        o.node_name = node;
+        auto started = dra::SlicePublisher::Start(o);
+        if (!started.ok()) {
+          std::fprintf(stderr, "publisher %s: %s\n", node.c_str(),
+                       std::string(started.status().message()).c_str());
+          std::_Exit(1);
+        }
+        p = std::move(*started);
+      }
+      p->Publish({Pool(node, hcas)});
+    } else if (verb == "stop") {
+      words >> node;
+      publishers.erase(node);
+    } else if (verb == "ready") {
+      words >> node;
+      const auto st = publishers.at(node)->stats();
+      answer = st.synced && st.in_sync ? "1" : "0";
+    } else if (verb == "rss") {
+      answer = std::to_string(PeakRssKib(::getpid()));
+    }
+    answer += '\n';
+    if (::write(fd, answer.data(), answer.size()) != static_cast<ssize_t>(answer.size())) break;
+  }
+  std::_Exit(0);  // not through the publishers' destructors: thousands of joins for nothing
+}
+
+// This process's end of one worker.
+class Worker {
+ public:
+  Worker() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::exit(2);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      WorkerMain(fds[1]);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+    in_ = ::fdopen(fd_, "r");
+  }
+  pid_t pid() const { return pid_; }
+  // Sends one command; returns the worker's answer (the run ends if the worker is gone).
+  std::string Call(const std::string& command) {
+    const std::string line = command + '\n';
+    char answer[256];
+    if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+        std::fgets(answer, sizeof answer, in_) == nullptr) {
+      std::fprintf(stderr, "fleet_bench: a worker died at \"%s\"\n", command.c_str());
+      std::_Exit(2);
+    }
+    std::string out(answer);
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  FILE* in_ = nullptr;
 };
 
 // Percentiles of a sample (nearest rank); 0 for none.
@@ -97,21 +205,17 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-long PeakRssKib(pid_t pid) {
-  std::ifstream in(Cat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return 0;
-}
-
 class Bench {
  public:
-  explicit Bench(int nodes) : api_(60000) {
+  // `workers` forked before anything else starts a thread.
+  Bench(int nodes, std::vector<std::unique_ptr<Worker>> workers)
+      : api_(60000), workers_(std::move(workers)) {
+    for (auto& w : workers_) {
+      w->Call(Cat("api ", api_.server(), " ", api_.ca_file(), " ", api_.token_file()));
+    }
     budget_ = EnvInt("FLEET_BUDGET", 1000);
     Admin("/apf", {{"budget", budget_}, {"retryAfter", 1}, {"listDelayMs", 200}});
-    for (int n = 0; n < nodes; ++n) nodes_.push_back({Cat("node-", n), kHcas, nullptr});
+    for (int n = 0; n < nodes; ++n) nodes_.push_back({Cat("node-", n), kHcas});
     for (int h : {kHcas - 2, kHcas - 1, kHcas}) devices_[h] = Devices(Pool("x", h));
     slices_per_node_ = static_cast<int>(Pool("x", kHcas).slices.size());
   }
@@ -137,32 +241,26 @@ class Bench {
   void Steady();
 
   void PrintMemory() {
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
+    double fleet_kib = 0;
+    for (auto& w : workers_) fleet_kib += std::stod(w->Call("rss"));
     std::printf(
-        "peak memory: the fleet's process %.0f MiB (%zu publishers, %zu threads), the "
-        "API server %.0f MiB\n",
-        static_cast<double>(u.ru_maxrss) / 1024, nodes_.size(), 2 * nodes_.size(),
+        "peak memory: the fleet %.0f MiB (%zu publishers, %zu threads, in %zu processes), "
+        "the API server %.0f MiB\n",
+        fleet_kib / 1024, nodes_.size(), 2 * nodes_.size(), workers_.size(),
         static_cast<double>(PeakRssKib(api_.pid())) / 1024);
   }
 
  private:
-  std::unique_ptr<dra::SlicePublisher> StartPublisher(const std::string& name) {
-    dra::PublisherOptions o;
-    o.api = {api_.server(), api_.ca_file(), api_.token_file(), Cat("fleet/", name)};
-    o.driver = kDriver;
-    o.node_name = name;
-    auto p = dra::SlicePublisher::Start(o);
-    if (!p.ok()) {
-      std::fprintf(stderr, "publisher %s: %s\n", name.c_str(),
-                   std::string(p.status().message()).c_str());
-      std::exit(1);
-    }
-    return std::move(*p);
+  Worker& WorkerOf(size_t i) { return *workers_[i % workers_.size()]; }
+  void Start(size_t i, int hcas) {
+    nodes_[i].hcas = hcas;
+    WorkerOf(i).Call(Cat("start ", nodes_[i].name, " ", hcas));
   }
-  void Publish(Node& n, int hcas) {
-    n.hcas = hcas;
-    n.publisher->Publish({Pool(n.name, hcas)});
+  void Stop(size_t i) { WorkerOf(i).Call(Cat("stop ", nodes_[i].name)); }
+  bool Ready(size_t i) { return WorkerOf(i).Call(Cat("ready ", nodes_[i].name)) == "1"; }
+  void Publish(size_t i, int hcas) {
+    nodes_[i].hcas = hcas;
+    WorkerOf(i).Call(Cat("publish ", nodes_[i].name, " ", hcas));
   }
   // Starts the server's per-node counts over; returns the server's time (ms), and keeps it
   // with ours so that a moment of ours converts to the server's clock (ServerMs).
@@ -269,6 +367,7 @@ class Bench {
   }
 
   testing::FakeApiServer api_;
+  std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<Node> nodes_;
   std::map<int, size_t> devices_;  // by HCA count
   int slices_per_node_ = 0;
@@ -285,8 +384,7 @@ void Bench::Cold() {
   const auto start = Clock::now();
   for (size_t i = 0; i < nodes_.size(); ++i) {
     std::this_thread::sleep_until(start + ramp * i / nodes_.size());
-    nodes_[i].publisher = StartPublisher(nodes_[i].name);
-    Publish(nodes_[i], kHcas);
+    Start(i, kHcas);
   }
   const json right = AwaitRight(300s);
   const json c1 = Admin("/stats");
@@ -314,18 +412,12 @@ void Bench::Rollout() {
   const double from = Mark();
   const json c0 = Admin("/stats");
   auto restart = [&](size_t first, size_t count) {
-    for (size_t i = first; i < first + count; ++i) nodes_[i].publisher.reset();
-    for (size_t i = first; i < first + count; ++i) {
-      nodes_[i].publisher = StartPublisher(nodes_[i].name);
-      Publish(nodes_[i], nodes_[i].hcas);
-    }
+    for (size_t i = first; i < first + count; ++i) Stop(i);
+    for (size_t i = first; i < first + count; ++i) Start(i, nodes_[i].hcas);
     // Ready when each has listed and found nothing to write (a DaemonSet's readiness).
     for (bool all = false; !all;) {
       all = true;
-      for (size_t i = first; i < first + count && all; ++i) {
-        const auto st = nodes_[i].publisher->stats();
-        all = st.synced && st.in_sync;
-      }
+      for (size_t i = first; i < first + count && all; ++i) all = Ready(i);
       if (!all) std::this_thread::sleep_for(20ms);
     }
   };
@@ -386,7 +478,7 @@ void Bench::Flap() {
     const auto at = Clock::now();
     for (size_t i = 0; i < flapping; ++i) {
       if (t == 0) went_down[i] = ServerMs();
-      Publish(nodes_[i], t % 4 == 0 ? kHcas - 1 : kHcas);
+      Publish(i, t % 4 == 0 ? kHcas - 1 : kHcas);
     }
     std::this_thread::sleep_until(at + 2s);  // the port's own period
   }
@@ -407,7 +499,7 @@ void Bench::Flap() {
     }
   }
   // Settled: every flapping node ends on its full pool.
-  for (size_t i = 0; i < flapping; ++i) Publish(nodes_[i], kHcas);
+  for (size_t i = 0; i < flapping; ++i) Publish(i, kHcas);
   const bool settled = !AwaitRight(60s).is_null();
   const auto s = Series(from, to);
   std::printf("port flaps: %zu nodes, one HCA down and up every 2 s for %d s\n", flapping, seconds);
@@ -427,7 +519,9 @@ void Bench::Overload() {
   const json c0 = Admin("/stats");
   const double from =
       Admin("/apf", {{"budget", cut}, {"retryAfter", 4}, {"listDelayMs", 2000}})["at"];
-  for (Node& n : nodes_) Publish(n, n.hcas == kHcas - 2 ? kHcas : kHcas - 2);  // a ConfigMap change
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Publish(i, nodes_[i].hcas == kHcas - 2 ? kHcas : kHcas - 2);  // a ConfigMap change
+  }
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   const json c1 = Admin("/stats");
   const double back =
@@ -457,7 +551,9 @@ void Bench::Outage() {
   const int seconds = EnvInt("FLEET_OUTAGE_S", 60);
   const auto before = PerNodeRequests();
   const double from = Admin("/outage", {{"on", true}})["at"];
-  for (Node& n : nodes_) Publish(n, n.hcas == kHcas ? kHcas - 2 : kHcas);  // while it is away
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Publish(i, nodes_[i].hcas == kHcas ? kHcas - 2 : kHcas);  // while it is away
+  }
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   const auto during = PerNodeRequests();
   const double back = Admin("/outage", {{"on", false}})["at"];
@@ -534,16 +630,17 @@ int main(int argc, char** argv) {
   auto want = [&](const std::string& w) {
     return Cat(",", waves, ",").find(Cat(",", w, ",")) != std::string::npos;
   };
-  // Every publisher holds two connections (and libcurl a wake-up pair for each): 5,000 nodes
-  // need some 30,000 descriptors here and 10,000 in the API server (which inherits this).
+  // A worker's 2,500 publishers hold some 15,000 descriptors; the API server, which inherits
+  // this process's limit, 2 a node.
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
-  const rlimit wanted{262144, 262144};
-  if (::setrlimit(RLIMIT_NOFILE, &wanted) != 0) {  // raising the hard limit takes root
-    files.rlim_cur = files.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &files);
-  }
-  Bench bench(nodes);
+  files.rlim_cur = files.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  std::vector<std::unique_ptr<Worker>> workers;
+  const size_t count = std::max<size_t>(1, (static_cast<size_t>(nodes) + kNodesPerWorker - 1) /
+                                               kNodesPerWorker);
+  for (size_t i = 0; i < count; ++i) workers.push_back(std::make_unique<Worker>());
+  Bench bench(nodes, std::move(workers));
   std::printf(
       "fleet_bench: %d nodes, %d HCAs a node, one API server (APF budget %d "
       "requests/s)\n",
