@@ -20,7 +20,7 @@ if [ "${1:-}" = fleet ]; then
   cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target fleet_bench
   mkdir -p bench
   status=0
-  for nodes in ${FLEET_SIZES:-100 1000 3000}; do
+  for nodes in ${FLEET_SIZES:-100 1000 5000}; do
     echo "== fleet: $nodes nodes"
     "$BUILD_DIR/test/fleet_bench" "$nodes" | tee "bench/fleet-$nodes.txt" || status=1
   done

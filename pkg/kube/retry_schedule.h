@@ -6,6 +6,9 @@
 // The rules, as client-go applies them and as a fleet of thousands of nodes needs them:
 //  - 429 or 5xx with Retry-After: never before Retry-After (capped at kMaxRetryAfter, so a
 //    server cannot park a node for years), and never before our own back-off step either;
+//    plus up to a quarter of it more, at random: a throttled fleet told "4" would otherwise
+//    come back in the same second and be throttled again (fleet_bench's overload wave saw
+//    2,000 requests in one second, then 4 silent ones, over and over);
 //  - 5xx, 429 without Retry-After, transport errors, a broken answer: the fast back-off,
 //    jittered, kFirstBackoff doubling to kMaxBackoff (10 s: a node's next request comes
 //    within 10 s of an API server's return; client-go's reflector waits up to a minute at
@@ -62,10 +65,16 @@ class RetrySchedule {
   using Time = std::chrono::steady_clock::time_point;
   using Jitter = std::function<std::chrono::milliseconds(std::chrono::milliseconds)>;
 
-  // `jitter` maps a back-off step to the wait actually taken (empty: [step/2, step]).
-  explicit RetrySchedule(Jitter jitter = nullptr)
+  // `jitter` maps a back-off step to the wait actually taken (empty: [step/2, step]);
+  // `spread` maps a server's Retry-After to the extra wait taken after it (empty: [0,
+  // Retry-After/4]).
+  explicit RetrySchedule(Jitter jitter = nullptr, Jitter spread = nullptr)
       : jitter_(jitter ? std::move(jitter)
-                       : Jitter([](std::chrono::milliseconds d) { return Jittered(d); })) {}
+                       : Jitter([](std::chrono::milliseconds d) { return Jittered(d); })),
+        spread_(spread ? std::move(spread) : Jitter([](std::chrono::milliseconds d) {
+          return std::chrono::milliseconds(
+              static_cast<int64_t>(RandomUpTo(static_cast<uint64_t>(d.count() / 4), ThreadRng())));
+        })) {}
 
   // A request answered at `now` failed with `a`: the earliest time of the next request.
   Time Failed(Time now, const FailedAnswer& a) {
@@ -79,7 +88,7 @@ class RetrySchedule {
       case FailureClass::kThrottled: {
         const auto asked = std::min<std::chrono::milliseconds>(
             std::chrono::seconds(a.retry_after_seconds), kMaxRetryAfter);
-        wait = std::max(asked, Next(fast_));
+        wait = std::max(asked + spread_(asked), Next(fast_));
         break;
       }
       case FailureClass::kTransient:
@@ -110,6 +119,7 @@ class RetrySchedule {
   }
 
   Jitter jitter_;
+  Jitter spread_;
   Backoff fast_{kFirstBackoff, kMaxBackoff};
   Backoff patient_{kMaxBackoff, kMaxPatientBackoff};
   Backoff slow_{kFirstSlowBackoff, kMaxSlowBackoff};

@@ -11,9 +11,10 @@
 //             for the owner reference and the dry-run capability probe)
 //   rollout   the DaemonSet restarted at maxUnavailable 1 (the first 20 nodes) and 10 %:
 //             every restarted node adopts its slices with 0 writes
-//   wipe      every kubelet restarts (wipes its node's slices), spread over 10 s: every
-//             node right again within 2 s of its wipe, writes = slices wiped
-//   flap      10 % of the nodes have one HCA flapping every 2 s for 20 s: the first change
+//   wipe      every kubelet restarts (wipes its node's slices), 100 a second (at least
+//             10 s): every node right again within 2 s of its wipe, writes = slices wiped
+//   flap      10 % of the nodes have one HCA flapping every 2 s for 20 s (each port on its
+//             own phase of the period): the first change
 //             written within 1 s, then <= 1 write per node per 10 s; other nodes 0 writes
 //   overload  the budget cut to 10 % (Retry-After 4 s) for 60 s while every node's pool
 //             changes: no request before its Retry-After, everything right within 30 s of
@@ -450,12 +451,15 @@ void Bench::Wipe() {
   const json c0 = Admin("/stats");
   std::vector<std::string> names;
   for (const Node& n : nodes_) names.push_back(n.name);
-  const double from = Admin("/wipe-wave", {{"nodes", names}, {"spreadMs", 10000}})["at"];
-  std::this_thread::sleep_for(10s);  // the wave's own spread (the server runs it)
+  // 100 kubelets a second (10 s at 1,000 nodes, 50 s at 5,000).
+  const auto spread = std::chrono::milliseconds(std::max<size_t>(10000, nodes_.size() * 10));
+  const double from = Admin("/wipe-wave", {{"nodes", names}, {"spreadMs", spread.count()}})["at"];
+  std::this_thread::sleep_for(spread);  // the wave's own spread (the server runs it)
   const json right = AwaitRight(120s, from);
   const json c1 = Admin("/stats");
   const auto s = Series(from, c1["at"].get<double>() + 1000);
-  std::printf("kubelet wipe wave: %zu nodes' slices wiped over 10 s\n", nodes_.size());
+  std::printf("kubelet wipe wave: %zu nodes' slices wiped over %.0f s\n", nodes_.size(),
+              std::chrono::duration<double>(spread).count());
   if (right.is_null()) {
     Check("wipe", "nodes right 120 s after the wave (missing)", 1, 0);
     return;
@@ -476,14 +480,17 @@ void Bench::Flap() {
   const double from = Mark();
   const int seconds = 20;
   std::vector<double> went_down(flapping);  // when each node's port first went down (server ms)
+  // Ports flap on their own clocks: node i's changes come at i/flapping of the 2 s period,
+  // then every 2 s.
+  const auto start = Clock::now();
   for (int t = 0; t < seconds; t += 2) {
-    const auto at = Clock::now();
     for (size_t i = 0; i < flapping; ++i) {
+      std::this_thread::sleep_until(start + std::chrono::seconds(t) + 2000ms * i / flapping);
       if (t == 0) went_down[i] = ServerMs();
       Publish(i, t % 4 == 0 ? kHcas - 1 : kHcas);
     }
-    std::this_thread::sleep_until(at + 2s);  // the port's own period
   }
+  std::this_thread::sleep_until(start + std::chrono::seconds(seconds));
   const json view = NodesNow();
   const double to = Now();
   std::vector<double> first_ms;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "pkg/kube/retry_schedule.h"
@@ -60,7 +61,7 @@ TEST(Backoff, TinyWaitsAreNotJittered) {
 class Schedule : public ::testing::Test {
  protected:
   using Time = RetrySchedule::Time;
-  RetrySchedule retry{[](milliseconds d) { return d; }};
+  RetrySchedule retry{[](milliseconds d) { return d; }, [](milliseconds) { return milliseconds(0); }};
   const Time t0 = Time() + std::chrono::hours(1);
   // Offsets from t0, in ms, of the next request after each answer in turn.
   std::vector<long> After(const std::vector<std::pair<long, FailedAnswer>>& answers) {
@@ -80,6 +81,23 @@ TEST_F(Schedule, A429IsNeverRetriedBeforeItsRetryAfter) {
   EXPECT_EQ(After({{0, {429, 4}}}), (std::vector<long>{4000}));
   EXPECT_EQ(After({{4000, {429, 1}}}), (std::vector<long>{6000})) << "step 2 s > 1 s asked";
   EXPECT_EQ(After({{6000, {503, 3}}}), (std::vector<long>{10000})) << "step 4 s > 3 s asked";
+}
+
+// A throttled fleet must not come back in the same second: each node waits its Retry-After
+// plus up to a quarter more, and the default spread covers that range.
+TEST(ScheduleSpread, ARetryAfterIsSpreadOverAQuarterMore) {
+  const auto t0 = RetrySchedule::Time() + std::chrono::hours(1);
+  RetrySchedule injected{[](milliseconds d) { return d; }, [](milliseconds d) { return d / 4; }};
+  EXPECT_EQ(injected.Failed(t0, {429, 4}) - t0, milliseconds(5000));
+  std::set<long> seen;
+  for (int i = 0; i < 2000; ++i) {
+    RetrySchedule retry{[](milliseconds d) { return d; }};
+    const long ms = std::chrono::duration_cast<milliseconds>(retry.Failed(t0, {429, 4}) - t0).count();
+    ASSERT_GE(ms, 4000) << "before the server's Retry-After";
+    ASSERT_LE(ms, 5000);
+    if (ms < 5000) seen.insert(ms / 100);  // 5.0 s itself: one draw in 1,001
+  }
+  EXPECT_EQ(seen.size(), 10u) << "every tenth of a second from 4.0 to 5.0 s is taken";
 }
 
 // "A server cannot park us for years": Retry-After is honoured up to kMaxRetryAfter.
