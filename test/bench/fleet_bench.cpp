@@ -646,8 +646,8 @@ int main(int argc, char** argv) {
   files.rlim_cur = files.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &files);
   std::vector<std::unique_ptr<Worker>> workers;
-  const size_t count = std::max<size_t>(1, (static_cast<size_t>(nodes) + kNodesPerWorker - 1) /
-                                               kNodesPerWorker);
+  const size_t count =
+      std::max<size_t>(1, (static_cast<size_t>(nodes) + kNodesPerWorker - 1) / kNodesPerWorker);
   for (size_t i = 0; i < count; ++i) workers.push_back(std::make_unique<Worker>());
   Bench bench(nodes, std::move(workers));
   std::printf(

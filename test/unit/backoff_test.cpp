@@ -61,7 +61,8 @@ TEST(Backoff, TinyWaitsAreNotJittered) {
 class Schedule : public ::testing::Test {
  protected:
   using Time = RetrySchedule::Time;
-  RetrySchedule retry{[](milliseconds d) { return d; }, [](milliseconds) { return milliseconds(0); }};
+  RetrySchedule retry{[](milliseconds d) { return d; },
+                      [](milliseconds) { return milliseconds(0); }};
   const Time t0 = Time() + std::chrono::hours(1);
   // Offsets from t0, in ms, of the next request after each answer in turn.
   std::vector<long> After(const std::vector<std::pair<long, FailedAnswer>>& answers) {
@@ -92,7 +93,8 @@ TEST(ScheduleSpread, ARetryAfterIsSpreadOverAQuarterMore) {
   std::set<long> seen;
   for (int i = 0; i < 2000; ++i) {
     RetrySchedule retry{[](milliseconds d) { return d; }};
-    const long ms = std::chrono::duration_cast<milliseconds>(retry.Failed(t0, {429, 4}) - t0).count();
+    const long ms =
+        std::chrono::duration_cast<milliseconds>(retry.Failed(t0, {429, 4}) - t0).count();
     ASSERT_GE(ms, 4000) << "before the server's Retry-After";
     ASSERT_LE(ms, 5000);
     if (ms < 5000) seen.insert(ms / 100);  // 5.0 s itself: one draw in 1,001
