@@ -77,7 +77,8 @@ struct PublisherOptions {
   std::function<void(std::string problem)> on_problem;  // publisher threads
   std::function<void(std::string info)> on_info;        // publisher threads
   // The jitter of every retry wait (empty: [step/2, step]); tests pass the identity to
-  // assert exact request times.
+  // assert exact request times (a Retry-After's spread stays random: tests assert that no
+  // request comes before the Retry-After).
   kube::RetrySchedule::Jitter jitter;
 };
 

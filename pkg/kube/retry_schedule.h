@@ -39,7 +39,8 @@ inline constexpr std::chrono::milliseconds kMaxPatientBackoff{30000};
 inline constexpr std::chrono::seconds kLongFailure{120};
 inline constexpr std::chrono::milliseconds kFirstSlowBackoff{8000};
 inline constexpr std::chrono::milliseconds kMaxSlowBackoff{300000};
-// The longest Retry-After honoured as sent; longer ones wait this long.
+// The longest Retry-After honoured as sent; longer ones wait this long (then the spread: at
+// most a quarter more, 150 s in all).
 inline constexpr std::chrono::seconds kMaxRetryAfter{120};
 
 // What a failed request got: an HTTP code (0: no answer, a transport error or an answer

@@ -30,10 +30,10 @@
 //   FLEET_OUTAGE_S=60 FLEET_OVERLOAD_S=60 FLEET_STEADY_S=60
 // `scripts/bench.sh fleet` runs it at 100, 1,000 and 5,000 nodes.
 //
-// The publishers live in worker processes of up to kNodesPerWorker nodes each (a publisher
-// holds 6 descriptors: two sockets and libcurl's wake-up pair for each; a process may hold
-// 20,000 here), driven over a socketpair; this process runs the waves and reads every
-// figure off the server.
+// The publishers live in worker processes of up to kNodesPerWorker nodes each, fewer where
+// the descriptor limit is lower (a publisher holds 6 descriptors: two sockets and libcurl's
+// wake-up pair for each; a process may hold 20,000 here), driven over a socketpair; this process
+// runs the waves and reads every figure off the server.
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -106,6 +107,7 @@ struct Node {
 };
 
 constexpr size_t kNodesPerWorker = 2500;
+constexpr size_t kDescriptorsPerNode = 6;  // two sockets and libcurl's wake-up pair for each
 
 // The API server a worker's publishers talk to.
 struct ApiAddress {
@@ -162,14 +164,24 @@ struct ApiAddress {
   std::_Exit(0);  // not through the publishers' destructors: thousands of joins for nothing
 }
 
-// This process's end of one worker.
+// This process's end of one worker. Workers are forked before anything starts a thread.
 class Worker {
  public:
-  Worker() {
+  // `siblings`: the workers forked before, whose sockets the new one must not hold (each
+  // sees its parent go only when every copy of its socket is closed).
+  explicit Worker(const std::vector<std::unique_ptr<Worker>>& siblings) {
     int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::exit(2);
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      std::perror("fleet_bench: socketpair");
+      std::exit(2);
+    }
     pid_ = ::fork();
+    if (pid_ < 0) {
+      std::perror("fleet_bench: fork");
+      std::exit(2);
+    }
     if (pid_ == 0) {
+      for (const auto& w : siblings) ::close(w->fd_);
       ::close(fds[0]);
       WorkerMain(fds[1]);
     }
@@ -177,6 +189,13 @@ class Worker {
     fd_ = fds[0];
     in_ = ::fdopen(fd_, "r");
   }
+  // The worker sees its socket close and exits; it is reaped here.
+  ~Worker() {
+    std::fclose(in_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
   pid_t pid() const { return pid_; }
   // Sends one command; returns the worker's answer (the run ends if the worker is gone).
   std::string Call(const std::string& command) {
@@ -391,7 +410,12 @@ void Bench::Cold() {
   }
   const json right = AwaitRight(300s);
   const json c1 = Admin("/stats");
-  const double to = c1["at"].get<double>();
+  // When the last node was right, by the server's write times (not when the poll saw it).
+  double to = c1["at"].get<double>();
+  if (!right.is_null()) {
+    to = 0;
+    for (const Node& n : nodes_) to = std::max(to, right[n.name]["lastWriteAt"].get<double>());
+  }
   const auto s = Series(from, to + 1000);
   const double n = static_cast<double>(nodes_.size());
   std::printf("cold start: %zu nodes over %.1f s, all right after %.1f s\n", nodes_.size(),
@@ -418,7 +442,12 @@ void Bench::Rollout() {
     for (size_t i = first; i < first + count; ++i) Stop(i);
     for (size_t i = first; i < first + count; ++i) Start(i, nodes_[i].hcas);
     // Ready when each has listed and found nothing to write (a DaemonSet's readiness).
+    const auto deadline = Clock::now() + 300s;
     for (bool all = false; !all;) {
+      if (Clock::now() > deadline) {
+        Check("rollout", "restarted nodes not ready after 300 s (missing)", 1, 0);
+        return;
+      }
       all = true;
       for (size_t i = first; i < first + count && all; ++i) all = Ready(i);
       if (!all) std::this_thread::sleep_for(20ms);
@@ -639,16 +668,32 @@ int main(int argc, char** argv) {
   auto want = [&](const std::string& w) {
     return Cat(",", waves, ",").find(Cat(",", w, ",")) != std::string::npos;
   };
-  // A worker's 2,500 publishers hold some 15,000 descriptors; the API server, which inherits
-  // this process's limit, 2 a node.
+  std::signal(SIGPIPE, SIG_IGN);  // a worker gone is said at the next command, as the plugin does
+  // A worker's publishers hold 6 descriptors each; the API server, which inherits this
+  // process's limit, 2 a node. Raised as far as allowed (the hard limit too, where root may).
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = files.rlim_max;
-  ::setrlimit(RLIMIT_NOFILE, &files);
+  const rlimit wanted{262144, 262144};
+  if (::setrlimit(RLIMIT_NOFILE, &wanted) == 0) {
+    files = wanted;
+  } else {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  const size_t limit = static_cast<size_t>(files.rlim_cur);
+  const size_t per_worker =
+      std::min(kNodesPerWorker, limit > 256 ? (limit - 256) / kDescriptorsPerNode : 0);
+  if (per_worker == 0 || 2 * static_cast<size_t>(nodes) + 256 > limit) {
+    std::fprintf(stderr,
+                 "fleet_bench: %d nodes need %zu file descriptors in the API server; the limit "
+                 "here is %zu\n",
+                 nodes, 2 * static_cast<size_t>(nodes) + 256, limit);
+    return 2;
+  }
   std::vector<std::unique_ptr<Worker>> workers;
   const size_t count =
-      std::max<size_t>(1, (static_cast<size_t>(nodes) + kNodesPerWorker - 1) / kNodesPerWorker);
-  for (size_t i = 0; i < count; ++i) workers.push_back(std::make_unique<Worker>());
+      std::max<size_t>(1, (static_cast<size_t>(nodes) + per_worker - 1) / per_worker);
+  for (size_t i = 0; i < count; ++i) workers.push_back(std::make_unique<Worker>(workers));
   Bench bench(nodes, std::move(workers));
   std::printf(
       "fleet_bench: %d nodes, %d HCAs a node, one API server (APF budget %d "

@@ -124,7 +124,7 @@ class Rescans {
 class Publisher : public ::testing::Test {
  protected:
   // `exact`: every retry waits the upper end of its step (no jitter), so request times are
-  // exact multiples the test can assert.
+  // exact multiples the test can assert (a Retry-After's spread stays random).
   std::unique_ptr<SlicePublisher> Start(bool exact = false) {
     return StartPublisher(
         api_,

@@ -100,7 +100,9 @@ class Fifo {
   get length() { return this.buf.length - this.head; }
   push(x) { this.buf.push(x); }
   shift() {
-    const x = this.buf[this.head++];
+    if (this.head >= this.buf.length) return undefined;
+    const x = this.buf[this.head];
+    this.buf[this.head++] = undefined; // what went out is not kept alive until compaction
     if (this.head >= 4096 && this.head * 2 >= this.buf.length) {
       this.buf = this.buf.slice(this.head);
       this.head = 0;
