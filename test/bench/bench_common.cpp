@@ -5,7 +5,9 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
+#include <string>
 
 namespace rdmadp::bench {
 
@@ -130,6 +132,14 @@ void Row(const std::string& benchmark, const std::string& metric, double value,
         << benchmark << '\t' << metric << '\t' << Fmt(value) << '\t' << unit << '\t' << baseline
         << '\t' << target << '\t' << verdict << '\n';
   }
+}
+
+long PeakRssKib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
 }
 
 }  // namespace rdmadp::bench

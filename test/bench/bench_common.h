@@ -44,6 +44,9 @@ struct ProcessFigures {
 
 ProcessFigures Figures(pid_t pid);
 
+// Peak resident KiB of a process (VmHWM in /proc/<pid>/status); -1 when unreadable.
+long PeakRssKib(pid_t pid);
+
 // Resident KiB per mapped file, from /proc/<pid>/smaps: "[heap]", "[stack]" (the main
 // thread's), "[anon: thread stacks]" (8 MiB anonymous mappings: the other threads' stacks)
 // and "[anon]" for other anonymous memory (malloc's large blocks, gRPC's own mappings).

@@ -44,7 +44,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -54,12 +53,15 @@
 #include "pkg/dra/resource_slices.h"
 #include "pkg/dra/slice_publisher.h"
 #include "pkg/text/cat.h"
+#include "test/bench/bench_common.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/hca_fixture.h"
 
 using namespace rdmadp;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::PeakRssKib;
+using bench::Percentile;
 using nlohmann::json;
 
 namespace {
@@ -90,15 +92,6 @@ size_t Devices(const dra::WantedPool& pool) {
   size_t n = 0;
   for (const auto& s : pool.slices) n += s["spec"]["devices"].size();
   return n;
-}
-
-long PeakRssKib(pid_t pid) {
-  std::ifstream in(Cat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return 0;
 }
 
 struct Node {
@@ -133,7 +126,6 @@ struct ApiAddress {
       words >> api.server >> api.ca_file >> api.token_file;
     } else if (verb == "start" || verb == "publish") {
       words >> node >> hcas;
-      auto& p = publishers[node];
       if (verb == "start") {
         dra::PublisherOptions o;
         o.api = {api.server, api.ca_file, api.token_file, Cat("fleet/", node)};
@@ -145,9 +137,9 @@ struct ApiAddress {
                        std::string(started.status().message()).c_str());
           std::_Exit(1);
         }
-        p = std::move(*started);
+        publishers[node] = std::move(*started);
       }
-      p->Publish({Pool(node, hcas)});
+      publishers.at(node)->Publish({Pool(node, hcas)});
     } else if (verb == "stop") {
       words >> node;
       publishers.erase(node);
@@ -196,7 +188,6 @@ class Worker {
   }
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
-  pid_t pid() const { return pid_; }
   // Sends one command; returns the worker's answer (the run ends if the worker is gone).
   std::string Call(const std::string& command) {
     const std::string line = command + '\n';
@@ -216,14 +207,6 @@ class Worker {
   int fd_ = -1;
   FILE* in_ = nullptr;
 };
-
-// Percentiles of a sample (nearest rank); 0 for none.
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
 
 class Bench {
  public:
@@ -250,7 +233,6 @@ class Bench {
     }
     return answer;
   }
-  testing::FakeApiServer& api() { return api_; }
 
   void Cold();
   void Rollout();

@@ -245,14 +245,6 @@ void BigPools() {
 
 // Peak RSS of the real plugin at the largest configs validate accepts (kMaxTotalSlots in
 // all), registered with the kubelet simulator: the DaemonSet's memory limit comes from it.
-long PeakRssKib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
 void PeakRssAtTheLimit() {
   constexpr double kLimitMib = 128;  // images/base/daemonset.yaml
   for (int resources : {1, 2}) {
