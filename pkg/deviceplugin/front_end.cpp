@@ -92,7 +92,7 @@ void DevicePluginFrontEnd::ChooseMode() {
     if (fd::PathExists(host_.Dirs().PluginsRegistry())) {
       mode_ = cli::RegistrationMode::kWatcher;
       auto_deciding_ = true;
-      auto_timer_ = std::make_unique<loop::Timer>(host_.Loop(), [this] {
+      auto_timer_ = host_.Loop().NewAlarm([this] {
         DecideAutoMode(cli::RegistrationMode::kKubelet,
                        Cat("the kubelet's plugin watcher did not call GetInfo within ",
                            options_.auto_detect_timeout.count(), " ms"));
@@ -156,6 +156,7 @@ bool SameServer(config::ResourceConfig a, const config::ResourceConfig& b) {
 
 void DevicePluginFrontEnd::Apply(const config::Config& config,
                                  const sysfs::NodeInventory& inventory, std::string_view reason) {
+  loop::AssertOnLoop(host_.Loop());
   configured_.clear();
   for (const auto& rc : config.resources) {
     if (rc.frontend == config::Frontend::kDevicePlugin) configured_.insert(rc.resource_name);
@@ -222,7 +223,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
-  res->timer = std::make_unique<loop::Timer>(host_.Loop(), [this, name] {
+  res->timer = host_.Loop().NewAlarm([this, name] {
     if (auto it = resources_.find(name); it != resources_.end()) {
       Drive(*it->second, lifecycle::Event::Timer(it->second->timer_token));
     }
@@ -265,6 +266,7 @@ void DevicePluginFrontEnd::Stop() {
 }
 
 void DevicePluginFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
+  loop::AssertOnLoop(host_.Loop());
   using Kind = frontend::KubeletEvent::Kind;
   switch (event.kind) {
     case Kind::kDirsAppeared:

@@ -105,7 +105,7 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   // Effective mode: kKubelet or kWatcher (auto starts as watcher until decided).
   cli::RegistrationMode mode_ = cli::RegistrationMode::kKubelet;
   bool auto_deciding_ = false;
-  std::unique_ptr<loop::Timer> auto_timer_;
+  std::unique_ptr<loop::Alarm> auto_timer_;
   std::set<std::string> configured_;  // resourceNames of our entries: whose dead sockets go
   ResourceMap resources_;
   std::shared_ptr<grpc::Channel> kubelet_channel_;  // long-lived, see registrar.h

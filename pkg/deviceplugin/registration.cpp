@@ -23,9 +23,10 @@ std::function<void(lifecycle::Event)> DevicePluginFrontEnd::PostTo(const std::st
 }
 
 void DevicePluginFrontEnd::Drive(Resource& res, const lifecycle::Event& event) {
+  loop::AssertOnLoop(host_.Loop());
   using Kind = lifecycle::Action::Kind;
   const std::string kubelet_socket = host_.Dirs().KubeletSocket();
-  lifecycle::Facts facts{.now = lifecycle::Clock::now(),
+  lifecycle::Facts facts{.now = host_.Loop().Now(),
                          .kubelet_socket = frontend::SocketIdOf(kubelet_socket)};
   if (res.server) facts.streams_opened = res.server->streams_opened();
   if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {

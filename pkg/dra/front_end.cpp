@@ -26,6 +26,7 @@ DraFrontEnd::~DraFrontEnd() { Stop(); }
 
 void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
                         std::string_view /*reason*/) {
+  loop::AssertOnLoop(host_.Loop());
   std::vector<pool::PoolModel> pools;
   for (const auto& rc : config.resources) {
     if (rc.frontend == config::Frontend::kDra) pools.push_back(pool::SelectPool(rc, inventory));
@@ -48,6 +49,7 @@ void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory
 }
 
 void DraFrontEnd::Publish() {
+  loop::AssertOnLoop(host_.Loop());
   const std::vector<pool::PoolModel>& pools = pools_;
   SliceContext ctx;
   ctx.driver = options_.driver;
@@ -111,9 +113,8 @@ void DraFrontEnd::Publish() {
     active_ = true;
     fsm_ = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", ctx.driver),
                                                         &host_.Tokens(), /*expect_stream=*/false);
-    timer_ = std::make_unique<loop::Timer>(
-        host_.Loop(), [this] { Drive(lifecycle::Event::Timer(timer_token_)); });
-    heartbeat_ = std::make_unique<loop::Timer>(host_.Loop(), [this] { PublishHealth(); });
+    timer_ = host_.Loop().NewAlarm([this] { Drive(lifecycle::Event::Timer(timer_token_)); });
+    heartbeat_ = host_.Loop().NewAlarm([this] { PublishHealth(); });
     heartbeat_->ArmPeriodic(kHealthHeartbeat);
     Drive(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
   } else if (!wanted && active_) {
@@ -184,7 +185,7 @@ void DraFrontEnd::StartApi() {
     host_.ReportOnce(log::Level::kError, "dra", p,
                      {.resource = options_.driver, .hca = {}, .event = "dra"});
     if (!api_retry_) {
-      api_retry_ = std::make_unique<loop::Timer>(host_.Loop(), [this] {
+      api_retry_ = host_.Loop().NewAlarm([this] {
         if (!publisher_ && !host_.Stopping()) StartApi();
         if (publisher_) Publish();
       });

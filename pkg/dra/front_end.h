@@ -108,14 +108,14 @@ class DraFrontEnd final : public frontend::FrontEnd {
   std::string cdi_problem_;               // a CDI spec that could not be written ("" when none)
   // Creating the API client failed (a token not mounted yet, say): retried on this timer,
   // 1 s doubling to 30 s, jittered, not only at the next rescan.
-  std::unique_ptr<loop::Timer> api_retry_;
+  std::unique_ptr<loop::Alarm> api_retry_;
   kube::Backoff api_backoff_{std::chrono::seconds(1), std::chrono::seconds(30)};
   bool stale_specs_checked_ = false;  // the CDI directory was swept of specs of gone HCAs
   std::unique_ptr<lifecycle::RegistrationFsm> fsm_;
   std::unique_ptr<DraServer> server_;
-  std::unique_ptr<loop::Timer> timer_;
+  std::unique_ptr<loop::Alarm> timer_;
   uint64_t timer_token_ = 0;
-  std::unique_ptr<loop::Timer> heartbeat_;
+  std::unique_ptr<loop::Alarm> heartbeat_;
   std::unique_ptr<SlicePublisher> publisher_;
   std::map<std::string, std::string> specs_written_;  // CDI spec file name -> content
   std::string health_key_;  // what the last health list said, timestamps left out

@@ -19,6 +19,7 @@ namespace rdmadp::dra {
 using std::chrono::milliseconds;
 
 void DraFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
+  loop::AssertOnLoop(host_.Loop());
   using Kind = frontend::KubeletEvent::Kind;
   if (event.kind == Kind::kDirsAppeared) {
     // A removal before the directory's watch existed is found by looking (as below).
@@ -49,9 +50,10 @@ void DraFrontEnd::Stop() {
 }
 
 void DraFrontEnd::Drive(const lifecycle::Event& event) {
+  loop::AssertOnLoop(host_.Loop());
   if (!fsm_) return;
   using Kind = lifecycle::Action::Kind;
-  lifecycle::Facts facts{.now = lifecycle::Clock::now(),
+  lifecycle::Facts facts{.now = host_.Loop().Now(),
                          .kubelet_socket = frontend::SocketIdOf(host_.Dirs().KubeletSocket())};
   const lifecycle::Phase before = fsm_->phase();
   const std::vector<lifecycle::Action> actions = fsm_->Handle(event, facts);

@@ -15,8 +15,8 @@
 #include "pkg/config/config.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/log/log.h"
-#include "pkg/loop/event_loop.h"
 #include "pkg/loop/heap_trimmer.h"
+#include "pkg/loop/scheduler.h"
 #include "pkg/metrics/prometheus.h"
 #include "pkg/sysfs/inventory.h"
 
@@ -53,7 +53,8 @@ struct KubeletEvent {
 class Host {
  public:
   virtual ~Host() = default;
-  virtual loop::EventLoop& Loop() = 0;
+  // The loop: post from other threads, alarms, the time every deadline is computed on.
+  virtual loop::Scheduler& Loop() = 0;
   // One per process: lifecycle tokens never repeat across front ends.
   virtual lifecycle::TokenSource& Tokens() = 0;
   // 8 hex characters, fixed for the process: in every socket name of this instance.

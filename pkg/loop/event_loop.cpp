@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "pkg/log/log.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::loop {
@@ -19,19 +20,32 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
     return absl::InternalError(Cat("cannot create the event loop: ", std::strerror(errno)));
   }
   std::unique_ptr<EventLoop> loop(new EventLoop(std::move(epoll), std::move(wake)));
-  loop->Add(loop->wake_.Get(), [l = loop.get()] { l->DrainPosted(); });
+  if (auto added = loop->Add(loop->wake_.Get(), [l = loop.get()] { l->DrainPosted(); });
+      !added.ok()) {
+    return added;
+  }
   return loop;
 }
 
 EventLoop::EventLoop(UniqueFd epoll, UniqueFd wake)
-    : epoll_(std::move(epoll)), wake_(std::move(wake)) {}
+    : epoll_(std::move(epoll)), wake_(std::move(wake)), thread_(std::this_thread::get_id()) {}
 
-void EventLoop::Add(int fd, Handler on_readable) {
+absl::Status EventLoop::Add(int fd, Handler on_readable) {
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = fd;
-  ::epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &ev);
+  if (::epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+    return absl::InternalError(
+        Cat("the event loop cannot watch descriptor ", fd, ": ", std::strerror(errno)));
+  }
   handlers_[fd] = std::make_shared<Handler>(std::move(on_readable));
+  return absl::OkStatus();
+}
+
+bool EventLoop::OnLoop() const { return thread_.load() == std::this_thread::get_id(); }
+
+std::unique_ptr<Alarm> EventLoop::NewAlarm(Handler on_fire) {
+  return std::make_unique<Timer>(*this, std::move(on_fire));
 }
 
 void EventLoop::Remove(int fd) {
@@ -66,6 +80,7 @@ void EventLoop::DrainPosted() {
 }
 
 void EventLoop::Run() {
+  thread_ = std::this_thread::get_id();
   epoll_event events[16];
   while (!quit_) {
     const int n = ::epoll_wait(epoll_.Get(), events, 16, -1);  // no timeout: no polling
@@ -81,13 +96,24 @@ void EventLoop::Run() {
 
 Timer::Timer(EventLoop& loop, EventLoop::Handler handler)
     : loop_(loop), fd_(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) {
-  loop_.Add(fd_.Get(), [this, h = std::move(handler)] {
+  if (!fd_.Valid()) {
+    log::Error(Cat("cannot create a timer: ", std::strerror(errno),
+                   "; what it was to start (a retry, a heartbeat, a rescan) will not run"));
+    return;
+  }
+  auto added = loop_.Add(fd_.Get(), [this, h = std::move(handler)] {
     uint64_t expirations = 0;
     if (::read(fd_.Get(), &expirations, sizeof(expirations)) > 0) h();
   });
+  if (!added.ok()) {
+    log::Error(Cat(std::string(added.message()), "; a timer of it will not fire"));
+    fd_ = UniqueFd();
+  }
 }
 
-Timer::~Timer() { loop_.Remove(fd_.Get()); }
+Timer::~Timer() {
+  if (fd_.Valid()) loop_.Remove(fd_.Get());
+}
 
 void Timer::Set(std::chrono::milliseconds first, std::chrono::milliseconds interval) {
   auto to_ts = [](std::chrono::milliseconds ms) {
@@ -102,14 +128,14 @@ void Timer::Set(std::chrono::milliseconds first, std::chrono::milliseconds inter
     spec.it_value.tv_nsec = 1;  // a zero it_value would disarm; fire at once instead
   }
   spec.it_interval = to_ts(interval);
-  ::timerfd_settime(fd_.Get(), 0, &spec, nullptr);
+  if (fd_.Valid()) ::timerfd_settime(fd_.Get(), 0, &spec, nullptr);
 }
 
 void Timer::ArmOnce(std::chrono::milliseconds after) { Set(after, std::chrono::milliseconds(0)); }
 void Timer::ArmPeriodic(std::chrono::milliseconds every) { Set(every, every); }
 void Timer::Disarm() {
   itimerspec off{};
-  ::timerfd_settime(fd_.Get(), 0, &off, nullptr);
+  if (fd_.Valid()) ::timerfd_settime(fd_.Get(), 0, &off, nullptr);
 }
 
 }  // namespace rdmadp::loop

@@ -4,12 +4,12 @@
 
 namespace rdmadp::loop {
 
-HeapTrimmer::HeapTrimmer(EventLoop& loop, std::chrono::milliseconds delay)
-    : loop_(loop), delay_(delay), timer_(loop, [this] { Trim(); }) {}
+HeapTrimmer::HeapTrimmer(Scheduler& loop, std::chrono::milliseconds delay)
+    : loop_(loop), delay_(delay), timer_(loop.NewAlarm([this] { Trim(); })) {}
 
 void HeapTrimmer::Activity() {
   if (armed_.exchange(true, std::memory_order_acq_rel)) return;
-  loop_.Post([this] { timer_.ArmOnce(delay_); });
+  loop_.Post([this] { timer_->ArmOnce(delay_); });
 }
 
 void HeapTrimmer::Trim() {

@@ -10,14 +10,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 
-#include "pkg/loop/event_loop.h"
+#include "pkg/loop/scheduler.h"
 
 namespace rdmadp::loop {
 
 class HeapTrimmer {
  public:
-  HeapTrimmer(EventLoop& loop, std::chrono::milliseconds delay);
+  HeapTrimmer(Scheduler& loop, std::chrono::milliseconds delay);
   HeapTrimmer(const HeapTrimmer&) = delete;
   HeapTrimmer& operator=(const HeapTrimmer&) = delete;
 
@@ -27,9 +28,9 @@ class HeapTrimmer {
  private:
   void Trim();  // loop thread
 
-  EventLoop& loop_;
+  Scheduler& loop_;
   const std::chrono::milliseconds delay_;
-  Timer timer_;
+  std::unique_ptr<Alarm> timer_;
   std::atomic<bool> armed_{false};
   std::atomic<uint64_t> trims_{0};
 };

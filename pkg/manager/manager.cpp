@@ -121,11 +121,15 @@ int Manager::Run() {
   }
   loop_ = std::move(*loop);
   heap_trimmer_ = std::make_unique<loop::HeapTrimmer>(*loop_, kHeapTrimDelay);
-  loop_->Add(signal_fd_.Get(), [this] { OnSignal(); });
+  if (auto added = loop_->Add(signal_fd_.Get(), [this] { OnSignal(); }); !added.ok()) {
+    log::Error(Cat("cannot watch signals: ", std::string(added.message())));
+    return 1;
+  }
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify_fd_.Valid()) {
-    loop_->Add(inotify_fd_.Get(), [this] { OnInotifyEvents(); });
+    Watch("kubelet restarts are seen by a look at most 30 s apart", inotify_fd_.Get(),
+          [this] { OnInotifyEvents(); });
     if (options_.watch_config) {
       config_dir_watch_ =
           ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),
@@ -299,6 +303,7 @@ void Manager::BringLinksUp() {
 }
 
 void Manager::Rescan(std::string_view reason, const std::set<std::string>* only) {
+  loop::AssertOnLoop(*loop_);
   const auto started = std::chrono::steady_clock::now();
   const uint64_t read_before = counters_.functions_read;
   ScanNode(only);
@@ -320,6 +325,7 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
 }
 
 void Manager::Reload(std::string_view reason) {
+  loop::AssertOnLoop(*loop_);
   auto loaded = config::LoadConfigFile(options_.config_file);
   if (loaded.ok()) {
     // The checks a start makes (the front ends' own), then the entries' own.
@@ -353,6 +359,7 @@ void Manager::Reload(std::string_view reason) {
 
 void Manager::ReportProblem(log::Level level, std::string_view error_class,
                             const std::string& message, const log::Fields& fields) {
+  loop::AssertOnLoop(*loop_);
   log::Write(level, message, fields);
   ++counters_.errors;
   ++counters_.errors_by_class[std::string(error_class)];

@@ -77,7 +77,7 @@ class Manager final : private frontend::Host {
 
  private:
   // frontend::Host.
-  loop::EventLoop& Loop() override { return *loop_; }
+  loop::Scheduler& Loop() override { return *loop_; }
   lifecycle::TokenSource& Tokens() override { return tokens_; }
   const std::string& InstanceId() const override { return instance_id_; }
   const frontend::KubeletDirs& Dirs() const override { return dirs_; }
@@ -116,6 +116,8 @@ class Manager final : private frontend::Host {
   // only; one that does not (nullopt) makes the rescan a full one.
   void RequestRescan(std::string reason, std::optional<std::string> address);
   void OpenKernelEventSources();
+  // Adds `fd` to the loop; when the kernel refuses, warns with what is lost (`otherwise`).
+  void Watch(std::string_view otherwise, int fd, std::function<void()> on_readable);
   void OnSignal();
   void OnInotifyEvents();
   void FanOut(const frontend::KubeletEvent& event);

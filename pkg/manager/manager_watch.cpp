@@ -25,10 +25,16 @@ constexpr std::chrono::milliseconds kEventDebounce{20};
 
 }  // namespace
 
+void Manager::Watch(std::string_view otherwise, int fd, std::function<void()> on_readable) {
+  if (auto added = loop_->Add(fd, std::move(on_readable)); !added.ok()) {
+    log::Warn(Cat(std::string(added.message()), "; ", otherwise));
+  }
+}
+
 void Manager::OpenKernelEventSources() {
   if (auto links = netlink::LinkEventSocket::Open(); links.ok()) {
     link_events_ = std::make_unique<netlink::LinkEventSocket>(std::move(*links));
-    loop_->Add(link_events_->fd(), [this] {
+    Watch("link changes are seen only by periodic rescans", link_events_->fd(), [this] {
       // Only links of PCI network functions can change a pool; CNI creates and deletes
       // veth pairs by the hundred on a busy node, and each one used to cost a full scan.
       for (const std::string& name : link_events_->Drain()) {
@@ -44,7 +50,7 @@ void Manager::OpenKernelEventSources() {
   }
   if (auto uevents = netlink::UeventSocket::Open(); uevents.ok()) {
     uevents_ = std::make_unique<netlink::UeventSocket>(std::move(*uevents));
-    loop_->Add(uevents_->fd(), [this] {
+    Watch("hot-plug is seen only by periodic rescans", uevents_->fd(), [this] {
       for (const auto& ev : uevents_->Drain()) {
         if (netlink::UeventTriggersRescan(ev)) {
           RequestRescan(Cat("uevent ", ev.action, " ", ev.subsystem, " ", ev.devpath),
@@ -60,7 +66,9 @@ void Manager::OpenKernelEventSources() {
   // Verbs events come from the real devices: only meaningful on the real sysfs.
   if (options_.sysfs_root == "/sys") {
     verbs_ = std::make_unique<rdma::VerbsEvents>(
-        [this](int fd, std::function<void()> fn) { loop_->Add(fd, std::move(fn)); },
+        [this](int fd, std::function<void()> fn) {
+          Watch("this device's port events are seen only by rescans", fd, std::move(fn));
+        },
         [this](int fd) { loop_->Remove(fd); },
         [this](const std::string& ibdev, std::string what) {
           std::optional<std::string> address;  // the function the device belongs to

@@ -240,8 +240,10 @@ TEST_F(E2E, EmptyPoolRegistersAndAdvertisesZero) {
   SimResource r = Resource("rdma/nothing");
   EXPECT_EQ(r.capacity, 0);
   EXPECT_EQ(r.allocatable, 0);
+  // The simulator has the registration before the plugin has the Register RPC's answer,
+  // and the plugin sets the metric only on the answer: wait for the state, not a moment.
+  EXPECT_EQ(h.AwaitMetric(Series("rdma_shared_dp_registered", "rdma/nothing"), 1), 1);
   EXPECT_EQ(h.Metric(Series("rdma_shared_dp_hcas", "rdma/nothing")), 0);
-  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_registered", "rdma/nothing")), 1);
 }
 
 TEST_F(E2E, YamlConfigAndCustomPrefix) {

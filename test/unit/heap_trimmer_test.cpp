@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/loop/event_loop.h"
+#include "test/support/manual_scheduler.h"
+
 namespace rdmadp::loop {
 namespace {
 
@@ -23,11 +26,11 @@ long ResidentKib() {
 }
 
 // Runs the loop once through `steps`, each a quiet period of 300 ms (the loop cannot be
-// run again after Quit()): step i runs at (i + 1) * 300 ms, exact counts are checked there.
+// run again after Quit()).
 void RunSteps(EventLoop& loop, std::vector<std::function<void()>> steps) {
-  std::vector<std::unique_ptr<Timer>> timers;
+  std::vector<std::unique_ptr<Alarm>> timers;
   for (size_t i = 0; i < steps.size(); ++i) {
-    timers.push_back(std::make_unique<Timer>(loop, [&, i] {
+    timers.push_back(loop.NewAlarm([&, i] {
       steps[i]();
       if (i + 1 == steps.size()) loop.Quit();
     }));
@@ -37,9 +40,8 @@ void RunSteps(EventLoop& loop, std::vector<std::function<void()>> steps) {
 }
 
 TEST(HeapTrimmer, OneTrimPerBurstAndNoneWhenIdle) {
-  auto loop = EventLoop::Create();
-  ASSERT_TRUE(loop.ok());
-  HeapTrimmer trimmer(**loop, 20ms);
+  testing::ManualScheduler loop;
+  HeapTrimmer trimmer(loop, 20ms);
   std::vector<std::thread> callers;  // a burst from the gRPC threads
   for (int i = 0; i < 4; ++i) {
     callers.emplace_back([&] {
@@ -47,12 +49,16 @@ TEST(HeapTrimmer, OneTrimPerBurstAndNoneWhenIdle) {
     });
   }
   for (auto& t : callers) t.join();
-  RunSteps(**loop, {[&] { EXPECT_EQ(trimmer.trims(), 1u); },
-                    [&] {
-                      EXPECT_EQ(trimmer.trims(), 1u);  // idle: nothing more
-                      trimmer.Activity();              // the next burst
-                    },
-                    [&] { EXPECT_EQ(trimmer.trims(), 2u); }});
+  EXPECT_EQ(loop.RunPosted(), 1);  // the burst's first call posted; the others saw it armed
+  loop.Advance(19ms);
+  EXPECT_EQ(trimmer.trims(), 0u);  // not before its delay
+  loop.Advance(1ms);
+  EXPECT_EQ(trimmer.trims(), 1u);
+  loop.Advance(10min);
+  EXPECT_EQ(trimmer.trims(), 1u);  // idle: nothing more
+  EXPECT_EQ(loop.armed(), 0);
+  trimmer.Activity();  // the next burst
+  loop.Advance(20ms);
   EXPECT_EQ(trimmer.trims(), 2u);
 }
 

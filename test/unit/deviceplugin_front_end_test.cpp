@@ -1,0 +1,198 @@
+// The device-plugin front end in-process: constructed on a FakeHost (fake time, a kubelet
+// root in a temporary directory) against the kubelet simulator over real unix sockets. What
+// lives only in the front end is asserted at exact fake times: the auto mode's choice, a
+// restart against a republish, a pool marked Unhealthy while its CDI spec cannot be written.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "pkg/cdi/cdi_spec.h"
+#include "pkg/config/config.h"
+#include "pkg/deviceplugin/front_end.h"
+#include "pkg/fd/files.h"
+#include "pkg/rpc/socket_path.h"
+#include "pkg/sysfs/scanner.h"
+#include "test/support/fake_host.h"
+#include "test/support/fake_node.h"
+#include "test/support/kubelet_sim.h"
+#include "test/support/temp_dir.h"
+
+namespace rdmadp::deviceplugin {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeHost;
+using testing::FakeNode;
+using testing::KubeletSimulator;
+using testing::SimState;
+
+constexpr auto kRealWait = 20s;  // for another thread's answer (a state), never a sleep
+
+config::Config Parse(const std::string& text) {
+  auto loaded = config::ParseConfig(text);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  return loaded.ok() ? loaded->config : config::Config{};
+}
+
+const char* kPool = R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 10,
+                                        "selectors": {"vendors": ["15b3"]}}]})";
+
+class DevicePluginInProcess : public ::testing::Test {
+ protected:
+  DevicePluginInProcess()
+      : node_(dir_.path() + "/node"), kubelet_(dir_.path() + "/kubelet"), host_(kubelet_root()) {
+    node_.Add(FakeNode::ConnectX(0, 0, /*infiniband=*/true));
+    node_.Add(FakeNode::ConnectX(1, 0, /*infiniband=*/true));
+    ::mkdir(kubelet_root().c_str(), 0755);
+    ::mkdir(host_.Dirs().DevicePlugins().c_str(), 0755);
+  }
+  ~DevicePluginInProcess() override {
+    front_end_.reset();
+    kubelet_.Stop();
+  }
+
+  std::string kubelet_root() const { return dir_.path() + "/kubelet"; }
+  std::string SocketIn(const std::string& dir) const {
+    return dir + "/" + rpc::SocketFileName("a", host_.InstanceId());
+  }
+  sysfs::NodeInventory Scan() const {
+    return sysfs::Scanner(node_.sysfs_root(), node_.dev_root()).Scan();
+  }
+  void Start(FrontEndOptions options, const config::Config& config) {
+    front_end_ = std::make_unique<DevicePluginFrontEnd>(host_, std::move(options));
+    front_end_->Apply(config, Scan(), "start");
+  }
+  // Runs the loop's posted work until the kubelet simulator shows `pred` (the Register
+  // answer and stream events come back from gRPC threads through Post).
+  bool RunUntil(const std::function<bool(const SimState&)>& pred) {
+    const auto deadline = std::chrono::steady_clock::now() + kRealWait;
+    while (!pred(kubelet_.State())) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      host_.scheduler().AwaitPosted(50ms);
+    }
+    host_.scheduler().RunPosted();
+    return true;
+  }
+  metrics::View Collect() const {
+    metrics::View view;
+    front_end_->Collect(view);
+    return view;
+  }
+  static bool Registered(const SimState& s) {
+    auto it = s.resources.find("rdma/a");
+    return it != s.resources.end() && it->second.registrations >= 1 && it->second.stream_open;
+  }
+  static int Registrations(const SimState& s) {
+    auto it = s.resources.find("rdma/a");
+    return it == s.resources.end() ? 0 : it->second.registrations;
+  }
+
+  testing::TempDir dir_;
+  FakeNode node_;
+  KubeletSimulator kubelet_;
+  FakeHost host_;
+  std::unique_ptr<DevicePluginFrontEnd> front_end_;
+};
+
+// "auto" with plugins_registry present serves for the plugin watcher first and, when no
+// GetInfo comes within auto_detect_timeout, registers through kubelet.sock: not a moment
+// before the timeout, and at once after it.
+TEST_F(DevicePluginInProcess, AutoTriesTheWatcherForItsTimeoutThenUsesKubeletSock) {
+  ::mkdir(host_.Dirs().PluginsRegistry().c_str(), 0755);
+  ASSERT_TRUE(kubelet_.Start().ok());  // its plugin watcher is off: no GetInfo ever comes
+  FrontEndOptions options;
+  options.registration_mode = cli::RegistrationMode::kAuto;
+  options.auto_detect_timeout = 5000ms;
+  Start(options, Parse(kPool));
+  host_.scheduler().RunPosted();
+  EXPECT_TRUE(fd::PathExists(SocketIn(host_.Dirs().PluginsRegistry())));
+  EXPECT_EQ(Collect().registration_mode, "auto (deciding)");
+
+  host_.scheduler().Advance(4999ms);
+  EXPECT_EQ(Collect().registration_mode, "auto (deciding)");
+  EXPECT_EQ(kubelet_.State().resources.count("rdma/a"), 0u);  // no Register yet
+
+  host_.scheduler().Advance(1ms);
+  EXPECT_EQ(Collect().registration_mode, "kubelet");
+  ASSERT_TRUE(RunUntil(Registered));
+  EXPECT_FALSE(fd::PathExists(SocketIn(host_.Dirs().PluginsRegistry())));
+  EXPECT_TRUE(fd::PathExists(SocketIn(host_.Dirs().DevicePlugins())));
+  EXPECT_EQ(Registrations(kubelet_.State()), 1);
+}
+
+// Without plugins_registry the watcher is ruled out: "auto" registers through kubelet.sock
+// at once, with no alarm left to decide anything later.
+TEST_F(DevicePluginInProcess, AutoWithoutPluginsRegistryUsesKubeletSockAtOnce) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  FrontEndOptions options;
+  options.registration_mode = cli::RegistrationMode::kAuto;
+  Start(options, Parse(kPool));
+  EXPECT_EQ(Collect().registration_mode, "kubelet");
+  ASSERT_TRUE(RunUntil(Registered));
+  EXPECT_EQ(Registrations(kubelet_.State()), 1);
+}
+
+// What the kubelet sees of a resource unchanged (envHints only): a new snapshot on the same
+// server and registration. What it sees changed (rdmaHcaMax): a new server, registered anew.
+TEST_F(DevicePluginInProcess, AHintChangeRepublishesAndASlotChangeRestarts) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  Start({}, Parse(kPool));
+  ASSERT_TRUE(RunUntil(Registered));
+  front_end_->Apply(Parse(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 10,
+                                              "envHints": ["nccl"],
+                                              "selectors": {"vendors": ["15b3"]}}]})"),
+                    Scan(), "reload");
+  host_.scheduler().RunPosted();
+  EXPECT_EQ(Registrations(kubelet_.State()), 1);
+  EXPECT_EQ(Collect().resources.at(0).registrations, 1u);
+
+  front_end_->Apply(Parse(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 20,
+                                              "envHints": ["nccl"],
+                                              "selectors": {"vendors": ["15b3"]}}]})"),
+                    Scan(), "reload");
+  ASSERT_TRUE(RunUntil([](const SimState& s) { return Registrations(s) == 2; }));
+  EXPECT_EQ(Collect().resources.at(0).slots, 20);  // rdmaHcaMax: the pool's shared slots
+}
+
+// A CDI spec that cannot be written keeps the resource served with every slot Unhealthy and
+// the problem reported once (class cdi); the next Apply that writes it makes them healthy.
+TEST_F(DevicePluginInProcess, AnUnwritableCdiSpecMarksEverySlotUnhealthyUntilWritten) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const std::string cdi_dir = dir_.path() + "/cdi";
+  std::ofstream(cdi_dir) << "a file where the directory should be";
+  FrontEndOptions options;
+  options.use_cdi = true;
+  options.cdi_spec_dir = cdi_dir;
+  Start(options, Parse(kPool));
+  // What the kubelet is sent: every slot, none allocatable.
+  ASSERT_TRUE(RunUntil(
+      [](const SimState& s) { return Registered(s) && s.resources.at("rdma/a").capacity == 10; }));
+  EXPECT_EQ(kubelet_.State().resources.at("rdma/a").allocatable, 0);
+  metrics::ResourceView r = Collect().resources.at(0);
+  EXPECT_EQ(r.slots, 10);
+  EXPECT_EQ(r.healthy_slots, 0);
+  EXPECT_THAT(r.problem, ::testing::HasSubstr("its CDI spec could not be written"));
+  ASSERT_EQ(host_.problems().size(), 1u);
+  EXPECT_EQ(host_.problems()[0].error_class, "cdi");
+
+  front_end_->Apply(Parse(kPool), Scan(), "rescan");  // unchanged, still unwritable
+  EXPECT_EQ(host_.problems().size(), 1u);             // said once, not at every rescan
+
+  ASSERT_EQ(::unlink(cdi_dir.c_str()), 0);
+  ASSERT_EQ(::mkdir(cdi_dir.c_str(), 0755), 0);
+  front_end_->Apply(Parse(kPool), Scan(), "rescan");
+  ASSERT_TRUE(
+      RunUntil([](const SimState& s) { return s.resources.at("rdma/a").allocatable == 10; }));
+  r = Collect().resources.at(0);
+  EXPECT_EQ(r.healthy_slots, 10);
+  EXPECT_EQ(r.problem, "");
+  EXPECT_TRUE(fd::PathExists(cdi_dir + "/" + cdi::SpecFileName(Parse(kPool).resources.at(0))));
+}
+
+}  // namespace
+}  // namespace rdmadp::deviceplugin
