@@ -42,7 +42,7 @@ class ResourceServer {
   ResourceServer& operator=(const ResourceServer&) = delete;
 
   // Swaps in a new snapshot; pushes it to open streams if the advertised content changed.
-  bool Publish(pool::SnapshotPtr snapshot) { return hub_.Publish(std::move(snapshot)); }
+  bool Publish(const pool::SnapshotPtr& snapshot) { return hub_.Publish(snapshot); }
   // Sends the current list to every open stream again (StreamHub::Resend).
   void Resend() { hub_.Resend(); }
   pool::SnapshotPtr snapshot() const { return hub_.Current(); }

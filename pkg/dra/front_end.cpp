@@ -168,7 +168,7 @@ void DraFrontEnd::StartApi() {
       Publish();  // the publisher writes only a wish stamped with these capabilities
     });
   };
-  po.on_info = [](std::string line) { log::Info("DRA front end: " + line); };
+  po.on_info = [](const std::string& line) { log::Info("DRA front end: " + line); };
   po.on_problem = [this](std::string p) {
     host_.Loop().Post([this, p = std::move(p)] {
       if (!host_.Stopping())

@@ -5,10 +5,9 @@
 
 namespace rdmadp::loop {
 
-void AssertOnLoop(const Scheduler& scheduler, std::source_location where) {
+void AssertOnLoop(const Scheduler& scheduler, const char* file, int line) {
   if (scheduler.OnLoop()) return;
-  std::fprintf(stderr, "%s:%u: %s ran off the loop thread\n", where.file_name(), where.line(),
-               where.function_name());
+  std::fprintf(stderr, "%s:%d: a loop-thread-only function ran on another thread\n", file, line);
   std::abort();
 }
 

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <source_location>
 
 namespace rdmadp::loop {
 
@@ -45,7 +44,9 @@ class Scheduler {
 // Aborts with the caller's file and line when not called on `scheduler`'s loop thread: a
 // handler reached from a gRPC or publisher thread without a Post() is a data race, found
 // here at its first call rather than as a corrupted map later.
-void AssertOnLoop(const Scheduler& scheduler,
-                  std::source_location where = std::source_location::current());
+// (__builtin_FILE and __builtin_LINE, not std::source_location: clang-tidy 14's front end
+// cannot parse libstdc++ 12's <source_location>.)
+void AssertOnLoop(const Scheduler& scheduler, const char* file = __builtin_FILE(),
+                  int line = __builtin_LINE());
 
 }  // namespace rdmadp::loop

@@ -43,7 +43,7 @@ std::string ClaimPciDeviceEnvName(std::string_view claim, std::string_view reque
 // variable is left out above this, the address list stays. Single-port InfiniBand ConnectX
 // HCAs as a node shows them (issm, umad, uverbs, NUMA node, PCIe root: ~430 bytes each) fit
 // 238 (pool_test's InfoLeftOutIsSaidNamingThePool); more ports or longer names fit fewer.
-inline constexpr size_t kMaxInfoBytes = 100 * 1024;
+inline constexpr size_t kMaxInfoBytes = size_t{100} * 1024;
 
 // NCCL_IB_HCA and UCX_NET_DEVICES (as `hints` asks) naming the usable ports
 // (UsablePorts) of `functions`: "=mlx5_0:1,mlx5_1:1" (NCCL's exact-match form: a bare
