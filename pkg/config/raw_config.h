@@ -17,7 +17,8 @@ inline constexpr size_t kMaxErrors = 100;
 inline constexpr size_t kMaxEntries = 256;      // configList
 inline constexpr size_t kMaxListLength = 1024;  // any selector list
 // All string values read, added up. YAML aliases repeat a value at every use: a 16 KB file
-// of aliases to one long string expanded to 1.2 GiB before this bound (issue 31 item 3).
+// of aliases to one long string expanded to 1.2 GiB before this bound (docs/reliability.md,
+// "Crash, hang, flood").
 inline constexpr size_t kMaxValueBytes = 1 << 20;
 // How much of a value an error message repeats.
 inline constexpr size_t kMaxEchoBytes = 64;

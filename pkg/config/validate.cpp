@@ -301,7 +301,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
   std::map<std::string, FirstUse> seen;  // resourceName -> its first entry
   // DRA entries: the DNS label of the name -> the entry's path and name. The pool and the
   // DeviceClass are named by it, so "rdma_A" and "rdma_a" would publish one pool from two
-  // writers, each overwriting the other (issue 27 item 2).
+  // writers, each overwriting the other.
   std::map<std::string, std::pair<std::string, std::string>> dra_labels;
   // Device-plugin entries that serve: each PCIDEVICE_ variable they set (the address list and
   // its _INFO) -> the entry's path and full resource name. Two entries setting one variable

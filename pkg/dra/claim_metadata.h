@@ -1,4 +1,4 @@
-// What a container given a prepared claim learns about its HCAs (issue 30 item 4), per
+// What a container given a prepared claim learns about its HCAs (docs/dra.md, "Prepare"), per
 // request of the claim:
 //
 // - a KEP-5304 device metadata file, in the format and at the in-container paths of the

@@ -85,7 +85,8 @@ void DraFrontEnd::Publish() {
   // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
   // or read-only /var/run/cdi) would fail at container creation: it is published as
   // unhealthy (tainted, or left out where the server drops taints), its health stream says
-  // why, and /readyz says not ready, until a rescan writes the spec (issue 31 item 10).
+  // why, and /readyz says not ready, until a rescan writes the spec (docs/reliability.md,
+  // "Capacity and data").
   const std::map<std::string, std::string> unwritable = SyncCdiSpecs(*view);
   cdi_problem_.clear();
   if (!unwritable.empty()) {
@@ -206,8 +207,8 @@ std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view
   std::map<std::string, std::string> wanted;
   for (const auto& spec : view.cdi_specs) wanted[spec.file_name] = spec.json;
   if (!stale_specs_checked_) {
-    // Specs of HCAs gone while the plugin was down: nobody else removes them (issue 31
-    // item 18). Only this front end's own file names are touched.
+    // Specs of HCAs gone while the plugin was down: nobody else removes them (docs/dra.md,
+    // "Using it"). Only this front end's own file names are touched.
     stale_specs_checked_ = true;
     for (const std::string& name : fd::ListDir(options_.cdi_spec_dir)) {
       if (!name.starts_with("k8s-rdma-shared-dp_dra_") || !name.ends_with(".json")) continue;

@@ -1,7 +1,7 @@
 // libcurl, loaded on first use with dlopen(): only a node with a DRA resource talks HTTPS to
 // the API server, and only then does the process map libcurl and its TLS library (OpenSSL).
-// The device-plugin front end never pays their memory (issue: RSS within 1 MiB of a bare
-// gRPC server).
+// The device-plugin front end never pays their memory (docs/performance.md, "What makes it
+// fast").
 //
 // Threads: Get() is safe from any thread (loads once). A CURL handle is used by one thread
 // at a time, as libcurl requires.

@@ -11,9 +11,9 @@
 namespace rdmadp::kube {
 
 // Cuts a byte stream into '\n'-terminated lines, handing each non-empty one to `on_line`.
-// Only new bytes are searched, so a line arriving in many chunks costs linear time (issue
-// 31 item 2: the old search restarted at 0 for every chunk); a line longer than `max_line`
-// ends the stream instead of growing without bound.
+// Only new bytes are searched, so a line arriving in many chunks costs linear time (the old
+// search restarted at 0 for every chunk: docs/reliability.md, "Crash, hang, flood"); a line
+// longer than `max_line` ends the stream instead of growing without bound.
 class LineSplitter {
  public:
   enum class Result { kMore, kStopped, kTooLong };

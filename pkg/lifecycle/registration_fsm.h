@@ -28,8 +28,8 @@
 //    resource on a v1.25-1.36 kubelet end each other's streams) runs at 1 Register/s, and a
 //    kubelet that ends streams now and then never waits more than a second for us. (An
 //    exponential policy for both once made a live kubelet wait up to 30 s after a few
-//    stream ends in a row: issue 31 item 8.) No jitter: the only peer is this node's own
-//    kubelet, which no other node shares;
+//    stream ends in a row: docs/reliability.md, "Capacity and data".) No jitter: the only
+//    peer is this node's own kubelet, which no other node shares;
 //  - a registration must be followed by the kubelet's stream within kStreamWait, or it is
 //    treated as lost (kubelet mode: register again; watcher mode: re-create);
 //  - no state waits for ever: a Register attempt unanswered after kRegisterAnswerDeadline

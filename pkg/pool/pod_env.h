@@ -1,5 +1,5 @@
 // What a container that gets a slot learns about the HCAs behind it, in its environment
-// (issue 30), following the SR-IOV network device plugin's convention so that existing
+// (docs/pod-env.md), following the SR-IOV network device plugin's convention so that existing
 // readers (app-netutil, CNIs) work: PCIDEVICE_<RESOURCE> lists the pool's PCI addresses in
 // PCI order, comma-separated; PCIDEVICE_<RESOURCE>_INFO is a JSON object keyed by PCI address
 // with that plugin's "generic" and "rdma" sections, extended with the RDMA device, netdev,

@@ -2,12 +2,13 @@
 // 200 Allocates from a fresh connection, a /metrics scrape and a port flap (periodic rescans
 // every second push it to the kubelet); in every cycle but the restarts, the kubelet ends
 // resource A's ListAndWatch stream (a flaky kubelet) and a re-registration later than 5 s
-// counts as a miss (issue 31 item 8: 16 misses in 5 min before the fix); every 6th cycle a
-// kubelet restart, every 12th a SIGHUP reload. It samples RSS, fds and threads once
-// per cycle, prints them per tenth of the run, and fits RSS after the warm-up (the first
-// fifth, at least 60 s) to a line: the slope, in MiB per hour, should be ~0. Beside RSS it
-// fits the allocator's own figures from the scrape (glibc mallinfo2 over every arena: bytes
-// in use, bytes kept free), which tell a leak (in use grows) from fragmentation (free grows).
+// counts as a miss (16 misses in 5 min before the fix: docs/reliability.md, "The mixed soak
+// with a flaky kubelet stream"); every 6th cycle a kubelet restart, every 12th a SIGHUP
+// reload. It samples RSS, fds and threads once per cycle, prints them per tenth of the run,
+// and fits RSS after the warm-up (the first fifth, at least 60 s) to a line: the slope, in
+// MiB per hour, should be ~0. Beside RSS it fits the allocator's own figures from the scrape
+// (glibc mallinfo2 over every arena: bytes in use, bytes kept free), which tell a leak (in
+// use grows) from fragmentation (free grows).
 //
 //   soak_bench [SECONDS=7200]       (scripts/bench.sh runs it when BENCH_SOAK_SECONDS is set)
 #include <arpa/inet.h>

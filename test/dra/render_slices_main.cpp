@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
     std::cout << all.dump(1) << "\n";
     return 0;
   }
-  // Issue 37 item 2 (--matrix): every model x rdmaHcaMax in {1, 2, 1000} x the HCAs' states (all
-  // up, one port down, one CDI spec unwritable), each checked at every release by dra_slices.mjs.
+  // --matrix: every model x rdmaHcaMax in {1, 2, 1000} x the HCAs' states (all up, one port
+  // down, one CDI spec unwritable), each checked at every release by dra_slices.mjs
+  // (docs/dra.md, "What the plugin does about it").
   for (const auto model :
        {dra::DeviceModel::kPerHca, dra::DeviceModel::kPerPool, dra::DeviceModel::kSlots}) {
     for (const int64_t shares : {1, 2, 1000}) {

@@ -37,7 +37,7 @@ const BadConfig kBadConfigs[] = {
      "config: periodicUpdateInterval: must be <= 31536000"},
     {"IntervalString", R"({"periodicUpdateInterval": "60", "configList": [)" OK_ENTRY "]}",
      "config: periodicUpdateInterval: must be an integer, got the string \"60\""},
-    // An unknown top-level key alone is a warning (issue 38 item 3); with no configList
+    // An unknown top-level key alone is a warning (README.md, "Config"); with no configList
     // left, the file is refused and the ignored key named.
     {"UnknownTopKey", R"({"configLists": [)" OK_ENTRY "]}",
      "config: configLists: unknown key; did you mean \"configList\"?"},
@@ -159,8 +159,8 @@ TEST(Flags, VersionAndHelpExitZero) {
   EXPECT_EQ(v.status, 0);
   EXPECT_THAT(v.output,
               ::testing::MatchesRegex("k8s-rdma-shared-dp version:[^,]+, commit:[^,]+, date:.+\n"));
-  // Issue 38 item 7: the version is the git tag (v0.2.0 -> 0.2.0, or 0.2.0-4-g<12 hex> after
-  // it), or <project version>-dev without one; never a bare placeholder.
+  // The version is the git tag (v0.2.0 -> 0.2.0, or 0.2.0-4-g<12 hex> after it), or
+  // <project version>-dev without one; never a bare placeholder (CHANGELOG.md).
   EXPECT_THAT(v.output, ::testing::ContainsRegex(
                             "version:[0-9]+\\.[0-9]+\\.[0-9]+(-dev|-[0-9]+-g[0-9a-f]{12})?, "));
   RunResult h = RunToExit({"--help"}, std::chrono::seconds(10));

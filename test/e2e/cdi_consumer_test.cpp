@@ -221,8 +221,8 @@ TEST_F(CdiConsumer, TwoPoolsSharingHcasDoNotConflict) {
   EXPECT_THAT(c.output, HasSubstr("10 name(s) resolved"));
 }
 
-// Issue 30 item 5: CDI mode carries the pool's env in the spec, and the reference library
-// puts it into the container's process environment. Two hinted pools in one container:
+// CDI mode carries the pool's env in the spec, and the reference library puts it into the
+// container's process environment (docs/pod-env.md). Two hinted pools in one container:
 // what the library does with one name set twice is what the README tells users.
 std::vector<std::string> EnvLines(const std::string& output) {
   std::vector<std::string> out;
@@ -312,8 +312,9 @@ TEST_F(CdiConsumer, DraHcaSpecsResolve) {
   EXPECT_EQ(h.Metric("rdma_shared_dp_dra_api_reachable{driver=\"rdma.k8s-rdma-shared-dp.io\"}"), 0);
 }
 
-// Issue 30 item 4: a DRA claim's metadata spec, as Prepare writes it, loads in the reference
-// library and injects the read-only bind mount at the KEP-5304 path and the claim's env.
+// A DRA claim's metadata spec, as Prepare writes it (docs/dra.md, "Prepare"), loads in the
+// reference library and injects the read-only bind mount at the KEP-5304 path and the
+// claim's env.
 TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   const dra::MetadataDirs dirs{"rdma.example.com", h.root() + "/plugin", cdi};
   std::filesystem::create_directories(dirs.data_dir);
@@ -353,7 +354,7 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
   EXPECT_EQ(env[2], "UCX_NET_DEVICES=mlx5_0:1");
 }
 
-// Issue 41 item 1: a pool with "memlock" raises RLIMIT_MEMLOCK in a non-root container with
+// A pool with "memlock" raises RLIMIT_MEMLOCK in a non-root container with
 // no capabilities, through a createRuntime hook the CDI spec names: the plugin installs the
 // hook at --memlock-hook-path, the reference CDI library injects the allocated devices (and
 // the hook) into a bundle's OCI spec as a runtime does, and runc runs the container under
@@ -361,7 +362,8 @@ TEST_F(CdiConsumer, DraClaimMetadataSpecsInjectTheMountAndTheEnv) {
 // CAP_SYS_RESOURCE) as uid 1000. Inside, /proc/self/limits shows 8 MiB and a 4 MiB mlock
 // works; after a reload without "memlock" the spec has no hook, and the same container
 // shows 64 KiB and the mlock fails. A spec that sets RLIMIT_MEMLOCK itself (applied by runc
-// after the hook) is refused by the hook, naming it, instead of starting without the limit.
+// after the hook) is refused by the hook, naming it, instead of starting without the limit
+// (docs/memlock.md, "How it is tested").
 class CdiMemlock : public CdiConsumer {
  protected:
   // The container's `Max locked memory` soft and hard limits and the probe's mlock line.

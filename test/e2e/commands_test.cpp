@@ -41,7 +41,8 @@ TEST_F(Commands, DiscoverTableShowsEveryFunctionAndItsPools) {
   EXPECT_THAT(r.output, HasSubstr("0000:05:00.0: no RDMA device (no infiniband/ directory)"));
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_a: 2 HCA(s), 1000 slot(s), Healthy"));
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_b: 2 HCA(s), 500 slot(s), Healthy"));
-  // Issue 30: what a pod of each pool would receive, and why mlx5_1 is not in the hints.
+  // What a pod of each pool would receive, and why mlx5_1 is not in the hints
+  // (docs/pod-env.md).
   EXPECT_THAT(r.output, HasSubstr("Cannot serve a pod (left out of env hints; of pools with "
                                   "skipUnusable):\n  0000:11:00.0: mlx5_1 port 1 DOWN\n"));
   EXPECT_THAT(r.output,
@@ -83,7 +84,7 @@ TEST_F(Commands, DiscoverJsonIsMachineReadable) {
   EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
 }
 
-// Issue 41 item 3: what a new user with another vendor's NICs sees. Each layout (from the
+// What a new user with another vendor's NICs sees (docs/vendors.md). Each layout (from the
 // kernel drivers' code: test/support/fake_node.cpp) is selectable by vendor, driver, PCI
 // address or link type, with its exact device nodes and env; what cannot be served is
 // named with why.
@@ -160,7 +161,7 @@ TEST_F(VendorCommands, EachLayoutIsSelectableOrExplained) {
                                       "(mlx5_core.sf.2, sfnum 88) of 0000:11:00.0"));
 }
 
-// Issue 30: a DRA entry's containers get the variables per claim and request.
+// A DRA entry's containers get the variables per claim and request (docs/pod-env.md, "DRA").
 TEST_F(Commands, DiscoverShowsWhatADraClaimWouldReceive) {
   h.WriteConfig(R"({"configList": [
       {"resourceName": "ib", "rdmaHcaMax": 4, "frontend": "dra", "envHints": ["nccl"],
@@ -184,10 +185,10 @@ TEST_F(Commands, DiscoverWithoutAConfigStillListsTheNode) {
   EXPECT_THAT(r.output, HasSubstr("0000:13:00.0"));
 }
 
-// Issue 29 item 4: `kubectl exec <pod> -- k8s-rdma-shared-dp discover` runs with no flags in
-// the DaemonSet's pod, whose /dev is the runtime's: the daemon's roots come from the
-// environment the DaemonSet sets (RDMADP_DEV_ROOT=/host/dev, ...), so discover sees what the
-// daemon sees.
+// `kubectl exec <pod> -- k8s-rdma-shared-dp discover` runs with no flags in the DaemonSet's
+// pod, whose /dev is the runtime's: the daemon's roots come from the environment the
+// DaemonSet sets (RDMADP_DEV_ROOT=/host/dev, ...), so discover sees what the daemon sees
+// (docs/troubleshooting.md).
 TEST_F(Commands, DiscoverInThePodReadsTheDaemonsRootsFromItsEnvironment) {
   struct Env {
     std::vector<std::string> names;
@@ -289,8 +290,8 @@ TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
 
 }  // namespace
 // `render`: DRA objects for a valid config; bad input is one line naming the field, exit 1.
-// Issue 27: only the entries served through DRA get classes, the templates go to
-// --namespace, and the admission policy names the driver render was given.
+// Only the entries served through DRA get classes, the templates go to --namespace, and the
+// admission policy names the driver render was given (README.md, "Command line").
 TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
   RunResult none = Run({"render"});  // the harness config: device-plugin entries only
   EXPECT_EQ(none.status, 1);
@@ -348,9 +349,10 @@ size_t Occurrences(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-// Finding 1: a config with a top-level key the Go plugin ignores (a newer release's, or a
-// typo) made `validate` exit 1 and the daemon refuse to start. Now `validate` prints the
-// warning and says valid (exit 0). Fails on the old code: exit 1, "unknown key" as an error.
+// A config with a top-level key the Go plugin ignores (a newer release's, or a typo) made
+// `validate` exit 1 and the daemon refuse to start. Now `validate` prints the warning and
+// says valid (exit 0; README.md, "Config"). Fails on the old code: exit 1, "unknown key" as
+// an error.
 TEST_F(Commands, ValidateWarnsOfAnUnknownTopLevelKeyAndSaysValid) {
   h.WriteConfig(R"({"someFutureKey": {"enabled": true}, "configList": [
       {"resourceName": "a", "rdmaHcaMax": 10, "selectors": {"vendors": ["15b3"]}}]})");
@@ -362,9 +364,10 @@ TEST_F(Commands, ValidateWarnsOfAnUnknownTopLevelKeyAndSaysValid) {
   EXPECT_THAT(r.output, HasSubstr("valid; 1 resource(s)"));
 }
 
-// Finding N9: a malformed --health-address (or both listeners on one port) was retried for
-// ever by the running daemon; now it is a usage error before anything starts: exit 2, one
-// line naming the flag. Fails on the old code: the daemon ran (killed at the timeout).
+// A malformed --health-address (or both listeners on one port) was retried for ever by the
+// running daemon; now it is a usage error before anything starts: exit 2, one line naming
+// the flag (docs/observability.md). Fails on the old code: the daemon ran (killed at the
+// timeout).
 TEST_F(Commands, AMalformedListenAddressIsAUsageError) {
   const std::string root = "--kubelet-root-dir=" + h.kubelet_root();
   RunResult bracket = Run({root, "--health-address=[::1"});
@@ -378,10 +381,10 @@ TEST_F(Commands, AMalformedListenAddressIsAUsageError) {
                                      "-metrics-address \"127.0.0.1:18109\""));
 }
 
-// Finding N10: RDMADP_LOG_LEVEL=bogus made `--log-level=info` exit 2, and a misspelled
-// RDMADP_DEVROOT was ignored without a word. The command line now wins (the variable is not
-// read), and the stray name is warned about once, naming the variable meant. Fails on the
-// old code: exit 2.
+// RDMADP_LOG_LEVEL=bogus made `--log-level=info` exit 2, and a misspelled RDMADP_DEVROOT was
+// ignored without a word. The command line now wins (the variable is not read), and the
+// stray name is warned about once, naming the variable meant (README.md, "Command line").
+// Fails on the old code: exit 2.
 TEST_F(Commands, TheCommandLineWinsOverABadVariableAndAStrayNameIsWarnedOnce) {
   ScopedEnv env({{"RDMADP_LOG_LEVEL", "bogus"}, {"RDMADP_DEVROOT", "/host/dev"}});
   RunResult r = Run({"validate", "--log-level=info"});
@@ -397,11 +400,11 @@ TEST_F(Commands, TheCommandLineWinsOverABadVariableAndAStrayNameIsWarnedOnce) {
   EXPECT_THAT(bad.output, HasSubstr("environment RDMADP_LOG_LEVEL: invalid value \"bogus\""));
 }
 
-// Finding N11: `render` took any --gpu-device-class (a newline, "../GPU", 300 characters) and
-// printed DeviceClass names over Kubernetes' 253 characters (a valid 253-character driver
-// name after the resource's label), all with exit 0. Now each is one line naming the flag,
-// exit 1 as for --dra-driver-name and --namespace, and nothing is printed on stdout. Fails on
-// the old code: every run below exited 0.
+// `render` took any --gpu-device-class (a newline, "../GPU", 300 characters) and printed
+// DeviceClass names over Kubernetes' 253 characters (a valid 253-character driver name after
+// the resource's label), all with exit 0. Now each is one line naming the flag, exit 1 as for
+// --dra-driver-name and --namespace, and nothing is printed on stdout (README.md, "Command
+// line"). Fails on the old code: every run below exited 0.
 TEST_F(Commands, RenderChecksTheGpuClassAndTheDeviceClassNamesItComposes) {
   h.WriteConfig(R"({"configList": [
       {"resourceName": "hca_a", "rdmaHcaMax": 8, "frontend": "dra",

@@ -73,7 +73,7 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   EXPECT_EQ(b.devices(0).pool_name(), "n1/hca-ib");
   EXPECT_THAT(b.devices(0).request_names(), ElementsAre("rdma"));
   const std::string both_uid = both["metadata"]["uid"];
-  // The request's first device also carries the claim's metadata (issue 30 item 4).
+  // The request's first device also carries the claim's metadata (docs/dra.md, "Prepare").
   EXPECT_THAT(b.devices(0).cdi_device_ids(),
               ElementsAre("rdma.example.com/hca=hca-0000-10-00-0",
                           Cat("rdma.example.com/metadata=", both_uid, "_rdma")));
@@ -107,8 +107,9 @@ TEST_F(Dra, PrepareAnswersFromTheAllocationStatelessly) {
   EXPECT_EQ(Sample(Cat("rdma_shared_dp_dra_unprepared_claims_total", driver, "}")), 1);
 }
 
-// Issue 27 item 10: /readyz answered 200 while the DRA driver was unregistered or could
-// not reach the API server, and no metric counted Prepare calls or slice writes.
+// /readyz answered 200 while the DRA driver was unregistered or could not reach the API
+// server, and no metric counted Prepare calls or slice writes (docs/dra.md, "Readiness and
+// metrics").
 TEST_F(Dra, ReadyzAndMetricsCoverTheDriver) {
   ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
@@ -135,9 +136,9 @@ TEST_F(Dra, ReadyzAndMetricsCoverTheDriver) {
   EXPECT_EQ(ready.first, 200) << ready.second;
 }
 
-// Issue 31 item 12: Prepare read claims one at a time on one worker, past the kubelet's
-// deadline: 50 concurrent Prepares with 1 s GETs took 26 s. Now kDraWorkers (4) read at
-// once, and a claim the kubelet no longer waits for is not fetched.
+// Prepare read claims one at a time on one worker, past the kubelet's deadline: 50
+// concurrent Prepares with 1 s GETs took 26 s. Now kDraWorkers (4) read at once, and a claim
+// the kubelet no longer waits for is not fetched (docs/dra.md, "Prepare").
 TEST_F(Dra, SlowClaimReadsRunSideBySideAndStopAtTheKubeletsDeadline) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
   std::vector<drav1::Claim> claims;
@@ -170,9 +171,10 @@ TEST_F(Dra, SlowClaimReadsRunSideBySideAndStopAtTheKubeletsDeadline) {
   EXPECT_EQ(api.Stats()["claimGets"], 9);
 }
 
-// Issue 31 item 5: tearing the DRA server down (a kubelet rejection, SIGTERM) waited for the
-// running Prepare's claim GET (20 s each): /healthz failed for 58 s and SIGTERM took 75 s.
-// The GET is cancelled; the process exits as soon as the kubelet's call is answered.
+// Tearing the DRA server down (a kubelet rejection, SIGTERM) waited for the running
+// Prepare's claim GET (20 s each): /healthz failed for 58 s and SIGTERM took 75 s. The GET is
+// cancelled; the process exits as soon as the kubelet's call is answered (docs/dra.md,
+// "Prepare").
 TEST_F(Dra, SigtermDuringASlowPrepareExitsPromptly) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
   const auto claim = KubeletClaim(api.Admin("/claims", Claim("slow", {"hca-0000-10-00-0"})));
@@ -186,8 +188,8 @@ TEST_F(Dra, SigtermDuringASlowPrepareExitsPromptly) {
   kubelet.join();
 }
 
-// Issue 31 item 16: claim names went into the URL unescaped: "../" reached other API paths
-// with our token. A claim Kubernetes could not have named is refused before any GET.
+// Claim names went into the URL unescaped: "../" reached other API paths with our token. A
+// claim Kubernetes could not have named is refused before any GET (docs/dra.md, "Prepare").
 TEST_F(Dra, ClaimNamesThatAreNotDnsNamesAreNeverFetched) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
   const int before = api.Stats()["claimGets"].get<int>();
@@ -362,9 +364,9 @@ TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {
               HasSubstr("PCIDEVICE__C__RDMA=0000:11:00.0"));
 }
 
-// Issue 30 item 4: a prepared claim's containers get a KEP-5304 metadata file at the
-// standard path and env naming their HCAs, both through the CDI spec the answer names;
-// Unprepare removes both. A claim made from a template is named by the pod's name for it.
+// A prepared claim's containers get a KEP-5304 metadata file at the standard path and env
+// naming their HCAs, both through the CDI spec the answer names; Unprepare removes both. A
+// claim made from a template is named by the pod's name for it (docs/dra.md, "Prepare").
 TEST_F(Dra, PreparedClaimsTellTheContainerWhichHcasItGot) {
   ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
@@ -547,11 +549,11 @@ TEST_F(Dra, OnlyWhatTheNodeUsesIsLoaded) {
   }
 }
 
-// Issue 31 item 10: per-HCA CDI specs that could not be written were still advertised
-// (slice published, health Healthy, /readyz 200): Prepare then named a spec that does not
-// exist and the pod failed at container creation. With the CDI directory full (a real
-// tmpfs), the HCAs are tainted, their health says why, /readyz says not ready; once there
-// is space, a rescan writes the specs and all of it clears.
+// Per-HCA CDI specs that could not be written were still advertised (slice published, health
+// Healthy, /readyz 200): Prepare then named a spec that does not exist and the pod failed at
+// container creation. With the CDI directory full (a real tmpfs), the HCAs are tainted,
+// their health says why, /readyz says not ready; once there is space, a rescan writes the
+// specs and all of it clears (docs/reliability.md, "Capacity and data").
 class DraWithFullCdi : public Dra {
  protected:
   void SetUp() override {
@@ -578,7 +580,7 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
   auto r = api.Await("slices.length === 1");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   for (const auto& d : r["slices"][0]["spec"]["devices"]) {
-    // Hardening round at eee2a98, #7: the taint names the cause (it said port-down).
+    // The taint names the cause (at eee2a98 it said port-down).
     ASSERT_TRUE(d.contains("taints")) << d.dump();
     EXPECT_EQ(d["taints"], nlohmann::json::parse(R"([{"key": "rdma.example.com/cdi-spec-unwritable",
                                                      "effect": "NoSchedule"}])"));
@@ -605,13 +607,13 @@ TEST_F(DraWithFullCdi, UnwritableSpecsAreNotAdvertised) {
       20s));
 }
 
-// Issue 31 item 18: the spec of an HCA that went away while the plugin was down was never
-// removed. At start, this front end's spec files that no published HCA owns are removed;
-// other files in the directory are not touched.
-// Issue 28: the kubelet-directory events never reached the DRA driver. Its registration
-// socket, once deleted, was not served again (the plugin watcher had nothing to register:
-// the driver stayed unregistered until a restart). Now it is re-served once, and the
-// watcher registers it again.
+// The spec of an HCA that went away while the plugin was down was never removed. At start,
+// this front end's spec files that no published HCA owns are removed; other files in the
+// directory are not touched (docs/dra.md, "Using it").
+// The kubelet-directory events never reached the DRA driver. Its registration socket, once
+// deleted, was not served again (the plugin watcher had nothing to register: the driver
+// stayed unregistered until a restart). Now it is re-served once, and the watcher registers
+// it again (docs/architecture.md, "Threads").
 TEST_F(Dra, ADeletedRegistrationSocketIsServedAgainOnce) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
   const std::string registry = h.kubelet_root() + "/plugins_registry";
@@ -633,10 +635,10 @@ TEST_F(Dra, ADeletedRegistrationSocketIsServedAgainOnce) {
   EXPECT_EQ(after.plugins, 1);
 }
 
-// Issue 28: a kubelet directory that appeared after the plugin started was found by the
-// retry timer only (1 s doubling to 30 s: after 8 s without it, the next try came ~8 s
-// later). The kubelet-root watch now reaches the DRA driver: it serves as soon as the
-// directory is there. The 4 s wait is the requirement (one event, not the back-off).
+// A kubelet directory that appeared after the plugin started was found by the retry timer
+// only (1 s doubling to 30 s: after 8 s without it, the next try came ~8 s later). The
+// kubelet-root watch now reaches the DRA driver: it serves as soon as the directory is there
+// (docs/architecture.md, "Threads"). The 4 s wait tells one event from the back-off.
 class DraWithoutPluginsDirAtStart : public Dra {
  protected:
   void BeforeThePluginStarts() override {
@@ -669,9 +671,10 @@ TEST_F(DraWithStaleSpec, SpecsOfGoneHcasAreRemovedAtStart) {
   EXPECT_TRUE(std::filesystem::exists(cdi_dir + "/nvidia.com_gpu.yaml"));
 }
 
-// Issue 31 item 19: a service-account token that appeared after the start was picked up
-// only at the next rescan (300 s by default; never with periodic rescans off, as here). The
-// API client is retried on its own timer (1 s doubling to 30 s, jittered).
+// A service-account token that appeared after the start was picked up only at the next
+// rescan (300 s by default; never with periodic rescans off, as here). The API client is
+// retried on its own timer (1 s doubling to 30 s, jittered): docs/reliability.md, "Errors
+// that lead somewhere".
 class DraWithoutTokenAtStart : public Dra {
  protected:
   void SetUp() override {
@@ -691,11 +694,12 @@ TEST_F(DraWithoutTokenAtStart, ATokenThatAppearsLaterIsPickedUp) {
   EXPECT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
 }
 
-// Issue 27 on every release at its default gates: deviceModel "auto" (the default) is
+// On every release at its default gates: deviceModel "auto" (the default) is
 // perHca where kube-apiserver keeps consumable capacity (1.36+) and slots where it drops it
 // (1.34, 1.35: the devices would otherwise publish as exclusive and 3 claims fit where 12
 // should). Decided by a dry-run probe, so the pool is written exactly once; the rendered
-// template allocates rdmaHcaMax claims per pool (slots) or per HCA (perHca), then no more.
+// template allocates rdmaHcaMax claims per pool (slots) or per HCA (perHca), then no more
+// (docs/dra.md, "What the plugin does about it").
 class DraOnRelease : public Dra, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
@@ -757,10 +761,11 @@ TEST_P(DraOnRelease, AutoPicksTheModelTheServerKeepsAndWritesOnce) {
   }
 }
 
-// Issue 37 item 4: an explicit deviceModel: perHca on a server without consumable capacity
-// (1.34, 1.35 defaults) was published as configured, and the server made every HCA
-// exclusive: 2 claims where rdmaHcaMax says 8. It is published as slots (4 a pool here,
-// rdmaHcaMax), with the metric and a /readyz line; on 1.36+ as configured, neither.
+// An explicit deviceModel: perHca on a server without consumable capacity (1.34, 1.35
+// defaults) was published as configured, and the server made every HCA exclusive: 2 claims
+// where rdmaHcaMax says 8. It is published as slots (4 a pool here, rdmaHcaMax), with the
+// metric and a /readyz line; on 1.36+ as configured, neither (docs/dra.md, "What the plugin
+// does about it").
 class DraExplicitPerHca : public DraOnRelease {
  protected:
   void BeforeThePluginStarts() override {
@@ -800,11 +805,12 @@ TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
   EXPECT_EQ(quiet["stats"]["writes"], 1) << "one write, no flip between models";
 }
 
-// Issue 41 item 2: a pod that asks for `limits: rdma/hca_ib: 1`, served through DRA by a
+// A pod that asks for `limits: rdma/hca_ib: 1`, served through DRA by a
 // DeviceClass with extendedResourceName (KEP-5004; beta 1.36, GA 1.37), names no claim: the
 // scheduler makes one for it. Its containers get PCIDEVICE_RDMA_HCA_IB, _INFO and the hints
 // exactly as the device plugin's Allocate gives them for the same entry (compared with
-// `discover`'s, which is the Allocate answer), not a name with the claim's random suffix.
+// `discover`'s, which is the Allocate answer), not a name with the claim's random suffix
+// (docs/migrating.md, "Moving a pool to DRA without touching a pod").
 class DraExtendedResource : public DraOnRelease {
  protected:
   static std::string PerPoolConfig() {

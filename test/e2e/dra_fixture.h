@@ -126,8 +126,8 @@ class Dra : public ::testing::Test {
     // otherwise pass unseen.
     const nlohmann::json stats = api.Stats();
     EXPECT_THAT(stats["unknownFields"], ::testing::IsEmpty());
-    // Issue 37: no write (the capability probe included) was refused by the validation the
-    // fake ports from kube-apiserver; injected faults are not in this list.
+    // No write (the capability probe included) was refused by the validation the fake ports
+    // from kube-apiserver (docs/dra.md, "Using it"); injected faults are not in this list.
     EXPECT_THAT(stats["invalid"], ::testing::IsEmpty());
     if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
   }

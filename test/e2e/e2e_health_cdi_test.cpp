@@ -35,10 +35,11 @@ TEST_F(E2E, PeriodicRescanReportsPortHealthAndRecovers) {
   EXPECT_EQ(Resource(kB).snapshots.size(), 1u);
 }
 
-// Issue 29 item 5: during a subnet manager's bring-up every port is INIT and the pool is
-// Unhealthy (allocatable 0). That is the operator's to fix, so it is a warning that says
-// what to check, once per distinct reason, and a line when the pool is usable again. (The
-// warning is the feature here: it is asserted as the operator reads it.)
+// During a subnet manager's bring-up every port is INIT and the pool is Unhealthy
+// (allocatable 0). That is the operator's to fix, so it is a warning that says what to
+// check, once per distinct reason, and a line when the pool is usable again
+// (docs/troubleshooting.md). (The warning is the feature here: it is asserted as the
+// operator reads it.)
 TEST_F(E2E, PortsWaitingForTheSubnetManagerAreAWarningThatNamesIt) {
   h.node().SetPortState("mlx5_0", 1, "2: INIT");
   h.node().SetPortState("mlx5_1", 1, "2: INIT");
@@ -94,9 +95,9 @@ TEST_F(E2E, VanishedCharDevicesDropTheHcaUntilTheyReturn) {
   EXPECT_EQ(count_paths(), 7);
 }
 
-// Issue 11 item 5: with the CDI directory full (a real tmpfs), Allocate would name devices
-// no runtime can resolve. The kubelet is shown every slot Unhealthy, so it admits no pod,
-// until a rescan writes the spec; then the pool is Healthy again by itself.
+// With the CDI directory full (a real tmpfs), Allocate would name devices no runtime can
+// resolve. The kubelet is shown every slot Unhealthy, so it admits no pod, until a rescan
+// writes the spec; then the pool is Healthy again by itself (docs/reliability.md).
 TEST_F(E2E, AFullCdiDirectoryKeepsThePoolUnhealthyUntilTheSpecIsWritten) {
   const std::string cdi = h.root() + "/cdi-full";
   std::filesystem::create_directories(cdi);

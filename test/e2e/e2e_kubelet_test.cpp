@@ -52,8 +52,9 @@ TEST_F(E2E, LostStreamReRegistersButAReplacedStreamDoesNotLoop) {
   EXPECT_EQ(Resource(kA).registrations, 2);
 }
 
-// Issue 11 item 6: another process holding a ListAndWatch stream on our socket (a
-// monitoring tool, a debugging grpcurl) must not hide the end of the kubelet's stream.
+// Another process holding a ListAndWatch stream on our socket (a monitoring tool, a
+// debugging grpcurl) must not hide the end of the kubelet's stream (docs/architecture.md,
+// "Lifecycle: what happens on each event").
 TEST_F(E2E, AnotherListAndWatchClientDoesNotHideTheKubeletsStreamEnd) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));

@@ -1,4 +1,4 @@
-// Issue 30: the container learns which HCAs it got. What the kubelet receives in the
+// The container learns which HCAs it got (docs/pod-env.md). What the kubelet receives in the
 // Allocate answer, over the real gRPC socket, parsed with a real JSON parser: the SR-IOV
 // plugin's PCIDEVICE_<RESOURCE> and _INFO, and the opt-in NCCL/UCX hints, following the pool
 // as it is at Allocate time.

@@ -45,9 +45,9 @@ TEST_F(E2E, SnapshotsCarryIdsHealthAndTopology) {
   EXPECT_EQ(b.snapshots.front().devices(0).topology().nodes(0).id(), 1);
 }
 
-// Issue 29 item 5: the Go plugin attaches no topology; with it, the Topology Manager's
-// single-numa-node policy can refuse pods the Go plugin got admitted. --no-topology is the
-// knob that restores that.
+// The Go plugin attaches no topology; with it, the Topology Manager's single-numa-node
+// policy can refuse pods the Go plugin got admitted. --no-topology is the knob that restores
+// that (README.md, "Differences from the Go plugin").
 TEST_F(E2E, NoTopologyAdvertisesSlotsWithoutNumaNodes) {
   StartAll(PluginHarness::DemoConfig(), {"--no-topology"});
   ASSERT_TRUE(WaitRegistered(kA));
@@ -261,8 +261,8 @@ TEST_F(E2E, YamlConfigAndCustomPrefix) {
   EXPECT_TRUE(LogShows("periodic rescans off"));
 }
 
-// Issue 11 item 10: with `ulimit -n 32` and 8 resources none registered, and the reason
-// was only in gRPC's own log. The plugin raises its soft limit to the hard one at start.
+// With `ulimit -n 32` and 8 resources none registered, and the reason was only in gRPC's
+// own log. The plugin raises its soft limit to the hard one at start (docs/reliability.md).
 TEST_F(E2E, ALowSoftFdLimitIsRaisedAndEveryResourceRegisters) {
   std::string config = R"({"periodicUpdateInterval": 0, "configList": [)";
   for (int i = 0; i < 8; ++i) {
@@ -283,7 +283,8 @@ TEST_F(E2E, ALowSoftFdLimitIsRaisedAndEveryResourceRegisters) {
 }
 
 }  // namespace
-// Issue 29 item 8: a log pipeline filters by resource and event, not by parsing messages.
+// A log pipeline filters by resource and event, not by parsing messages
+// (docs/observability.md).
 TEST_F(E2E, JsonLogLinesCarryTheResourceAndTheEvent) {
   StartAll(PluginHarness::DemoConfig(), {"--log-format=json"});
   ASSERT_TRUE(WaitRegistered(kA));

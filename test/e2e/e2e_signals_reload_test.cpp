@@ -118,8 +118,8 @@ std::set<uint64_t> WatchedInodes(pid_t pid) {
   return inodes;
 }
 
-// Issue 29 item 5: an operator who gates config changes (a rollout per ConfigMap, or by
-// hand) turns the file watch off; SIGHUP still reloads.
+// An operator who gates config changes (a rollout per ConfigMap, or by hand) turns the file
+// watch off; SIGHUP still reloads (README.md, "Differences from the Go plugin").
 TEST_F(E2E, WatchConfigFalseReloadsOnlyOnSighup) {
   StartAll(PluginHarness::DemoConfig(), {"--watch-config=false", kMetricsFlag});
   ASSERT_TRUE(WaitRegistered(kA));
@@ -210,10 +210,10 @@ bool NoDraRegistration(const std::string& registry) {
   return true;
 }
 
-// Issue 37 item 5: start and reload share one check per front end. Without a node name (the
-// base DaemonSet sets no NODE_NAME), a start skips a DRA entry; a reload that adds one used
-// to be applied: slices with an empty spec.nodeName (422) and a DRA driver registered with
-// the kubelet. Now it is refused as any invalid reload is: nothing applied.
+// Start and reload share one check per front end. Without a node name (the base DaemonSet
+// sets no NODE_NAME), a start skips a DRA entry; a reload that adds one used to be applied:
+// slices with an empty spec.nodeName (422) and a DRA driver registered with the kubelet. Now
+// it is refused as any invalid reload is: nothing applied.
 TEST_F(E2E, AReloadAddingADraEntryWithoutANodeNameIsRefusedAsAStartIs) {
   ::unsetenv("NODE_NAME");
   StartAll(kDemoPlusDra, {kMetricsFlag});

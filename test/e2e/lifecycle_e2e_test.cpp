@@ -116,9 +116,10 @@ TEST_P(Lifecycle, KubeletRestartWithADeadSocketRegistersExactlyOnce) {
   EXPECT_TRUE(h.kubelet().Allocate(kA, {"7"}).ok());
 }
 
-// Issue 31 item 8: a kubelet that ends a resource's stream several times in a row (eight
-// here, one after each re-registration) gets the resource back after each, without the
-// back-off meant for failing Registers (it reached 8, 16, then 30 s by the seventh loss).
+// A kubelet that ends a resource's stream several times in a row (eight here, one after each
+// re-registration) gets the resource back after each, without the back-off meant for failing
+// Registers (it reached 8, 16, then 30 s by the seventh loss; docs/reliability.md, "Capacity
+// and data").
 // The 5 s per round is the requirement, not a timing: a live kubelet waits for a lost
 // stream at most kLossInterval (1 s), after the first three at once.
 TEST_P(Lifecycle, StreamsEndedInARowAreReRegisteredWithoutBackOff) {
@@ -316,12 +317,12 @@ TEST_P(Lifecycle, WatcherRollingUpdateSettlesWithoutPingPong) {
   if (HasFailure()) std::cerr << "---- second ----\n" << ReadFileOrEmpty(h.root() + "/second.log");
 }
 
-// Issue 31 item 9: a rolling update that changes the config. The old instance (1000 slots,
-// rescanning every second) writes its list last (a port flap only it sees); when it exits,
-// the kubelet's view stayed the old list on v1.24 (the old stream's end is ignored) and
-// v1.37 (the survivor is promoted without a re-sync). The survivor (500 slots, no periodic
-// rescans) sees the old socket go and sends its list again: the view is the survivor's
-// within the 5 s the issue allows.
+// A rolling update that changes the config (docs/reliability.md, "Capacity and data"). The
+// old instance (1000 slots, rescanning every second) writes its list last (a port flap only
+// it sees); when it exits, the kubelet's view stayed the old list on v1.24 (the old stream's
+// end is ignored) and v1.37 (the survivor is promoted without a re-sync). The survivor (500
+// slots, no periodic rescans) sees the old socket go and sends its list again: the view is
+// the survivor's within 5 s.
 TEST_P(Lifecycle, RollingUpdateWithAConfigChangeEndsWithTheSurvivorsList) {
   h.WriteConfig(PluginHarness::DemoConfig(1));  // the old instance rescans every second
   ASSERT_TRUE(h.kubelet().Start().ok());

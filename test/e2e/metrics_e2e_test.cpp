@@ -111,9 +111,9 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   EXPECT_EQ(Sample("rdma_shared_dp_hcas{resource=\"rdma/hca_shared_devices_a\"}"), 2);
   EXPECT_EQ(Sample("rdma_shared_dp_registered{resource=\"rdma/hca_shared_devices_a\"}"), 1);
   EXPECT_EQ(Sample("rdma_shared_dp_open_streams{resource=\"rdma/hca_shared_devices_a\"}"), 1);
-  // Every error class from the start (issue 37 item 8: "dra" was missing, and a series that
-  // appears late breaks rate()); nothing but registration warnings (the kubelet started after
-  // the plugin) counted here.
+  // Every error class from the start (docs/observability.md; "dra" was missing, and a series
+  // that appears late breaks rate()); nothing but registration warnings (the kubelet started
+  // after the plugin) counted here.
   for (const char* cls : {"config", "cdi", "link", "metrics", "dra"}) {
     EXPECT_EQ(Sample(Cat("rdma_shared_dp_errors_by_class_total{class=\"", cls, "\"}")), 0) << cls;
   }
@@ -122,7 +122,7 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
   ASSERT_TRUE(h.kubelet().Allocate(kA, {"1"}).ok());
   EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
-  // Issue 29 item 8: every port of every pooled HCA, by the kernel's state number.
+  // Every port of every pooled HCA, by the kernel's state number (docs/observability.md).
   for (const char* hca : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
     EXPECT_EQ(Sample(Cat("rdma_shared_dp_port_state{hca=\"", hca, "\",port=\"1\"}")), 4) << hca;
   }
@@ -131,7 +131,7 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   ASSERT_TRUE(Registered(2));
   // Allocations survive the server's re-creation in the counter.
   EXPECT_EQ(Sample("rdma_shared_dp_allocations_total{resource=\"rdma/hca_shared_devices_a\"}"), 2);
-  // Issue 29 item 8: every port of every pooled HCA, by the kernel's state number.
+  // Every port of every pooled HCA, by the kernel's state number (docs/observability.md).
   for (const char* hca : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}) {
     EXPECT_EQ(Sample(Cat("rdma_shared_dp_port_state{hca=\"", hca, "\",port=\"1\"}")), 4) << hca;
   }
@@ -158,8 +158,9 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
 }
 
 // The port is open on every node IP. What any client there can send must not cost the
-// plugin its memory, its fds or its probes (issue 11: 1,069 MB from one POST, 1,000 fds from
-// idle connections, probes timing out behind two slow clients).
+// plugin its memory, its fds or its probes (docs/observability.md; before those bounds:
+// 1,069 MB from one POST, 1,000 fds from idle connections, probes timing out behind two slow
+// clients).
 TEST_F(MetricsE2E, HostileClientsCostNeitherMemoryNorFdsNorProbes) {
   ASSERT_TRUE(h.kubelet().Start().ok());
   ASSERT_TRUE(Registered(1));
@@ -303,7 +304,7 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
 
 // Capacity matters more than metrics: a busy port is logged and retried while the device
 // plugin registers and serves; when the port frees up, the endpoint comes up. The probes
-// have a listener of their own (--health-address, issue 29 item 3): the kubelet's liveness
+// have a listener of their own (--health-address, docs/observability.md): the kubelet's liveness
 // and readiness checks pass all along, so the pod is not restarted over a metrics port.
 TEST(MetricsFlag, BusyPortIsRetriedWhileTheDevicePluginServes) {
   // Another process's listener on the port: a plain socket we can close.

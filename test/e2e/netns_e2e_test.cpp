@@ -139,8 +139,8 @@ TEST_F(NetnsE2E, LinkEventsReachTheKubelet) {
   EXPECT_TRUE(LogShows("pool changed (link event ib"));
 }
 
-// Issue 11 item 7, second half: an event on a PCI function's netdev re-reads that function
-// only (a full rescan read all 2,004 functions of a big node per event). Both HCAs of pool
+// An event on a PCI function's netdev re-reads that function only (docs/reliability.md; a
+// full rescan read all 2,004 functions of a big node per event). Both HCAs of pool
 // a go down in sysfs; the event on ib0 re-reads mlx5_0 alone, so the pool stays Healthy
 // (mlx5_1 is not looked at) until ib1's own event.
 TEST_F(NetnsE2E, AnEventReReadsOnlyItsFunction) {
@@ -163,8 +163,8 @@ TEST_F(NetnsE2E, AnEventReReadsOnlyItsFunction) {
   EXPECT_EQ(MetricValue(metrics, "rdma_shared_dp_rescans_total{trigger=\"link\"}"), 2);
 }
 
-// Issue 11 item 7: every link event and net uevent used to cost a full rescan, and CNI
-// creates and deletes veth pairs all day (107 % of a core on a 2,004-function node). Links
+// Every link event and net uevent used to cost a full rescan, and CNI creates and deletes
+// veth pairs all day (107 % of a core on a 2,004-function node; docs/reliability.md). Links
 // and devices without a PCI function behind them now cost nothing: 20 veth pairs created,
 // brought up, announced by uevents and deleted make no rescan; one event on a watched
 // netdev after them makes exactly one.

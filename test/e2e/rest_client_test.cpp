@@ -1,7 +1,7 @@
-// The API client against a peer that misbehaves (issue 31 items 2, 4, 15, 19): answers and
-// watch lines past their limits, token files that are not a token. Each case failed before
-// its fix (out of memory, quadratic CPU, a blocked thread or a crash); now each is one
-// clear error and the next request works.
+// The API client against a peer that misbehaves (docs/reliability.md): answers and watch
+// lines past their limits, token files that are not a token. Each case failed before its fix
+// (out of memory, quadratic CPU, a blocked thread or a crash); now each is one clear error
+// and the next request works.
 #include "pkg/kube/rest_client.h"
 
 #include <gmock/gmock.h>
@@ -94,9 +94,10 @@ TEST_F(Client, TokenFilesThatAreNotATokenAreRefusedAtOnce) {
   EXPECT_THAT(std::string(CreateWithToken(empty).message()), HasSubstr("is empty"));
 }
 
-// Hardening round at eee2a98, #2: an endless error answer was read to its end (19.9 CPU-s
-// in 45 s for a 500 that never ended; here 40 MiB): an error is one Status object, kept up to
-// kMaxErrorBytes, and the rest is never read. The answer is still the server's 500.
+// At eee2a98 an endless error answer was read to its end (19.9 CPU-s in 45 s for a 500 that
+// never ended; here 40 MiB): an error is one Status object, kept up to kMaxErrorBytes, and
+// the rest is never read (docs/reliability.md, "Capacity and data"). The answer is still the
+// server's 500.
 TEST_F(Client, AnErrorAnswerIsReadOnlyUpToItsCap) {
   auto c = Make();
   api_.Admin("/fault",
@@ -110,9 +111,9 @@ TEST_F(Client, AnErrorAnswerIsReadOnlyUpToItsCap) {
   EXPECT_EQ(next->code, 200);
 }
 
-// Hardening round at eee2a98, #5: a FIFO as --kube-ca-file blocked libcurl's open, and SIGTERM
-// did not end the process within 30 s. The CA file is checked like the token file: at
-// creation, and before every request (a file replaced later).
+// At eee2a98 a FIFO as --kube-ca-file blocked libcurl's open, and SIGTERM did not end the
+// process within 30 s. The CA file is checked like the token file: at creation, and before
+// every request (a file replaced later): docs/reliability.md, "Capacity and data".
 TEST_F(Client, ACaFileThatIsNotARegularFileIsRefusedAtOnce) {
   const std::string fifo = dir_.path() + "/ca-fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -133,9 +134,9 @@ TEST_F(Client, ACaFileThatIsNotARegularFileIsRefusedAtOnce) {
   ASSERT_FALSE(w.ok());
 }
 
-// Issue 37 item 6: a loop that resets its cancel before each call erased a destructor's
-// Cancel() that came between its "stopping?" check and the reset, and shutdown waited out a
-// 5-10 minute watch. Shutdown() is a cancel no ResetCancel() undoes.
+// A loop that resets its cancel before each call erased a destructor's Cancel() that came
+// between its "stopping?" check and the reset, and shutdown waited out a 5-10 minute watch.
+// Shutdown() is a cancel no ResetCancel() undoes (docs/reliability.md, "Capacity and data").
 TEST_F(Client, AShutdownIsNotUndoneByAResetCancel) {
   // A watch that would hang: the server stays silent; the idle limit (2 s) only bounds a
   // regression's cost, the request log is what the test reads.
@@ -175,11 +176,11 @@ TEST_F(Client, AnUnknownCaIsNamedWithTheCaFile) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("(CA file " + other_ca + ")"));
 }
 
-// Issue 31 item 15: libcurl also trusted its compiled-in CA directory (/etc/ssl/certs on
-// Debian), so the bearer token went to any server a system CA signed. Here the API server's
-// own certificate becomes a "system CA" (bind-mounted over that directory in a private mount
-// namespace of one thread) while the client's CA file names another CA: the request must
-// fail, and the token must not reach the server.
+// libcurl also trusted its compiled-in CA directory (/etc/ssl/certs on Debian), so the
+// bearer token went to any server a system CA signed (docs/reliability.md, "Capacity and
+// data"). Here the API server's own certificate becomes a "system CA" (bind-mounted over
+// that directory in a private mount namespace of one thread) while the client's CA file
+// names another CA: the request must fail, and the token must not reach the server.
 TEST_F(Client, OnlyTheCaFileIsTrustedNotTheSystemCaDirectory) {
   if (::geteuid() != 0 || !std::filesystem::is_directory("/etc/ssl/certs")) {
     GTEST_SKIP() << "needs root and /etc/ssl/certs (a private mount namespace)";

@@ -94,7 +94,8 @@ std::vector<Seen> Requests(FakeApiServer& api, const std::string& method,
 }
 
 // Rescans every `period` with an unchanged wish, as a node with periodicUpdateInterval: 1
-// does, until destroyed: the load under which a wait must hold (issue 37 item 3).
+// does, until destroyed: the load under which a wait must hold (docs/reliability.md, "Retries
+// on the server's terms").
 class Rescans {
  public:
   Rescans(SlicePublisher& p, std::vector<WantedPool> wish, std::chrono::milliseconds period)
@@ -164,8 +165,8 @@ TEST_F(Publisher, FirstPublishThenNoWritesWhileNothingChanges) {
   EXPECT_THAT(Problems(), ::testing::IsEmpty());
 }
 
-// Issue 27 item 9: slices carried no owner, so a deleted node's slices were never collected
-// (autoscaling). Each slice created is owned by the Node object, as the upstream helper does.
+// Slices carried no owner, so a deleted node's slices were never collected (autoscaling).
+// Each slice created is owned by the Node object, as the upstream helper does.
 TEST_F(Publisher, SlicesAreOwnedByTheirNode) {
   auto p = Start();
   p->Publish({Wanted(1)});
@@ -353,10 +354,10 @@ TEST_F(Publisher, A429WaitsForRetryAfterThenWrites) {
   ExpectQuiet(2);
 }
 
-// Issue 37 item 3: after "429 Retry-After: 4" the update went again 1.0 s later, because
-// every rescan's (unchanged) wish ended the wait. With rescans every 100 ms and the kubelet
-// wiping the node meanwhile, nothing is sent before the Retry-After is over; the wipe is
-// repaired when it is.
+// After "429 Retry-After: 4" the update went again 1.0 s later, because every rescan's
+// (unchanged) wish ended the wait. With rescans every 100 ms and the kubelet wiping the node
+// meanwhile, nothing is sent before the Retry-After is over; the wipe is repaired when it is
+// (docs/reliability.md, "Retries on the server's terms").
 TEST_F(Publisher, A429IsNotRetriedBeforeItsRetryAfterWhateverHappensMeanwhile) {
   auto p = Start(/*exact=*/true);
   p->Publish({Wanted(1)});
@@ -385,8 +386,9 @@ TEST_F(Publisher, A429IsNotRetriedBeforeItsRetryAfterWhateverHappensMeanwhile) {
   ExpectQuiet(2);  // the first create and the wipe's repair (the refused update stored nothing)
 }
 
-// Issue 37 item 3: "after four 500s in a row the gaps were 0.78, 0.22, 1.0, 1.0 s". The
-// back-off doubles (here without jitter: 1, 2, 4 s) whatever the rescans wish meanwhile.
+// After four 500s in a row the gaps were 0.78, 0.22, 1.0, 1.0 s (docs/reliability.md,
+// "Retries on the server's terms"). The back-off doubles (here without jitter: 1, 2, 4 s)
+// whatever the rescans wish meanwhile.
 TEST_F(Publisher, FiveHundredsBackOffAndNoWishShortensTheWait) {
   auto p = Start(/*exact=*/true);
   p->Publish({Wanted(1)});
@@ -426,10 +428,10 @@ TEST_F(Publisher, AHugeRetryAfterHoldsEveryWrite) {
   ExpectQuiet(0, 3000ms);
 }
 
-// Issue 37 item 6: a wish the caller made before it heard of the server's capabilities (it
-// may lack the pools whose model depends on them, "auto") was written once the first probe
-// answered, deleting their adopted slices after a restart. A wish now carries the
-// capabilities it assumed and is written only while they hold.
+// A wish the caller made before it heard of the server's capabilities (it may lack the pools
+// whose model depends on them, "auto") was written once the first probe answered, deleting
+// their adopted slices after a restart. A wish now carries the capabilities it assumed and is
+// written only while they hold (docs/reliability.md, "Capacity and data").
 TEST_F(Publisher, AWishMadeForOtherCapabilitiesIsNeverWritten) {
   std::promise<ServerCapabilities> told;
   PublisherOptions o;
@@ -453,10 +455,11 @@ TEST_F(Publisher, AWishMadeForOtherCapabilitiesIsNeverWritten) {
   ASSERT_TRUE(api_.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
 }
 
-// Hardening round at eee2a98, N1: a watch refused while lists work (RBAC without "watch")
-// looped at 145-169 requests a minute, because every successful list started the back-off
-// over. Only a watch that works does now: a refused watch backs off on the slow schedule
-// (8 s, 16 s, ...): in the 20 s after the first refusal, exactly 2 watches and 1 list.
+// At eee2a98 a watch refused while lists work (RBAC without "watch") looped at 145-169
+// requests a minute, because every successful list started the back-off over. Only a watch
+// that works does now: a refused watch backs off on the slow schedule (8 s, 16 s, ...): in
+// the 20 s after the first refusal, exactly 2 watches and 1 list (docs/reliability.md,
+// "Capacity and data").
 TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
   auto p = Start(/*exact=*/true);
   p->Publish({Wanted(1)});
@@ -486,9 +489,9 @@ TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
             1);
 }
 
-// Issue 31 item 6: a watch the server ended at once was reopened at once: 427 watch
-// requests in 20 s. A watch shorter than a second backs off (1 s doubling, jittered): at
-// most 6 in 10 s (0, <=1, <=3, <=7 s, and the end of the window).
+// A watch the server ended at once was reopened at once: 427 watch requests in 20 s. A watch
+// shorter than a second backs off (1 s doubling, jittered; docs/reliability.md, "Crash,
+// hang, flood"): at most 6 in 10 s (0, <=1, <=3, <=7 s, and the end of the window).
 TEST_F(Publisher, AWatchTheServerEndsAtOnceBacksOff) {
   auto p = Start();
   p->Publish({Wanted(1)});
@@ -512,9 +515,10 @@ TEST_F(Publisher, AWatchTheServerEndsAtOnceBacksOff) {
   EXPECT_EQ(p->stats().problem, "");
 }
 
-// Issue 27: the API server's decoder drops a field its release does not know, with only a
-// warning (fieldValidation's default, Warn). Like a disabled gate's field, that is a fact
-// about the server, not a difference to fix: one write, the field learned, no rewrite.
+// The API server's decoder drops a field its release does not know, with only a warning
+// (fieldValidation's default, Warn). Like a disabled gate's field, that is a fact about the
+// server, not a difference to fix: one write, the field learned, no rewrite (docs/dra.md,
+// "Using it").
 TEST_F(Publisher, AFieldTheServerDoesNotKnowIsLearnedNotRewritten) {
   std::vector<std::string> infos;
   std::mutex mu;
@@ -541,10 +545,11 @@ TEST_F(Publisher, AFieldTheServerDoesNotKnowIsLearnedNotRewritten) {
                          "does not keep ResourceSlice field spec.devices[].futureField")));
 }
 
-// Issue 31 item 13: a half-open watch (the peer vanished without a FIN or RST, or answers
-// keepalives with a reset) hid a wipe for 57 s and 614 s. A watch that carries nothing, not
-// even a bookmark, for the idle limit is dead: the publisher relists and puts back what the
-// wipe took. Bookmarks every 500 ms and a 2 s limit scale the real 1 min and 90 s.
+// A half-open watch (the peer vanished without a FIN or RST, or answers keepalives with a
+// reset) hid a wipe for 57 s and 614 s. A watch that carries nothing, not even a bookmark,
+// for the idle limit is dead: the publisher relists and puts back what the wipe took
+// (docs/reliability.md, "Capacity and data"). Bookmarks every 500 ms and a 2 s limit scale
+// the real 1 min and 90 s.
 TEST(PublisherHalfOpen, AWatchThatGoesSilentIsDroppedAndTheWipeRepublished) {
   FakeApiServer api(/*bookmark_ms=*/500);
   auto p = StartPublisher(api, nullptr, nullptr, /*watch_idle=*/2s);
@@ -561,10 +566,10 @@ TEST(PublisherHalfOpen, AWatchThatGoesSilentIsDroppedAndTheWipeRepublished) {
   EXPECT_EQ(api.Stats()["lists"], 2) << "one relist after the dead watch";
 }
 
-// Issue 27 item 1, per release at its default gates: the server drops the fields of a
-// disabled gate (1.34, 1.35: allowMultipleAllocations, requestPolicy, taints), and the
-// publisher used to rewrite the pool for them 500-800 times a second. Exactly one write per
-// real change on every release, and nothing in between.
+// Per release at its default gates: the server drops the fields of a disabled gate (1.34,
+// 1.35: allowMultipleAllocations, requestPolicy, taints), and the publisher used to rewrite
+// the pool for them 500-800 times a second. Exactly one write per real change on every
+// release, and nothing in between (docs/dra.md, "The ceiling on API writes").
 class PublisherOnRelease : public ::testing::TestWithParam<const char*> {
  protected:
   std::unique_ptr<SlicePublisher> Start() {
@@ -586,7 +591,8 @@ TEST_P(PublisherOnRelease, DroppedFieldsNeverLoopAndTaintsComeOff) {
   p->Publish({Wanted(2, "a", /*down=*/1)});  // one slice, one HCA tainted
   // The capability probe (a dry-run create) told the publisher what the server keeps before
   // its first write: where taints are dropped, the down HCA is left out of the slice from
-  // the start (issue 27 item 5: nothing else would keep the scheduler off it).
+  // the start (nothing else would keep the scheduler off it: docs/dra.md, "What the plugin
+  // does about it").
   ASSERT_TRUE(api_.Await("stats.creates === 1")["ok"].get<bool>());
   int writes = 1;
   ExpectQuiet(writes);
@@ -636,8 +642,9 @@ TEST_P(PublisherOnRelease, AFailedProbeFallsBackToLearningFromAnswers) {
   EXPECT_EQ(api_.Stats()["dryRuns"], 0);
 }
 
-// Issue 27 item 4: 128 devices in a slice pass only without taints (1.35+); the first port
-// down was answered 422 and left the pool without a slice. 64 a slice, on every release.
+// 128 devices in a slice pass only without taints (1.35+); the first port down was answered
+// 422 and left the pool without a slice. 64 a slice, on every release (docs/dra.md, "What
+// the plugin does about it").
 TEST_P(PublisherOnRelease, APortDownInALargePoolIsOneUpdate) {
   auto p = Start();
   p->Publish({Wanted(200)});  // 4 slices of at most 64
@@ -674,10 +681,10 @@ TEST_F(Publisher, WritesBeyondTheBurstWaitForTheBudget) {
   EXPECT_EQ((p->stats().writes_by_verb_code.at({"create", 201})), 40u);
 }
 
-// Issue 31 items 1 and 14: list and watch answers of the wrong shape aborted the process
-// (json type_error on the watch thread); a list carrying other nodes' or drivers' slices
-// made us delete them. Now each bad answer is a problem line, foreign slices are ignored,
-// and publishing goes on.
+// List and watch answers of the wrong shape aborted the process (json type_error on the
+// watch thread); a list carrying other nodes' or drivers' slices made us delete them. Now
+// each bad answer is a problem line, foreign slices are ignored, and publishing goes on
+// (docs/reliability.md, "Crash, hang, flood").
 TEST_F(Publisher, MalformedAndForeignAnswersAreNeitherCrashesNorDeletes) {
   const std::string list = "resourceslices?fieldSelector";
   api_.Admin("/fault", {{"method", "GET"}, {"match", list}, {"body", "<html>proxy error</html>"}});

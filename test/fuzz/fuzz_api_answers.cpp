@@ -1,7 +1,7 @@
 // What the API server (or a proxy in front of it) answers, read by the DRA front end: a
 // ResourceClaim for Prepare, ResourceSlices for the reconciler, a slice as stored for the
 // dropped-field check. Any bytes: no exception, no crash, and a stored slice that carries
-// everything we want is never a change (issue 31 items 1 and 2).
+// everything we want is never a change (docs/reliability.md, "Crash, hang, flood").
 #include <cstddef>
 #include <cstdint>
 #include <map>

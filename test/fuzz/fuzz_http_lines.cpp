@@ -1,6 +1,6 @@
-// The API client's stream parsers (issue 31 item 2): any bytes, cut into chunks anywhere,
-// give exactly the lines a plain split gives, never a line past the limit, and a
-// Retry-After that is always within [0, cap].
+// The API client's stream parsers (docs/reliability.md, "Crash, hang, flood"): any bytes,
+// cut into chunks anywhere, give exactly the lines a plain split gives, never a line past
+// the limit, and a Retry-After that is always within [0, cap].
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/copy-closure.sh picks the libraries it loads with dlopen() from `ldconfig -p` by
-# the ABI tag of the binary's libc, on any architecture (issue 29 item 2: it kept x86-64
-# only, so no arm64 image could be built). Listings as glibc prints them: Debian's multiarch
+# the ABI tag of the binary's libc, on any architecture (it once kept x86-64 only, so no
+# arm64 image could be built). Listings as glibc prints them: Debian's multiarch
 # layout (with a 32-bit copy listed first) and RHEL/UBI's, whose tags carry "OS ABI".
 set -euo pipefail
 pick="$(cd "$(dirname "$0")/../.." && pwd)/scripts/copy-closure.sh"

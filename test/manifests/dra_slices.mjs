@@ -20,9 +20,9 @@ import { ValidateResourceSlice, ValidateResourceSliceUpdate, generateName } from
 import { allocate, parseSelector } from "./dra_allocator.mjs";
 
 const slices = JSON.parse(execFileSync(process.argv[2], [], { maxBuffer: 1 << 30 }));
-// Issue 37 item 2: every model x rdmaHcaMax in {1, 2, 1000} x HCA states (all up, a port
-// down, a CDI spec unwritable), and a node name longer than a DNS label: checked below with
-// the rest, kept apart from the allocator checks' pools.
+// Every model x rdmaHcaMax in {1, 2, 1000} x HCA states (all up, a port down, a CDI spec
+// unwritable), and a node name longer than a DNS label: checked below with the rest, kept
+// apart from the allocator checks' pools (docs/dra.md, "What the plugin does about it").
 const matrix = JSON.parse(execFileSync(process.argv[2], ["--matrix"], { maxBuffer: 1 << 30 }));
 check(`${matrix.length} matrix slices rendered (3 models x 3 rdmaHcaMax x 3 states + a long node name)`, () => {
   // One slice per pool, but 1000 slots take 16 (64 a slice): 3 x 3 x 3 pools, 3 x 15 more.
@@ -83,8 +83,8 @@ check("the checks can fail: a wrong type, a misspelt field, a device name with c
 // `render`: what an administrator applies, for every example config, with every option.
 const [plugin, configDir] = [process.argv[3], process.argv[4]];
 const models = { DeviceClass, ResourceClaimTemplate, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding };
-// Issue 27: classes only for the entries served through DRA; a config without one is
-// refused with one line, not answered with classes that select nothing.
+// Classes only for the entries served through DRA; a config without one is refused with one
+// line, not answered with classes that select nothing (README.md, "Command line").
 for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
   check(`render ${file}: no DRA entry, so nothing rendered and one line saying why`, () => {
     const r = spawnSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`], { encoding: "utf8" });

@@ -1,5 +1,6 @@
-// Issue 31 item 7: the API back-off is jittered, so a fleet that failed together (an API
-// server outage) spreads its retries instead of arriving in the same half second.
+// The API back-off is jittered, so a fleet that failed together (an API server outage)
+// spreads its retries instead of arriving in the same half second (docs/reliability.md,
+// "Crash, hang, flood").
 #include "pkg/kube/backoff.h"
 
 #include <gtest/gtest.h>
@@ -56,8 +57,9 @@ TEST(Backoff, TinyWaitsAreNotJittered) {
   EXPECT_EQ(RandomUpTo(0, rng), 0u);
 }
 
-// Issue 37 item 3: every wait after a failure, as the publisher's loops take it. The jitter
-// is the identity here (the upper end of each step), so every time is exact.
+// Every wait after a failure, as the publisher's loops take it (docs/reliability.md, "Retries
+// on the server's terms"). The jitter is the identity here (the upper end of each step), so
+// every time is exact.
 class Schedule : public ::testing::Test {
  protected:
   using Time = RetrySchedule::Time;

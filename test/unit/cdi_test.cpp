@@ -143,9 +143,9 @@ TEST(CdiSpec, ListsEveryHcaWithItsNodesAndRdmaCm) {
   ExpectValidCdiSpec(SpecJson(*Snapshot(rc, 0)));  // empty pool: "devices": []
 }
 
-// Issue 41 item 1: an entry with memlock gets the hook in the spec-wide edits (every
-// container given any of the pool's devices), with the byte count; none without the option
-// or without an installed hook.
+// An entry with memlock gets the hook in the spec-wide edits (every container given any of
+// the pool's devices), with the byte count; none without the option or without an installed
+// hook (docs/memlock.md, "What the plugin does").
 TEST(CdiSpec, MemlockAddsTheHookToTheSpecWideEdits) {
   auto rc = Resource("rdma", "hca_a");
   rc.memlock = 64ull << 30;

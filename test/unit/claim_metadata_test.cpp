@@ -1,4 +1,4 @@
-// Issue 30 item 4: what a container given a DRA claim learns. The metadata document is
+// What a container given a DRA claim learns (docs/dra.md, "Prepare"). The metadata document is
 // checked field by field against the upstream types it must decode as
 // (k8s.io/dynamic-resource-allocation api/metadata/v1alpha1/types.go: DeviceMetadata,
 // DeviceMetadataRequest, Device; attribute values as k8s.io/api resource/v1 DeviceAttribute),
@@ -152,9 +152,9 @@ TEST(ClaimMetadata, EnvIsPerRequestAndTheHintsAreTheClaimsUnion) {
             "0000:10:00.0");
 }
 
-// Issue 41 item 2: a claim kube-scheduler made for an extended resource (annotated so)
-// names each request's variables after the entry, as the device plugin does; a hand-made
-// class selecting two entries' devices into one request keeps the claim's names.
+// A claim kube-scheduler made for an extended resource (annotated so) names each request's
+// variables after the entry, as the device plugin does; a hand-made class selecting two
+// entries' devices into one request keeps the claim's names (docs/pod-env.md, "DRA").
 TEST(ClaimMetadata, AnExtendedResourceClaimIsNamedAsTheDevicePluginNamesIt) {
   json claim = {{"metadata",
                  {{"namespace", "ml"},
@@ -294,10 +294,10 @@ std::string HostPath(const MetadataDirs& dirs, const std::string& uid, const std
       .get<std::string>();
 }
 
-// Finding N3: the metadata directory was keyed by namespace/name, the CDI spec by UID. Claim
-// c1 deleted (uid-1) and re-created (uid-2), both prepared on the node: uid-1's Unprepare
-// removed the file uid-2's spec mounts. Each UID has its own directory now. Fails on the
-// old code: uid-2's metadata file is gone after uid-1's Unprepare.
+// The metadata directory was keyed by namespace/name, the CDI spec by UID. Claim c1 deleted
+// (uid-1) and re-created (uid-2), both prepared on the node: uid-1's Unprepare removed the
+// file uid-2's spec mounts. Each UID has its own directory now (docs/dra.md, "Prepare").
+// Fails on the old code: uid-2's metadata file is gone after uid-1's Unprepare.
 TEST(ClaimMetadata, UnprepareRemovesOnlyWhatItsUidWrote) {
   Dirs d;
   Published pub;
@@ -321,10 +321,10 @@ TEST(ClaimMetadata, UnprepareRemovesOnlyWhatItsUidWrote) {
   EXPECT_FALSE(fs::exists(HostPath(d.dirs, "uid-1", "ib")));
 }
 
-// Finding N3, for the layout before UID keying (<namespace>_<name>) that an earlier version
+// The same, for the layout before UID keying (<namespace>_<name>) that an earlier version
 // left: Unprepare removes such a directory when its files name the claim's UID, and leaves
-// one that a re-created namesake wrote. Fails on the old code: uid-1's Unprepare removes
-// uid-2's directory.
+// one that a re-created namesake wrote (docs/dra.md, "Prepare"). Fails on the old code:
+// uid-1's Unprepare removes uid-2's directory.
 TEST(ClaimMetadata, AnOldLayoutDirectoryIsRemovedOnlyForItsOwnUid) {
   Dirs d;
   Published pub;
@@ -341,10 +341,10 @@ TEST(ClaimMetadata, AnOldLayoutDirectoryIsRemovedOnlyForItsOwnUid) {
   EXPECT_FALSE(fs::exists(legacy));
 }
 
-// Finding N4: the directory was named <namespace>_<name>: 317 characters for a namespace of
-// 63 and a name of 253, both allowed, over NAME_MAX (255). Prepare went on with a warning
-// and the container got neither the file nor PCIDEVICE_* nor the hints. The UID names it
-// now. Fails on the old code: WriteClaimMetadata errs (ENAMETOOLONG).
+// The directory was named <namespace>_<name>: 317 characters for a namespace of 63 and a
+// name of 253, both allowed, over NAME_MAX (255). Prepare went on with a warning and the
+// container got neither the file nor PCIDEVICE_* nor the hints. The UID names it now
+// (docs/dra.md, "Prepare"). Fails on the old code: WriteClaimMetadata errs (ENAMETOOLONG).
 TEST(ClaimMetadata, TheLongestNamesKubernetesAllowsStillGetTheirFiles) {
   Dirs d;
   Published pub;
@@ -379,11 +379,12 @@ std::set<std::string> PciDeviceNames(const ClaimRef& claim, const std::string& r
 
 ClaimRef Direct(std::string name) { return {"team-a", std::move(name), "uid-1", std::nullopt}; }
 
-// Finding N5 (DRA): PCIDEVICE_<CLAIM>_<REQUEST> clashed although docs/pod-env.md said it
-// never did: claim "a-b"/request "c" and claim "a"/request "b-c" both set PCIDEVICE_A_B_C,
-// and claim "rdma"/request "adv-dp" set the device plugin's PCIDEVICE_RDMA_ADV_DP (resource
+// PCIDEVICE_<CLAIM>_<REQUEST> clashed although docs/pod-env.md said it never did: claim
+// "a-b"/request "c" and claim "a"/request "b-c" both set PCIDEVICE_A_B_C, and claim
+// "rdma"/request "adv-dp" set the device plugin's PCIDEVICE_RDMA_ADV_DP (resource
 // rdma/adv_dp). The DRA family is PCIDEVICE__<CLAIM>__<REQUEST> now, ambiguous parts written
-// in hex (pool/pod_env.h). Fails on the old code: the findings' pairs give equal names.
+// in hex (pool/pod_env.h; docs/pod-env.md, "DRA"). Fails on the old code: those pairs give
+// equal names.
 TEST(ClaimMetadata, DraVariablesNeverClashWithEachOtherOrADevicePlugins) {
   Published pub;
   const std::vector<PreparedDevice> one = {Prepared(pub.a, "x")};
@@ -466,11 +467,11 @@ TEST(ClaimMetadata, DraVariablesNeverClashWithEachOtherOrADevicePlugins) {
   }
 }
 
-// Finding N6: the tree was walked by path, following symlinks. A symlink planted at a
-// request's directory made Prepare write the metadata into its target and Unprepare delete
-// the target's files. Every step now goes through directory fds with O_NOFOLLOW; the link
-// is removed as itself. Fails on the old code: victim/metadata.json is written, the link
-// stays, and Unprepare deletes victim/keep (or errs on the link).
+// The tree was walked by path, following symlinks. A symlink planted at a request's
+// directory made Prepare write the metadata into its target and Unprepare delete the
+// target's files. Every step now goes through directory fds with O_NOFOLLOW; the link is
+// removed as itself (docs/dra.md, "Prepare"). Fails on the old code: victim/metadata.json is
+// written, the link stays, and Unprepare deletes victim/keep (or errs on the link).
 TEST(ClaimMetadata, ASymlinkPlantedInTheTreeIsNeverFollowed) {
   Dirs d;
   Published pub;
@@ -514,10 +515,10 @@ TEST(ClaimMetadata, ASymlinkPlantedInTheTreeIsNeverFollowed) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keep), {}), "x");
 }
 
-// Finding N6: a regular file at the claim's directory made every Unprepare fail, for ever
-// (the kubelet retries it). What is not a directory where one belongs is removed as itself,
-// by Unprepare and by Prepare; a directory where the metadata file belongs is removed too.
-// Fails on the old code: Unprepare errs (rmdir: Not a directory).
+// A regular file at the claim's directory made every Unprepare fail, for ever (the kubelet
+// retries it). What is not a directory where one belongs is removed as itself, by Unprepare
+// and by Prepare; a directory where the metadata file belongs is removed too. Fails on the
+// old code: Unprepare errs (rmdir: Not a directory).
 TEST(ClaimMetadata, AFileWhereADirectoryBelongsIsRemovedAsItself) {
   Dirs d;
   Published pub;
@@ -556,10 +557,10 @@ TEST(ClaimMetadata, AFileWhereADirectoryBelongsIsRemovedAsItself) {
   EXPECT_FALSE(fs::exists(fs::symlink_status(claim_dir)));
 }
 
-// Finding N7 (the metadata half; the Prepare answer's is DraPrepare in dra_test.cpp): no cap
-// on a claim's results, and each request is a spec file. kube-apiserver stores at most 32
-// results in a claim (AllocationResultsMaxSize); more is refused before anything is written.
-// Fails on the old code: 33 requests write 33 specs.
+// Nothing capped a claim's results (the metadata half; the Prepare answer's is DraPrepare in
+// dra_test.cpp), and each request is a spec file. kube-apiserver stores at most 32 results
+// in a claim (AllocationResultsMaxSize); more is refused before anything is written
+// (docs/dra.md, "Prepare"). Fails on the old code: 33 requests write 33 specs.
 TEST(ClaimMetadata, MoreResultsThanAClaimCanHoldWriteNothing) {
   Dirs d;
   Published pub;

@@ -117,8 +117,8 @@ TEST(Usage, ListsEveryFlagWithItsDefault) {
   EXPECT_THAT(usage, HasSubstr("RDMADP_DEV_ROOT"));
 }
 
-// Issue 29 item 4: `kubectl exec ... discover` in the DaemonSet's pod must see the host's
-// /dev and the daemon's config, which the DaemonSet gives through the environment.
+// `kubectl exec ... discover` in the DaemonSet's pod must see the host's /dev and the
+// daemon's config, which the DaemonSet gives through the environment (docs/troubleshooting.md).
 TEST(Flags, TheEnvironmentSetsDefaultsAndTheCommandLineWins) {
   const std::map<std::string, std::string> env = {{"RDMADP_DEV_ROOT", "/host/dev"},
                                                   {"RDMADP_CONFIG_FILE", "/etc/rdma/config.json"},
@@ -144,10 +144,10 @@ TEST(Flags, TheEnvironmentSetsDefaultsAndTheCommandLineWins) {
               HasSubstr("environment RDMADP_REGISTRATION_MODE: "));
 }
 
-// Finding N9: a malformed --metrics-address or --health-address was taken, and the endpoint
-// then retried it for ever as if the port were busy; so were the two on one port. Now each is
-// a usage error (main: exit 2) in one line naming the flag, checked by syntax only; what was
-// valid stays valid. Fails on the old code: every value below parsed.
+// A malformed --metrics-address or --health-address was taken, and the endpoint then retried
+// it for ever as if the port were busy; so were the two on one port. Now each is a usage error
+// (main: exit 2) in one line naming the flag, checked by syntax only; what was valid stays
+// valid (docs/observability.md). Fails on the old code: every value below parsed.
 TEST(Flags, ListenAddressesAreCheckedWhenParsed) {
   for (const char* flag : {"metrics-address", "health-address"}) {
     for (const char* ok : {":9090", "0.0.0.0:9090", "[::]:9090", "127.0.0.1:0", ":0", "[::1]:10109",
@@ -206,11 +206,11 @@ TEST(Flags, ListenAddressesAreCheckedWhenParsed) {
       << "--help runs nothing";
 }
 
-// Finding N10: a bad RDMADP_<FLAG> value was fatal even when the command line set that flag
+// A bad RDMADP_<FLAG> value was fatal even when the command line set that flag
 // (RDMADP_LOG_LEVEL=bogus with --log-level=info: exit 2); the command line now wins without
 // the environment's value being read. And a misspelled RDMADP_ name was ignored without a
-// word; now each is one warning naming the nearest flag's variable. Fails on the old code:
-// the first parse failed (and ParseFlags took no list of names).
+// word; now each is one warning naming the nearest flag's variable (README.md, "Command
+// line"). Fails on the old code: the first parse failed (and ParseFlags took no list of names).
 TEST(Flags, TheCommandLineWinsUnreadAndStrayEnvironmentNamesAreWarned) {
   const std::map<std::string, std::string> env = {{"RDMADP_LOG_LEVEL", "bogus"},
                                                   {"RDMADP_USE_CDI", "maybe"},

@@ -166,7 +166,7 @@ TEST(ParseConfig, FrontendProblemsNameTheField) {
             "Kubernetes 1.36+\n");
 }
 
-// Issue 30 item 2: envHints and skipUnusable, each value checked and the field named.
+// envHints and skipUnusable (docs/pod-env.md), each value checked and the field named.
 TEST(ParseConfig, EnvHintsAndSkipUnusable) {
   auto r = ParseConfig(R"({"configList": [
       {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib0"]},
@@ -202,10 +202,10 @@ TEST(ParseConfig, EnvHintsAndSkipUnusable) {
             "\"yes\"\n");
 }
 
-// Issue 27 item 2: "rdma_A" and "rdma-a" name one DRA pool and DeviceClass
-// ("rdma-a"); the two publishers overwrote each other. The second entry is skipped, naming
-// both; the first keeps serving. (Device-plugin entries that differ only in case clash on
-// their PCIDEVICE_ variable instead: DevicePluginEntriesThatShareAVariableAreRejected.)
+// "rdma_A" and "rdma-a" name one DRA pool and DeviceClass ("rdma-a"); the two publishers
+// overwrote each other. The second entry is skipped, naming both; the first keeps serving.
+// (Device-plugin entries that differ only in case clash on their PCIDEVICE_ variable
+// instead: DevicePluginEntriesThatShareAVariableAreRejected.)
 TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
   auto r = ParseConfig(R"({"configList": [
       {"resourceName": "rdma_A", "devices": ["x"], "frontend": "dra"},
@@ -222,11 +222,12 @@ TEST(ParseConfig, DraNamesThatShareAPoolNameAreRejected) {
                   "lower-cased, '_' becomes '-', at most 63 characters): rename one of them"));
 }
 
-// Finding N5: "env_dp" and "ENV_DP" (and "a-b"/"c" with "a"/"b_c", and "a" with "a_INFO")
-// both validated, and a container given both pools got PCIDEVICE_RDMA_ENV_DP from one of
-// them at random (the kubelet keeps the first value of a name, in map order). The later
-// entry is now skipped with one line naming the variable and the first entry; the first
-// keeps serving. Fails on the old code: every entry was kept.
+// "env_dp" and "ENV_DP" (and "a-b"/"c" with "a"/"b_c", and "a" with "a_INFO") both
+// validated, and a container given both pools got PCIDEVICE_RDMA_ENV_DP from one of them at
+// random (the kubelet keeps the first value of a name, in map order). The later entry is now
+// skipped with one line naming the variable and the first entry; the first keeps serving
+// (docs/pod-env.md, "Several pools in one container: how the kubelet merges"). Fails on the
+// old code: every entry was kept.
 TEST(ParseConfig, DevicePluginEntriesThatShareAVariableAreRejected) {
   auto r = ParseConfig(R"({"configList": [
       {"resourceName": "env_dp", "devices": ["a"]},
@@ -271,9 +272,10 @@ TEST(ParseConfig, DevicePluginEntriesThatShareAVariableAreRejected) {
   EXPECT_TRUE(mixed->skipped.empty());
 }
 
-// Issue 31 item 3: YAML aliases repeat a value at every use. A 16 KB config of aliases to
-// one long string expanded to 1.2 GiB on reload (37 KB: bad_alloc, the daemon died). The
-// values read are bounded in all, and error messages repeat at most 64 bytes of a value.
+// YAML aliases repeat a value at every use. A 16 KB config of aliases to one long string
+// expanded to 1.2 GiB on reload (37 KB: bad_alloc, the daemon died). The values read are
+// bounded in all, and error messages repeat at most 64 bytes of a value
+// (docs/reliability.md, "Crash, hang, flood").
 TEST(ParseConfig, AliasesCannotAmplifyAConfig) {
   std::string yaml = "configList:\n- resourceName: a\n  resourcePrefix: &s \"" +
                      std::string(16000, 'x') + "\"\n  selectors:\n    ifNames: [";
@@ -461,7 +463,7 @@ TEST(SkipEntries, FlagDependentProblemsSkipTheirEntryByItsConfigListIndex) {
   EXPECT_FALSE(SkipEntries(*r, {"config: periodicUpdateInterval: bad"}));
 }
 
-// A 24 KB YAML alias bomb once cost 95 s, 7.5 GB and 25 M error lines (hardening issue).
+// A 24 KB YAML alias bomb once cost 95 s, 7.5 GB and 25 M error lines (docs/reliability.md).
 TEST(ParseConfig, AliasBombIsBoundedInTimeMemoryAndOutput) {
   std::string yaml = "x: &e {";
   for (int i = 0; i < 60; ++i) yaml += Cat(i ? ", " : "", "k", i, ": 1");
@@ -480,9 +482,9 @@ TEST(ParseConfig, AliasBombIsBoundedInTimeMemoryAndOutput) {
   std::cout << "[measured] alias bomb parsed and rejected in " << ms << " ms\n";
 }
 
-// Issue 11 item 10: 5,000 nested lists got yaml-cpp's "bad file". The place is named; a
-// quoted or commented bracket does not count.
-// Issue 29 item 7: mistakes that passed silently or were named wrongly.
+// 5,000 nested lists got yaml-cpp's "bad file". The place is named; a quoted or commented
+// bracket does not count.
+// Mistakes that passed silently or were named wrongly.
 TEST(ParseConfig, ATabInYamlIndentationIsCalledATab) {
   const std::string e = Errors("configList:\n  - resourceName: a\n\t  rdmaHcaMax: 1\n");
   EXPECT_THAT(e, HasSubstr("not valid YAML"));
@@ -553,8 +555,8 @@ TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("a config is at most 1048576 bytes"));
 }
 
-// Finding 6 of the lifecycle issue: 62-63 character names are valid for Kubernetes but
-// do not fit a unix socket path under the default root.
+// 62-63 character names are valid for Kubernetes but do not fit a unix socket path under the
+// default root (docs/architecture.md, "Lifecycle: what happens on each event").
 TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
   auto config_with = [](size_t length) {
     Config c;
@@ -576,8 +578,8 @@ TEST(SocketPathProblems, NamesThatCannotBindAreRejectedNamingTheLimit) {
   EXPECT_EQ(SocketPathProblems(config_with(59), both).size(), 1u);
 }
 
-// Issue 41 item 1: "unlimited" or a Kubernetes quantity of whole bytes; anything else is
-// the entry's error naming the field.
+// "unlimited" or a Kubernetes quantity of whole bytes; anything else is the entry's error
+// naming the field (docs/memlock.md, "Using it").
 TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
   EXPECT_EQ(*ParseMemlock("unlimited"), kMemlockUnlimited);
   EXPECT_EQ(*ParseMemlock("64Gi"), 64ull << 30);
@@ -629,11 +631,11 @@ TEST(ParseConfig, PciAddressesSelectorTakesFullAddresses) {
             "with its domain (like \"0000:3b:00.0\")");
 }
 
-// Finding 1 (drop-in config): an unknown top-level key stopped the daemon
-// (`someFutureKey: unknown key`) where the Go plugin, whose file this reads unchanged, ignores
-// it. Now it is one warning naming the key (and the nearest known key when one is close) and
-// the file serves; inside an entry an unknown key still skips that entry alone. Fails on the
-// old code: ParseConfig refused the first three files as a whole.
+// An unknown top-level key stopped the daemon (`someFutureKey: unknown key`) where the Go
+// plugin, whose file this reads unchanged, ignores it. Now it is one warning naming the key
+// (and the nearest known key when one is close) and the file serves; inside an entry an
+// unknown key still skips that entry alone (README.md, "Config"). Fails on the old code:
+// ParseConfig refused the first three files as a whole.
 TEST(ParseConfig, AnUnknownTopLevelKeyIsAWarningAndIgnored) {
   const std::string entry =
       R"({"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}})";

@@ -55,8 +55,8 @@ SliceContext Node(DeviceModel model = DeviceModel::kPerHca) {
   return ctx;
 }
 
-// Issue 37 item 4: the model a pool is published in, per configured model and what the
-// server keeps (unknown, kept, dropped).
+// The model a pool is published in, per configured model and what the server keeps
+// (unknown, kept, dropped): docs/dra.md, "What the plugin does about it".
 TEST(ResourceSlices, ResolveModelNeverShrinksCapacity) {
   using M = DeviceModel;
   const std::optional<bool> unknown, kept = true, dropped = false;
@@ -85,8 +85,9 @@ TEST(DraView, AnExplicitModelTheServerCannotHonourIsAFallbackToSlots) {
   EXPECT_EQ(BuildDraView({p}, ctx).devices.size(), 2u);
 }
 
-// Issue 37 items 1-2: kube-apiserver refuses a range whose min + step exceeds the capacity
-// (validateRequestPolicyRange): one share says {min: 1} alone.
+// kube-apiserver refuses a range whose min + step exceeds the capacity
+// (validateRequestPolicyRange): one share says {min: 1} alone (docs/dra.md, "What the plugin
+// does about it").
 TEST(ResourceSlices, OneShareHasAValidRange) {
   EXPECT_EQ(SharesCapacity(1)["shares"]["requestPolicy"]["validRange"], json({{"min", "1"}}));
   EXPECT_EQ(SharesCapacity(2)["shares"]["requestPolicy"]["validRange"],
@@ -222,10 +223,10 @@ TEST(DraView, DevicesCdiIdsAndOneOwnerPerHca) {
   EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"].size(), 3u);  // + rdma_cm
 }
 
-// Issue 41 item 1: an entry with memlock has the hook in each of its HCAs' CDI devices (the
-// device's own edits: a claim gets it with any of the pool's HCAs); none without an
-// installed hook or without the option. Each device also names its entry's resource, for
-// extended-resource claims.
+// An entry with memlock has the hook in each of its HCAs' CDI devices (the device's own
+// edits: a claim gets it with any of the pool's HCAs); none without an installed hook or
+// without the option (docs/memlock.md, "What the plugin does"). Each device also names its
+// entry's resource, for extended-resource claims.
 TEST(DraView, MemlockPutsTheHookInEachHcasSpec) {
   pool::PoolModel a = Pool({Hca("0000:3b:00.0", 0)}, 4);
   a.resource.memlock = 1ull << 30;
@@ -274,9 +275,9 @@ TEST(DraView, PrepareChecksUidAllocationAndDevices) {
               ::testing::HasSubstr("is not allocated"));
 }
 
-// Issue 31 item 1: a claim answer of the wrong shape (a proxy's HTML page, a field of the
-// wrong type) threw nlohmann::json::type_error out of the Prepare worker: the process
-// aborted. Every one is now a clear error for that claim.
+// A claim answer of the wrong shape (a proxy's HTML page, a field of the wrong type) threw
+// nlohmann::json::type_error out of the Prepare worker: the process aborted. Every one is
+// now a clear error for that claim (docs/reliability.md, "Crash, hang, flood").
 TEST(DraView, PrepareOfAMalformedClaimIsAnErrorNotACrash) {
   SliceContext ctx = Node();
   ctx.driver = "rdma.example.com";
@@ -463,11 +464,11 @@ std::vector<std::string> CdiIds(const drav1::NodePrepareResourceResponse& out, i
   return std::vector<std::string>(ids.begin(), ids.end());
 }
 
-// Finding N2: Prepare checked the answer's UID, not its namespace and name, and named the
-// metadata after the answer: a Prepare of default/c1 that the API server answered with
-// victim-ns/victim (same UID) overwrote the victim's metadata.json. A namespace/name that is
-// not the one asked for is now that claim's error, and nothing is written. Fails on the old
-// code: the answer has no error and victim-ns_victim/ is written.
+// Prepare checked the answer's UID, not its namespace and name, and named the metadata after
+// the answer: a Prepare of default/c1 that the API server answered with victim-ns/victim
+// (same UID) overwrote the victim's metadata.json. A namespace/name that is not the one asked
+// for is now that claim's error, and nothing is written (docs/dra.md, "Prepare"). Fails on
+// the old code: the answer has no error and victim-ns_victim/ is written.
 TEST(DraPrepare, AnAnswerNamingAnotherClaimIsThatClaimsError) {
   PrepareRig rig;
   ASSERT_NE(rig.client, nullptr);
@@ -494,11 +495,11 @@ TEST(DraPrepare, AnAnswerNamingAnotherClaimIsThatClaimsError) {
   EXPECT_THAT(CdiIds(right, 0), ::testing::Contains("rdma.example.com/metadata=u1_r0"));
 }
 
-// Finding N7: nothing bounded a claim's results: one Prepare answered with 2,000 results
-// wrote 2,000 CDI spec files. kube-apiserver stores at most 32 results in a claim
-// (AllocationResultsMaxSize, pkg/apis/resource/types.go); an answer with more is that
-// claim's error, before anything is written. Fails on the old code: 33 results prepare
-// without an error and write 33 specs.
+// Nothing bounded a claim's results: one Prepare answered with 2,000 results wrote 2,000 CDI
+// spec files. kube-apiserver stores at most 32 results in a claim (AllocationResultsMaxSize,
+// pkg/apis/resource/types.go); an answer with more is that claim's error, before anything is
+// written (docs/dra.md, "Prepare"). Fails on the old code: 33 results prepare without an
+// error and write 33 specs.
 TEST(DraPrepare, MoreResultsThanTheApiServerStoresAreThatClaimsError) {
   PrepareRig rig;
   ASSERT_NE(rig.client, nullptr);

@@ -1,6 +1,6 @@
-// The metrics endpoint's HTTP: the pure head parser, then the server over real TCP with the
-// hostile clients the port sees on a node (it is open on every node IP): huge declared
-// bodies, oversized heads, slow heads, idle floods.
+// The metrics endpoint's HTTP (docs/observability.md): the pure head parser, then the server
+// over real TCP with the hostile clients the port sees on a node (it is open on every node
+// IP): huge declared bodies, oversized heads, slow heads, idle floods.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -199,7 +199,7 @@ TEST_F(HttpServer, ARequestFollowedByShutdownIsStillAnswered) {
   EXPECT_THAT(ReadToEof(c), StartsWith("HTTP/1.1 200 OK\r\n"));
 }
 
-// Finding 1: a POST declaring 2 GiB was read whole before routing (1,069 MB RSS).
+// A POST declaring 2 GiB was read whole before routing (1,069 MB RSS).
 TEST_F(HttpServer, AHugeDeclaredBodyIsRefusedWithoutReadingIt) {
   Start();
   UniqueFd c = Connect();
@@ -213,7 +213,7 @@ TEST_F(HttpServer, AHugeDeclaredBodyIsRefusedWithoutReadingIt) {
   EXPECT_THAT(ReadToEof(chunked), StartsWith("HTTP/1.1 413 Content Too Large\r\n"));
 }
 
-// Finding 3: 210 MB of headers were answered 200 and the memory stayed.
+// 210 MB of headers were answered 200 and the memory stayed.
 TEST_F(HttpServer, AnOversizedHeadIsRefused) {
   Start();
   UniqueFd c = Connect();
@@ -221,7 +221,7 @@ TEST_F(HttpServer, AnOversizedHeadIsRefused) {
   EXPECT_THAT(ReadToEof(c), StartsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n"));
 }
 
-// Finding 2: a header line every 4 s (under a 5 s per-read timeout) held a worker for ever.
+// A header line every 4 s (under a 5 s per-read timeout) held a worker for ever.
 // The head has one deadline in total: the slow client is cut off however it paces itself.
 TEST_F(HttpServer, ASlowHeadIsCutOffAtItsDeadline) {
   Start({.head_timeout = milliseconds(300)});
@@ -247,7 +247,7 @@ TEST_F(HttpServer, AnIdleKeepAliveConnectionIsClosed) {
   EXPECT_EQ(ReadToEof(c), "");
 }
 
-// Finding 2: two slow connections took both workers and 4/4 probes timed out; 1,000 idle
+// Two slow connections took both workers and 4/4 probes timed out; 1,000 idle
 // connections held 1,000 fds. Now the cap holds, and a new probe evicts the longest waiter.
 TEST_F(HttpServer, ProbesAreAnsweredWhileTheConnectionCapIsFull) {
   Start();

@@ -276,8 +276,8 @@ TEST(RegistrationFsm, StampsWithinAClockTickOfTheNewSocketAreTheOldKubelets) {
   EXPECT_EQ(d.fsm.socket_recreations(), 0u);
 }
 
-// Finding 1: a retry timer armed during the outage fired after the new kubelet had
-// registered us, giving a second Register.
+// A retry timer armed during the outage fired after the new kubelet had registered us,
+// giving a second Register.
 TEST(RegistrationFsm, RestartWithADeadKubeletSockRegistersExactlyOnce) {
   Driver d;
   d.RegisterAnswers(RegisterOutcome::kOk);
@@ -406,7 +406,8 @@ TEST(RegistrationFsm, StaleResultOfACancelledAttemptIsDropped) {
   EXPECT_EQ(d.fsm.registrations(), 1u);
 }
 
-// Finding 1 on v1.37+: a second Register at our path is rejected while our stream lives.
+// On v1.37+ a second Register at our path (a late retry, as in
+// RestartWithADeadKubeletSockRegistersExactlyOnce) is rejected while our stream lives.
 TEST(RegistrationFsm, AlreadyConnectedWithAnOpenStreamCountsAsRegistered) {
   Driver d;
   d.Do(Event::StreamOpened(d.server, 1));  // the kubelet got through before our deadline
@@ -424,8 +425,8 @@ TEST(RegistrationFsm, AlreadyConnectedWithoutAStreamIsRetriedDamped) {
   EXPECT_EQ(d.timer_delay, milliseconds(500));
 }
 
-// Finding 3: when the kubelet (or another instance) ends a stream older than our newest
-// registration, re-registering starts a ping-pong.
+// When the kubelet (or another instance) ends a stream older than our newest registration,
+// re-registering starts a ping-pong.
 TEST(RegistrationFsm, StreamsOlderThanTheLatestRegistrationDoNotReRegister) {
   Driver d;
   d.RegisterAnswers(RegisterOutcome::kOk);
@@ -439,9 +440,10 @@ TEST(RegistrationFsm, StreamsOlderThanTheLatestRegistrationDoNotReRegister) {
   EXPECT_EQ(d.timer, 0u);
 }
 
-// Issue 11 item 6: any process can call ListAndWatch on our socket. The plugin used to take
-// the newest stream for the kubelet's, so while another client held one, the kubelet's
-// stream ending was ignored (capacity 5, allocatable 0 for as long as it stayed).
+// Any process can call ListAndWatch on our socket. The plugin used to take the newest stream
+// for the kubelet's, so while another client held one, the kubelet's stream ending was
+// ignored (capacity 5, allocatable 0 for as long as it stayed). Only the kubelet's stream
+// counts now (docs/architecture.md, "Lifecycle: what happens on each event").
 TEST(RegistrationFsm, AnotherClientsStreamNeitherHidesNorFakesTheKubelets) {
   Driver d;
   d.RegisterAnswers(RegisterOutcome::kOk);
@@ -532,9 +534,9 @@ std::vector<long> LossDelays(Driver& d, int n, milliseconds lived) {
   return delays;
 }
 
-// Issue 31 item 8: the one retry policy, reset only by a 10 s stream, made a kubelet that
-// ended our stream a few times in a row (streams of 2-5 s) wait 8, 16, then 30 s for the
-// resource. Losses of a live kubelet are rate-limited, never backed off.
+// The one retry policy, reset only by a 10 s stream, made a kubelet that ended our stream a
+// few times in a row (streams of 2-5 s) wait 8, 16, then 30 s for the resource. Losses of a
+// live kubelet are rate-limited, never backed off (docs/reliability.md, "Capacity and data").
 TEST(RegistrationFsm, ALiveKubeletEndingStreamsNowAndThenNeverWaits) {
   Driver d;
   EXPECT_EQ(LossDelays(d, 12, milliseconds(2000)), (std::vector<long>(12, 0))) << d.log;
@@ -588,7 +590,7 @@ TEST(RegistrationFsm, WatcherGraceStaysShortAfterRepeatedLosses) {
   EXPECT_EQ(graces, (std::vector<long>(6, kWatcherGrace.count())));
 }
 
-// Finding 5: tokens restart per resource incarnation, so an old incarnation's result matched.
+// Tokens restarted per resource incarnation, so an old incarnation's result matched.
 TEST(RegistrationFsm, TokensNeverRepeatAcrossIncarnations) {
   TokenSource tokens;
   Facts facts{Clock::time_point{}, SocketId{.inode = 10, .ctime_ns = 1}};
@@ -707,7 +709,7 @@ TEST(RegistrationFsm, ServeFailuresRetryDamped) {
   EXPECT_EQ(delays, (std::vector<long>{0, 500, 1000, 2000}));
 }
 
-// Finding 2: every end of the newest stream re-created the watcher socket.
+// Every end of the newest stream re-created the watcher socket.
 TEST(RegistrationFsm, WatcherStreamEndWaitsForTheWatcherInsteadOfRecreating) {
   Driver d(Mode::kWatcher);
   EXPECT_EQ(d.fsm.phase(), Phase::kPublished);

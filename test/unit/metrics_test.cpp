@@ -65,8 +65,8 @@ TEST(Prometheus, ExactTimestampsAndBoundedErrorLabels) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("message=")));
 }
 
-// Issue 37 item 4: a DRA pool published in another model than configured is a gauge and a
-// line in a ready /readyz body, never silent.
+// A DRA pool published in another model than configured is a gauge and a line in a ready
+// /readyz body, never silent (docs/dra.md, "What the plugin does about it").
 TEST(Prometheus, AModelFallbackIsAGaugeAndAReadyNote) {
   View v = Sample();
   EXPECT_EQ(ReadyNotes(v), "");

@@ -202,8 +202,8 @@ TEST(Snapshot, LargestPoolStaysUnderTheKubeletLimit) {
   EXPECT_LT(big->ListResponse().ByteSizeLong(), kKubeletMaxMessageBytes);
 }
 
-// Issue 30 item 1: every Allocate answer says which HCAs the container got, in the SR-IOV
-// device plugin's variables, parsed here by a real JSON parser.
+// Every Allocate answer says which HCAs the container got, in the SR-IOV device plugin's
+// variables (docs/pod-env.md, "The variables"), parsed here by a real JSON parser.
 TEST(PodEnv, AddressesInPciOrderAndInfoKeyedByAddress) {
   sysfs::NodeInventory inv;
   inv.functions = {Fn("0000:01:00.0", "15b3", "1017", "mlx5_core", "ib0", "infiniband"),
@@ -248,7 +248,7 @@ TEST(PodEnv, AddressesInPciOrderAndInfoKeyedByAddress) {
 TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
   sysfs::NodeInventory inv;
   EXPECT_TRUE(PoolSnapshot::Build(Resource(4), inv)->container_response().envs().empty());
-  // A pool of 64 dual-port HCAs (the issue's bound) keeps its whole _INFO.
+  // A pool of 64 dual-port HCAs keeps its whole _INFO.
   for (int i = 0; i < 64; ++i) {
     char address[16];
     std::snprintf(address, sizeof(address), "0000:%02x:00.0", i);
@@ -273,8 +273,8 @@ TEST(PodEnv, AnEmptyPoolSetsNothingAndAHugeOneKeepsOnlyTheList) {
   EXPECT_EQ(envs.count("PCIDEVICE_RDMA_HCA_INFO"), 0u) << "over MAX_ARG_STRLEN";
 }
 
-// Finding N8: above kMaxInfoBytes the _INFO variable was dropped without a word (and
-// documented as "about 300 HCAs", where the fake node's HCAs stop at 238). The snapshot now
+// Above kMaxInfoBytes the _INFO variable was dropped without a word (and documented as
+// "about 300 HCAs", where the fake node's HCAs stop at 238). The snapshot now
 // says why, naming the pool, for the device-plugin front end to log once (front_end.cpp
 // SayIfInfoLeftOut). The pool is n single-port InfiniBand HCAs as test/support/fake_node.h's
 // FakeNode::ConnectX(i) lays them out and the scanner reads them: the figure in
@@ -332,8 +332,9 @@ TEST(PodEnv, InfoLeftOutIsSaidNamingThePool) {
 namespace rdmadp::pool {
 namespace {
 
-// Four HCAs the way issue 30 item 3 lists the cases: a usable one, a dual-port one with one
-// port down, a management function (ACTIVE, every GID zero) and one whose port is down.
+// Four HCAs covering the cases of docs/pod-env.md ("Usable ports, and `skipUnusable`"): a
+// usable one, a dual-port one with one port down, a management function (ACTIVE, every GID
+// zero) and one whose port is down.
 sysfs::NodeInventory MixedNode() {
   sysfs::NodeInventory inv;
   for (int i = 0; i < 4; ++i) {
@@ -406,7 +407,7 @@ TEST(PodEnv, UnusableFunctionsAreNamedWithTheirReasonAndSkippedOnRequest) {
             "mlx5_2 port 1: every GID is zero, so it cannot serve RC verbs (a management "
             "function, or a RoCE netdev without addresses)");
   EXPECT_EQ(UnusableReason(inv.functions[3]), "mlx5_3 port 1 DOWN");
-  auto unknown = inv.functions[0];  // no gids directory: trusted, as before issue 30
+  auto unknown = inv.functions[0];  // no gids directory: trusted, as before GIDs were read
   unknown.rdma_devices[0].ports[0].gids = sysfs::GidTable::kUnknown;
   EXPECT_EQ(UnusableReason(unknown), "");
 
@@ -448,8 +449,8 @@ TEST(PodEnv, HintsOverSeveralFunctionsAreTheirUnionInOrder) {
   EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_1:1,mlx5_0:1");
 }
 
-// Issue 38 item 5: _INFO's linkLayer said "ether" where the kernel (ports/N/link_layer) and
-// ibv_devinfo say "Ethernet".
+// _INFO's linkLayer said "ether" where the kernel (ports/N/link_layer) and ibv_devinfo say
+// "Ethernet" (docs/pod-env.md, "The variables").
 TEST(PodEnv, LinkLayerUsesTheKernelsNames) {
   EXPECT_EQ(RdmaLinkLayer("infiniband"), "InfiniBand");
   EXPECT_EQ(RdmaLinkLayer("ether"), "Ethernet");

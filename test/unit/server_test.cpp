@@ -145,8 +145,8 @@ TEST_F(ServerTest, AllocateAnswersEveryContainerAndRejectsUnknownIds) {
   EXPECT_EQ(empty_resp.container_responses_size(), 0);
 }
 
-// Issue 11 item 13: one Allocate with thousands of containers built a 6 MB answer (RSS
-// 57 -> 111 MB, and it stayed). Over the kubelet's 4 MiB limit it is refused unbuilt.
+// One Allocate with thousands of containers built a 6 MB answer (RSS 57 -> 111 MB, and it
+// stayed). Over the kubelet's 4 MiB limit it is refused unbuilt (docs/reliability.md).
 TEST_F(ServerTest, AnAllocateAnswerOverTheKubeletsLimitIsRefusedUnbuilt) {
   StartServer(Snapshot(10, true, 8));
   v1beta1::AllocateRequest req;
@@ -232,8 +232,9 @@ TEST_F(ServerTest, MissingDirectoryIsAClearError) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("--kubelet-root-dir"));
 }
 
-// Issue 11 item 10: a directory the plugin cannot write to used to read "cannot remove stale
-// socket ...: Permission denied" for a file that does not exist. A real read-only mount.
+// A directory the plugin cannot write to used to read "cannot remove stale socket ...:
+// Permission denied" for a file that does not exist (docs/reliability.md). A real read-only
+// mount.
 TEST_F(ServerTest, AnUnwritableDirectoryIsNamedWithWhatToDo) {
   const std::string dir = tmp.path() + "/ro";
   std::filesystem::create_directories(dir);
@@ -251,9 +252,9 @@ TEST_F(ServerTest, AnUnwritableDirectoryIsNamedWithWhatToDo) {
                 "it write access)");
 }
 
-// Hardening round at eee2a98, #16: under `ulimit -n 32` no resource registered and the
-// message blamed the directory ("check that its directory is writable"); EMFILE showed only
-// in gRPC's own lines. The error now names the descriptor limit.
+// At eee2a98, under `ulimit -n 32` no resource registered and the message blamed the
+// directory ("check that its directory is writable"); EMFILE showed only in gRPC's own
+// lines. The error now names the descriptor limit (docs/reliability.md, "Capacity and data").
 TEST_F(ServerTest, OutOfDescriptorsIsNamedAsSuch) {
   // One resource serving already, as on the node (gRPC's engine is up; it cannot start
   // without descriptors at all).
@@ -279,8 +280,9 @@ TEST_F(ServerTest, OutOfDescriptorsIsNamedAsSuch) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("at its limit of 64"));
 }
 
-// Finding 4 of the lifecycle issue: a client reacting to the socket's appearance (the
-// kubelet's plugin watcher) got ECONNREFUSED 16 times in 20, and gRPC's 1 s back-off.
+// A client reacting to the socket's appearance (the kubelet's plugin watcher) got
+// ECONNREFUSED 16 times in 20, and gRPC's 1 s back-off. The socket is bound under a hidden
+// name and renamed into place (docs/architecture.md, "Lifecycle: what happens on each event").
 TEST_F(ServerTest, TheSocketAcceptsTheMomentItAppears) {
   for (int i = 0; i < 20; ++i) {
     const int in = ::inotify_init1(IN_CLOEXEC);
@@ -482,8 +484,8 @@ TEST(SocketPath, AListenerWithAFullBacklogIsListeningAndTheProbeDoesNotBlock) {
   EXPECT_TRUE(probe.get());
 }
 
-// Issue 11 item 10: a kubelet.sock that is a regular file or a directory gave only
-// "Deadline Exceeded", 5 s later. It is named at once, and nothing is sent.
+// A kubelet.sock that is a regular file or a directory gave only "Deadline Exceeded", 5 s
+// later. It is named at once, and nothing is sent (docs/reliability.md).
 TEST_F(RegistrarTest, AKubeletSockThatIsNoSocketIsNamedAtOnce) {
   socket = tmp.path() + "/hca-x.sock";
   StartServer(Snapshot(1));
@@ -567,8 +569,9 @@ TEST(CqCall, AnAnswerAfterTheQueueShutDownIsDroppedNotStarted) {
   EXPECT_FALSE(answer.get().ok());  // the client saw the cancellation, not an answer
 }
 
-// Issue 31 item 17: health streams were not capped (1,000 streams: +1,000 fds, +32 MiB kept
-// after close). At most kMaxHealthStreams stay open; one more ends the oldest.
+// Health streams were not capped (1,000 streams: +1,000 fds, +32 MiB kept after close). At
+// most kMaxHealthStreams stay open; one more ends the oldest (docs/reliability.md, "Capacity
+// and data").
 TEST(HealthHub, AtMostSixteenStreamsTheOldestEndsFirst) {
   struct Fake : HealthStreamBase {
     int offers = 0;

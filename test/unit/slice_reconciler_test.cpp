@@ -164,8 +164,9 @@ TEST(WithoutFields, StripsEveryElementsField) {
   EXPECT_EQ(WithoutFields(spec, {"devices[]", "nope.deeper", "devices[].nope"}), spec);
 }
 
-// Issue 27 item 1: with the fields dropped, every answer looked like a change and the pool
-// was rewritten hundreds of times a second. Knowing the drops, the stored pool is unchanged.
+// With the fields dropped, every answer looked like a change and the pool was rewritten
+// hundreds of times a second. Knowing the drops, the stored pool is unchanged (docs/dra.md,
+// "What the plugin does about it").
 TEST(Reconcile, FieldsTheServerDropsAreNotAChange) {
   const FieldPaths dropped =
       DroppedFields(PerHcaSlice(true)["spec"], As134Stores(PerHcaSlice(true))["spec"]);
@@ -179,8 +180,9 @@ TEST(Reconcile, FieldsTheServerDropsAreNotAChange) {
   EXPECT_EQ(Reconcile(published, {{"n1/a", {more}}}, dropped).size(), 1u);
 }
 
-// Issue 27 item 5: where taints are dropped, a down HCA is left out of its slice instead
-// (nothing else keeps the scheduler off it), and comes back when it recovers.
+// Where taints are dropped, a down HCA is left out of its slice instead (nothing else keeps
+// the scheduler off it), and comes back when it recovers (docs/dra.md, "What the plugin does
+// about it").
 TEST(Reconcile, WithoutTaintsADownDeviceLeavesTheSlice) {
   const FieldPaths dropped =
       DroppedFields(PerHcaSlice(true)["spec"], As134Stores(PerHcaSlice(true))["spec"]);
@@ -191,8 +193,9 @@ TEST(Reconcile, WithoutTaintsADownDeviceLeavesTheSlice) {
   EXPECT_EQ(writes[0].object["spec"]["devices"][0]["name"], "hca-2");
 }
 
-// Issue 27 item 3: a taint the server keeps comes off when the port recovers (extra fields
-// on the server's copy were taken for defaults, so the taint stayed for ever).
+// A taint the server keeps comes off when the port recovers (docs/dra.md, "What the plugin
+// does about it"); extra fields on the server's copy were taken for defaults, so the taint
+// stayed for ever.
 TEST(Reconcile, ATaintComesOffWhenThePortRecovers) {
   json tainted = PerHcaSlice(/*down=*/true);
   tainted["spec"]["devices"][0]["taints"][0]["timeAdded"] = "2026-11-26T05:00:00Z";  // a default
@@ -204,7 +207,7 @@ TEST(Reconcile, ATaintComesOffWhenThePortRecovers) {
   EXPECT_FALSE(writes[0].object["spec"]["devices"][0].contains("taints"));
 }
 
-// Issue 31 items 1 and 18: answers of the wrong type, and a generation at the end of int64.
+// Answers of the wrong type, and a generation at the end of int64 (docs/reliability.md).
 TEST(Reconcile, WrongTypesAndAMaximalGenerationDoNotThrowOrOverflow) {
   json odd = Slice("n1/a", 0, {"hca-1"});
   odd["spec"]["pool"]["generation"] = "seven";

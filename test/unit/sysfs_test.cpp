@@ -104,7 +104,7 @@ TEST_F(ScannerTest, SkipsNonNetworkClassesAndExplainsNonRdma) {
   EXPECT_THAT(inv.functions[1].not_rdma_reason, HasSubstr("no uverbs"));
 }
 
-// Issue 41 item 3: every RDMA device the kernel shows is served or explained, on layouts
+// Every RDMA device the kernel shows is served or explained (docs/vendors.md), on layouts
 // built from the drivers' own code (test/support/fake_node.cpp names the files). umad is
 // optional: iWARP ports have none (the kernel makes it only for ports with IB MADs), and
 // verbs and rdma_cm serve them; a function without a netdev takes its port's link layer.
@@ -199,8 +199,8 @@ TEST_F(ScannerTest, CharDevicesVanishAndReturn) {
   EXPECT_TRUE(scanner.Scan().functions[0].rdma_capable);
 }
 
-// Issue 11 item 11: sysfs lists issm0/umad0/uverbs0, but /dev (under --dev-root) lacks a
-// node: it is never handed out, and without its uverbs node the HCA is not usable at all.
+// sysfs lists issm0/umad0/uverbs0, but /dev (under --dev-root) lacks a node: it is never
+// handed out, and without its uverbs node the HCA is not usable at all (docs/reliability.md).
 TEST_F(ScannerTest, CharDevicesMissingUnderTheDevRootAreNotHandedOut) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   node.Add(FakeNode::ConnectX(1, 0, true));
@@ -215,8 +215,8 @@ TEST_F(ScannerTest, CharDevicesMissingUnderTheDevRootAreNotHandedOut) {
             node.dev_root() + "/infiniband/uverbs1 is missing (mount the host's /dev)");
 }
 
-// Issue 11 item 10: an unreadable attribute (here a port's state that is a directory) used
-// to mark the pool Unhealthy without a word; the problem now names the file.
+// An unreadable attribute (here a port's state that is a directory) used to mark the pool
+// Unhealthy without a word; the problem now names the file.
 TEST_F(ScannerTest, AnUnreadableAttributeIsNamed) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   const std::string state = node.sysfs_root() + "/class/infiniband/mlx5_0/ports/1/state";
@@ -240,8 +240,9 @@ TEST_F(ScannerTest, PortStateAndUsablePorts) {
   EXPECT_FALSE(HasUsablePort(down));
 }
 
-// Issue 30 item 3: the GID table as the kernel shows it (unused entries read as zeros). A
-// management function's table is all zero; a port without a gids directory is "unknown".
+// The GID table as the kernel shows it (unused entries read as zeros). A management
+// function's table is all zero; a port without a gids directory is "unknown"
+// (docs/pod-env.md, "Usable ports, and `skipUnusable`").
 TEST_F(ScannerTest, GidTables) {
   FakeFunction management = FakeNode::ConnectX(1, 0, true);
   management.zero_gids = true;
