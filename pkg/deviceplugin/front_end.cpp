@@ -327,6 +327,8 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
     r.registrations = res->fsm->registrations();
     r.registration_failures = res->fsm->registration_failures();
     r.socket_recreations = res->fsm->socket_recreations();
+    r.serve_retries = res->fsm->serve_retries();
+    r.register_retries = res->fsm->register_retries();
     r.allocate_rejections =
         res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
     view.resources.push_back(std::move(r));

@@ -275,6 +275,7 @@ void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Ac
     }
     phase_ = Phase::kServeBackoff;
     const milliseconds delay = retry_.Next();
+    if (delay.count() > 0) ++serve_retries_;
     Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
     ArmTimer(delay, out);
     return;
@@ -386,6 +387,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
   }
   phase_ = Phase::kRetryWait;
   const milliseconds delay = retry_.Next();
+  if (delay.count() > 0) ++register_retries_;
   Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
   ArmTimer(delay, out);
 }

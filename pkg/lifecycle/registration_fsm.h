@@ -297,6 +297,12 @@ class RegistrationFsm {
   uint64_t socket_recreations() const { return recreations_; }
   // Registers that failed or were rejected, and negative notifications (not "no listener").
   uint64_t registration_failures() const { return failures_; }
+  // Waits on a back-off timer before the next try ("retrying in N ms", N > 0, in the log):
+  // after a socket that could not be served, and after a Register that failed. A retry at
+  // once is no wait, and a directory that does not exist yet is no retry (its watch
+  // reports it).
+  uint64_t serve_retries() const { return serve_retries_; }
+  uint64_t register_retries() const { return register_retries_; }
 
  private:
   // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode).
@@ -367,6 +373,8 @@ class RegistrationFsm {
   uint64_t registrations_ = 0;
   uint64_t recreations_ = 0;
   uint64_t failures_ = 0;
+  uint64_t serve_retries_ = 0;
+  uint64_t register_retries_ = 0;
 };
 
 }  // namespace rdmadp::lifecycle

@@ -142,6 +142,15 @@ std::string FormatPrometheus(const View& v) {
               "Times the resource's socket was served again (for the kubelet's plugin watcher, "
               "or after it was deleted).",
               [](const ResourceView& r) { return std::to_string(r.socket_recreations); });
+  Family(out, "rdma_shared_dp_registration_retries_total", "counter",
+         "Back-off waits before trying again, by what failed: serve (the resource's socket) "
+         "or register (the Register call).");
+  for (const auto& r : v.resources) {
+    Append(out, "rdma_shared_dp_registration_retries_total{resource=\"", Label(r.resource),
+           "\",reason=\"serve\"} ", r.serve_retries, "\n");
+    Append(out, "rdma_shared_dp_registration_retries_total{resource=\"", Label(r.resource),
+           "\",reason=\"register\"} ", r.register_retries, "\n");
+  }
   Family(out, "rdma_shared_dp_port_state", "gauge",
          "State of each port of the HCAs in a pool: 1 DOWN, 2 INIT (waiting for the subnet "
          "manager), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER, 0 unknown.");

@@ -21,6 +21,8 @@ struct ResourceView {
   uint64_t registrations = 0;
   uint64_t registration_failures = 0;  // Register failed or rejected, Notify(false)
   uint64_t socket_recreations = 0;     // our socket served again (watcher mode, a deletion)
+  uint64_t serve_retries = 0;          // back-off waits after a socket could not be served
+  uint64_t register_retries = 0;       // back-off waits after a failed Register
   std::string problem;                 // why it must not be allocated from ("" if fine)
 };
 

@@ -275,10 +275,11 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
        {"rdma_shared_dp_slots", "rdma_shared_dp_registered", "rdma_shared_dp_allocations_total",
         "rdma_shared_dp_allocate_rejections_total", "rdma_shared_dp_registrations_total",
         "rdma_shared_dp_registration_failures_total", "rdma_shared_dp_socket_recreations_total",
-        "rdma_shared_dp_rescans_total", "rdma_shared_dp_errors_by_class_total",
-        "rdma_shared_dp_config_entries_skipped", "process_resident_memory_bytes",
-        "process_cpu_seconds_total", "process_open_fds", "process_start_time_seconds",
-        "rdma_shared_dp_heap_in_use_bytes", "rdma_shared_dp_heap_free_bytes"}) {
+        "rdma_shared_dp_registration_retries_total", "rdma_shared_dp_rescans_total",
+        "rdma_shared_dp_errors_by_class_total", "rdma_shared_dp_config_entries_skipped",
+        "process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+        "process_start_time_seconds", "rdma_shared_dp_heap_in_use_bytes",
+        "rdma_shared_dp_heap_free_bytes"}) {
     Append(cmd, " ", family);
   }
   FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");

@@ -833,5 +833,27 @@ TEST(RegistrationFsm, StopCancelsEverything) {
   EXPECT_FALSE(d.fsm.registered());
 }
 
+// The retry counters count waits on the back-off timer (what "retrying in N ms" says), by
+// what failed: the first retry at once is none, each later one is; a success resets the
+// back-off, not the counters.
+TEST(RegistrationFsm, RetryCountersCountBackoffWaitsByWhatFailed) {
+  Driver d;
+  d.RegisterAnswers(RegisterOutcome::kFailed, "kubelet said no");
+  EXPECT_EQ(d.timer_delay, milliseconds(0));  // at once: no wait
+  EXPECT_EQ(d.fsm.register_retries(), 0u);
+  ASSERT_TRUE(d.FireTimer());
+  d.RegisterAnswers(RegisterOutcome::kFailed, "kubelet said no");
+  EXPECT_GT(d.timer_delay, milliseconds(0));
+  EXPECT_EQ(d.fsm.register_retries(), 1u);
+  EXPECT_EQ(d.fsm.serve_retries(), 0u);
+
+  Driver s;
+  s.serve_fails = true;
+  s.Do(Event::OwnSocketDeleted());  // served again, and that fails
+  ASSERT_TRUE(s.FireTimer());       // and again
+  EXPECT_EQ(s.fsm.serve_retries(), 1u);
+  EXPECT_EQ(s.fsm.register_retries(), 0u);
+}
+
 }  // namespace
 }  // namespace rdmadp::lifecycle
