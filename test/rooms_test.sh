@@ -3,6 +3,8 @@
 #  - the two front ends never include each other;
 #  - the manager is wiring: no gRPC, no kubelet API, at most 900 lines with its headers;
 #  - the shared rooms (rpc, frontend) include neither front end;
+#  - no room holds more than 15 % of pkg/'s lines (a room: a directory's own .h and .cpp
+#    files; pkg/dra's roles are rooms of their own: slices, kubelet, prepare, render);
 #  - the repository is whole: no tracked symlink is absolute or leaves it (one to a
 #    developer's node_modules was once committed; a clone then pointed at another tree).
 # Fails with one line per broken rule.
@@ -22,6 +24,11 @@ done
 if grep -rnE '#include [<"](grpc|grpcpp)/|#include "pkg/api/' pkg/manager; then
   broken "pkg/manager includes gRPC or a kubelet API"
 fi
+total=$(find pkg -name '*.h' -o -name '*.cpp' | xargs cat | wc -l)
+for dir in $(find pkg -type d); do
+  n=$(find "$dir" -maxdepth 1 \( -name '*.h' -o -name '*.cpp' \) -exec cat {} + | wc -l)
+  [ $((n * 100)) -le $((total * 15)) ] || broken "$dir has $n of pkg/'s $total lines (at most 15 %)"
+done
 lines=$(cat pkg/manager/*.h pkg/manager/*.cpp | wc -l)
 [ "$lines" -le 900 ] || broken "pkg/manager has $lines lines (at most 900)"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

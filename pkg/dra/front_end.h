@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "pkg/dra/dra_server.h"
-#include "pkg/dra/dra_view.h"
-#include "pkg/dra/slice_publisher.h"
+#include "pkg/dra/kubelet/dra_server.h"
+#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/frontend/front_end.h"
 #include "pkg/kube/backoff.h"
 #include "pkg/kube/rest_client.h"

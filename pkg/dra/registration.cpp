@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "pkg/dra/front_end.h"
-#include "pkg/dra/prepare.h"
+#include "pkg/dra/prepare/prepare.h"
 #include "pkg/fd/files.h"
 #include "pkg/frontend/kubelet_facts.h"
 #include "pkg/log/log.h"

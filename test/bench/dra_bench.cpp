@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "pkg/dra/resource_slices.h"
-#include "pkg/dra/slice_publisher.h"
+#include "pkg/dra/slices/resource_slices.h"
+#include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/text/cat.h"
 #include "test/bench/bench_common.h"

@@ -50,8 +50,8 @@
 #include <thread>
 #include <vector>
 
-#include "pkg/dra/resource_slices.h"
-#include "pkg/dra/slice_publisher.h"
+#include "pkg/dra/slices/resource_slices.h"
+#include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/text/cat.h"
 #include "test/bench/bench_common.h"
 #include "test/support/fake_apiserver.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "pkg/config/config.h"
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/pool/pool_model.h"
 #include "pkg/sysfs/scanner.h"
 #include "test/support/fake_node.h"

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "pkg/dra/claim_metadata.h"
+#include "pkg/dra/prepare/claim_metadata.h"
 #include "pkg/text/cat.h"
 #include "test/support/fs_wait.h"
 #include "test/support/plugin_harness.h"

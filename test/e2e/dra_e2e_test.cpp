@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "pkg/config/config.h"
-#include "pkg/dra/device_classes.h"
+#include "pkg/dra/render/device_classes.h"
 #include "pkg/text/cat.h"
 #include "test/e2e/dra_fixture.h"
 

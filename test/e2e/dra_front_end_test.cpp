@@ -15,7 +15,7 @@
 
 #include "pkg/config/config.h"
 #include "pkg/dra/front_end.h"
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/sysfs/scanner.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/fake_host.h"

@@ -2,7 +2,7 @@
 // schema-checked writes): first publish, quiet while nothing changes, the kubelet's wipe,
 // token rotation, 401, 409, 410, dropped watches, an API server that goes away. Counts are
 // exact; waits are on the server's state (FakeApiServer::Await), never on a clock.
-#include "pkg/dra/slice_publisher.h"
+#include "pkg/dra/slices/slice_publisher.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <mutex>
 #include <thread>
 
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/text/cat.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/hca_fixture.h"

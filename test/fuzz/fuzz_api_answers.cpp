@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "pkg/dra/dra_view.h"
-#include "pkg/dra/resource_slices.h"
-#include "pkg/dra/slice_reconciler.h"
+#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/slices/resource_slices.h"
+#include "pkg/dra/slices/slice_reconciler.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // (k8s.io/dynamic-resource-allocation api/metadata/v1alpha1/types.go: DeviceMetadata,
 // DeviceMetadataRequest, Device; attribute values as k8s.io/api resource/v1 DeviceAttribute),
 // the paths against kubeletplugin/metadata.go and api/metadata/helpers.go.
-#include "pkg/dra/claim_metadata.h"
+#include "pkg/dra/prepare/claim_metadata.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

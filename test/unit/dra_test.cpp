@@ -20,9 +20,9 @@
 #include <mutex>
 #include <thread>
 
-#include "pkg/dra/dra_view.h"
-#include "pkg/dra/prepare.h"
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/prepare/prepare.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/text/cat.h"

@@ -19,7 +19,7 @@
 #include "pkg/api/pluginregistration.grpc.pb.h"
 #include "pkg/deviceplugin/registrar.h"
 #include "pkg/deviceplugin/resource_server.h"
-#include "pkg/dra/health_stream.h"
+#include "pkg/dra/kubelet/health_stream.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/rpc/cq_call.h"
 #include "pkg/rpc/socket_path.h"

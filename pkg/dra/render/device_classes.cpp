@@ -1,8 +1,8 @@
-#include "pkg/dra/device_classes.h"
+#include "pkg/dra/render/device_classes.h"
 
 #include <map>
 
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::dra {

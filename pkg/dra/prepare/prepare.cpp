@@ -1,4 +1,4 @@
-#include "pkg/dra/prepare.h"
+#include "pkg/dra/prepare/prepare.h"
 
 #include "pkg/config/k8s_names.h"
 #include "pkg/kube/json_read.h"

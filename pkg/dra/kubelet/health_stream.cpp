@@ -1,4 +1,4 @@
-#include "pkg/dra/health_stream.h"
+#include "pkg/dra/kubelet/health_stream.h"
 
 #include <algorithm>
 

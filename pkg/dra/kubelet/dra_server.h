@@ -27,7 +27,7 @@
 #include "pkg/api/dra_v1.grpc.pb.h"
 #include "pkg/api/dra_v1beta1.grpc.pb.h"
 #include "pkg/api/pluginregistration.grpc.pb.h"
-#include "pkg/dra/health_stream.h"
+#include "pkg/dra/kubelet/health_stream.h"
 #include "pkg/rpc/plugin_watcher.h"
 #include "pkg/rpc/unix_server.h"
 

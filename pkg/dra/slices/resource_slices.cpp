@@ -1,4 +1,4 @@
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 
 #include <algorithm>
 #include <cctype>

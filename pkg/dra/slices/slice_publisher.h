@@ -52,7 +52,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "pkg/dra/slice_reconciler.h"
+#include "pkg/dra/slices/slice_reconciler.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/kube/retry_schedule.h"
 

@@ -1,4 +1,4 @@
-#include "pkg/dra/claim_metadata.h"
+#include "pkg/dra/prepare/claim_metadata.h"
 
 #include <dirent.h>
 #include <fcntl.h>

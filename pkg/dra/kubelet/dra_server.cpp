@@ -1,4 +1,4 @@
-#include "pkg/dra/dra_server.h"
+#include "pkg/dra/kubelet/dra_server.h"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "pkg/dra/yaml_output.h"
+#include "pkg/dra/render/yaml_output.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "pkg/dra/resource_slices.h"
-#include "pkg/dra/slice_reconciler.h"
+#include "pkg/dra/slices/resource_slices.h"
+#include "pkg/dra/slices/slice_reconciler.h"
 #include "pkg/pool/pool_model.h"
 
 namespace rdmadp::dra {

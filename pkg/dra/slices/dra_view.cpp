@@ -1,4 +1,4 @@
-#include "pkg/dra/dra_view.h"
+#include "pkg/dra/slices/dra_view.h"
 
 #include <set>
 

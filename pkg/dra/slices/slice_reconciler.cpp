@@ -1,4 +1,4 @@
-#include "pkg/dra/slice_reconciler.h"
+#include "pkg/dra/slices/slice_reconciler.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,8 +1,8 @@
-#include "pkg/dra/slice_publisher.h"
+#include "pkg/dra/slices/slice_publisher.h"
 
 #include <charconv>
 
-#include "pkg/dra/resource_slices.h"
+#include "pkg/dra/slices/resource_slices.h"
 #include "pkg/kube/backoff.h"
 #include "pkg/kube/json_read.h"
 #include "pkg/text/cat.h"

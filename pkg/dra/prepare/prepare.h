@@ -8,9 +8,9 @@
 #include <atomic>
 #include <chrono>
 
-#include "pkg/dra/claim_metadata.h"
-#include "pkg/dra/dra_server.h"
-#include "pkg/dra/dra_view.h"
+#include "pkg/dra/prepare/claim_metadata.h"
+#include "pkg/dra/kubelet/dra_server.h"
+#include "pkg/dra/slices/dra_view.h"
 #include "pkg/kube/rest_client.h"
 
 namespace rdmadp::dra {
