@@ -20,8 +20,8 @@
 #include <mutex>
 #include <thread>
 
-#include "pkg/dra/slices/dra_view.h"
 #include "pkg/dra/prepare/prepare.h"
+#include "pkg/dra/slices/dra_view.h"
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/kube/rest_client.h"

@@ -8,8 +8,8 @@
 #include <atomic>
 #include <chrono>
 
-#include "pkg/dra/prepare/claim_metadata.h"
 #include "pkg/dra/kubelet/dra_server.h"
+#include "pkg/dra/prepare/claim_metadata.h"
 #include "pkg/dra/slices/dra_view.h"
 #include "pkg/kube/rest_client.h"
 
