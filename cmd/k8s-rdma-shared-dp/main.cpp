@@ -14,6 +14,7 @@
 #include "pkg/config/config.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/deviceplugin/front_end.h"
+#include "pkg/dra/front_end.h"
 #include "pkg/dra/render/device_classes.h"
 #include "pkg/dra/render/yaml_output.h"
 #include "pkg/kube/rest_client.h"
@@ -364,50 +365,51 @@ int main(int argc, char** argv) {
   const char* node_env = std::getenv("NODE_NAME");
   const std::string node_name =
       !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
-  manager::ManagerOptions mo;
-  mo.config_file = opts.config_file;
-  mo.kubelet_root_dir = opts.kubelet_root_dir;
-  mo.sysfs_root = opts.sysfs_root;
-  mo.dev_root = opts.dev_root;
-  mo.registration_mode = opts.registration_mode;
-  mo.auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds);
-  mo.link_up = opts.link_up;
-  mo.watch_config = opts.watch_config;
-  mo.topology = opts.topology;
-  mo.use_cdi = opts.use_cdi;
-  mo.metrics_address = opts.metrics_address;
-  mo.health_address = opts.health_address;
-  mo.version = RDMADP_VERSION;
-  mo.cdi_spec_dir = opts.cdi_spec_dir;
-  mo.dra_driver = opts.dra_driver_name;
-  mo.node_name = node_name;
-  mo.kube_api_server = opts.kube_api_server;
-  if (mo.kube_api_server.empty()) {
-    if (auto api = kube::InClusterConfig([](const char* n) { return std::getenv(n); }, "", "");
-        api.ok()) {
-      mo.kube_api_server = api->server;
-    }
-  }
-  mo.kube_ca_file = opts.kube_ca_file;
-  mo.kube_token_file = opts.kube_token_file;
-  // The front ends' own checks, the same a reload runs (manager::ConfigProblems).
-  if (const auto problems = manager::ConfigProblems(mo, loaded->config, loaded->indices);
-      !problems.empty() && !config::SkipEntries(*loaded, problems)) {
-    for (const auto& p : problems) log::Error(p);
-    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
-    return 1;
-  }
-  for (const auto& entry : loaded->skipped) {
-    for (const auto& p : entry.problems) log::Error(p);
-    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
-                   loaded->config.resources.size(),
-                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
-  }
   if (!CheckRdmaNetnsMode()) return 1;
 
   RaiseFdLimit();
-  mo.memlock_hook = InstallMemlockHook(opts, *loaded);
+  // Each front end's own options; the manager keeps only its own (and asks the front ends
+  // for the config's problems at start and at every reload: FrontEnd::Problems).
+  const std::string memlock_hook = InstallMemlockHook(opts, *loaded);
+  deviceplugin::FrontEndOptions dp{
+      .registration_mode = opts.registration_mode,
+      .auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds),
+      .use_cdi = opts.use_cdi,
+      .cdi_spec_dir = opts.cdi_spec_dir,
+      .memlock_hook = memlock_hook,
+      .topology = opts.topology};
+  dra::FrontEndOptions dra{.driver = opts.dra_driver_name,
+                           .node_name = node_name,
+                           .kube_api_server = opts.kube_api_server,
+                           .kube_ca_file = opts.kube_ca_file,
+                           .kube_token_file = opts.kube_token_file,
+                           .user_agent = Cat("k8s-rdma-shared-dp/", RDMADP_VERSION),
+                           .cdi_spec_dir = opts.cdi_spec_dir,
+                           .memlock_hook = memlock_hook};
+  if (dra.kube_api_server.empty()) {
+    if (auto api = kube::InClusterConfig([](const char* n) { return std::getenv(n); }, "", "");
+        api.ok()) {
+      dra.kube_api_server = api->server;
+    }
+  }
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
-  manager::Manager manager(std::move(mo), std::move(loaded->config), std::move(loaded->skipped));
+  manager::ManagerOptions mo{.config_file = opts.config_file,
+                             .kubelet_root_dir = opts.kubelet_root_dir,
+                             .sysfs_root = opts.sysfs_root,
+                             .dev_root = opts.dev_root,
+                             .link_up = opts.link_up,
+                             .watch_config = opts.watch_config,
+                             .metrics_address = opts.metrics_address,
+                             .health_address = opts.health_address,
+                             .version = RDMADP_VERSION};
+  manager::Manager manager(
+      std::move(mo),
+      [&](frontend::Host& host) {
+        std::vector<std::unique_ptr<frontend::FrontEnd>> front_ends;
+        front_ends.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, dp));
+        front_ends.push_back(std::make_unique<dra::DraFrontEnd>(host, dra));
+        return front_ends;
+      },
+      std::move(*loaded));
   return manager.Run();
 }

@@ -80,6 +80,11 @@ DevicePluginFrontEnd::DevicePluginFrontEnd(frontend::Host& host, FrontEndOptions
 
 DevicePluginFrontEnd::~DevicePluginFrontEnd() { Stop(); }
 
+std::vector<std::string> DevicePluginFrontEnd::Problems(const config::Config& config,
+                                                        const std::vector<size_t>& indices) const {
+  return ConfigProblems(options_, host_.Dirs().root, config, indices);
+}
+
 std::string DevicePluginFrontEnd::SocketDir() const {
   return WatcherMode() ? host_.Dirs().PluginsRegistry() : host_.Dirs().DevicePlugins();
 }

@@ -54,6 +54,8 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   void Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
              std::string_view reason) override;
   void OnKubeletEvent(const frontend::KubeletEvent& event) override;
+  std::vector<std::string> Problems(const config::Config& config,
+                                    const std::vector<size_t>& indices) const override;
   void Collect(metrics::View& view) const override;
   void Stop() override;
 

@@ -24,6 +24,11 @@ DraFrontEnd::DraFrontEnd(frontend::Host& host, FrontEndOptions options)
 
 DraFrontEnd::~DraFrontEnd() { Stop(); }
 
+std::vector<std::string> DraFrontEnd::Problems(const config::Config& config,
+                                               const std::vector<size_t>& indices) const {
+  return ConfigProblems(options_, host_.Dirs().root, config, indices);
+}
+
 void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
                         std::string_view /*reason*/) {
   loop::AssertOnLoop(host_.Loop());

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/config/config.h"
 #include "pkg/lifecycle/registration_fsm.h"
@@ -87,6 +88,13 @@ class FrontEnd {
   virtual void Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
                      std::string_view reason) = 0;
   virtual void OnKubeletEvent(const KubeletEvent& event) = 0;
+  // The problems of `config`'s entries for this front end that it cannot serve with its
+  // options under the kubelet root, one line per entry naming the field (`indices`:
+  // config::LoadedConfig::indices). The manager asks at start (an entry with a problem is
+  // skipped) and at every reload (any problem refuses it): one path, so a reload refuses
+  // exactly what a start skips. Any thread; reads only the front end's options.
+  virtual std::vector<std::string> Problems(const config::Config& config,
+                                            const std::vector<size_t>& indices) const = 0;
   // Adds what it serves to the metrics and probe view.
   virtual void Collect(metrics::View& view) const = 0;
   // Stops serving at shutdown: its sockets are removed; what a restarted instance takes

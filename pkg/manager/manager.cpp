@@ -11,9 +11,6 @@
 #include <tuple>
 #include <utility>
 
-#include "pkg/cdi/cdi_spec.h"
-#include "pkg/deviceplugin/front_end.h"
-#include "pkg/dra/front_end.h"
 #include "pkg/log/log.h"
 #include "pkg/netlink/link_up.h"
 #include "pkg/pool/pool_model.h"
@@ -23,26 +20,6 @@
 
 namespace rdmadp::manager {
 namespace {
-
-deviceplugin::FrontEndOptions DevicePluginOptions(const ManagerOptions& o) {
-  return {.registration_mode = o.registration_mode,
-          .auto_detect_timeout = o.auto_detect_timeout,
-          .use_cdi = o.use_cdi,
-          .cdi_spec_dir = o.cdi_spec_dir,
-          .memlock_hook = o.memlock_hook,
-          .topology = o.topology};
-}
-
-dra::FrontEndOptions DraOptions(const ManagerOptions& o) {
-  return {.driver = o.dra_driver,
-          .node_name = o.node_name,
-          .kube_api_server = o.kube_api_server,
-          .kube_ca_file = o.kube_ca_file,
-          .kube_token_file = o.kube_token_file,
-          .user_agent = "k8s-rdma-shared-dp/" + o.version,
-          .cdi_spec_dir = o.cdi_spec_dir,
-          .memlock_hook = o.memlock_hook};
-}
 
 using std::chrono::milliseconds;
 
@@ -70,11 +47,10 @@ std::string RescanTrigger(std::string_view reason) {
 
 }  // namespace
 
-Manager::Manager(ManagerOptions options, config::Config config,
-                 std::vector<config::SkippedEntry> skipped)
+Manager::Manager(ManagerOptions options, const FrontEndFactory& make_front_ends,
+                 config::LoadedConfig loaded)
     : options_(std::move(options)),
-      config_(std::move(config)),
-      skipped_(std::move(skipped)),
+      start_config_(std::move(loaded)),
       scanner_(options_.sysfs_root, options_.dev_root),
       instance_id_(rpc::NewInstanceId()),
       dirs_{options_.kubelet_root_dir} {
@@ -91,25 +67,42 @@ Manager::Manager(ManagerOptions options, config::Config config,
     counters_.errors_by_class[cls] = 0;
   }
   frontend::Host& host = *this;
-  front_ends_.push_back(
-      std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, DevicePluginOptions(options_)));
-  front_ends_.push_back(std::make_unique<dra::DraFrontEnd>(host, DraOptions(options_)));
+  front_ends_ = make_front_ends(host);
 }
 
-std::vector<std::string> ConfigProblems(const ManagerOptions& options, const config::Config& config,
-                                        const std::vector<size_t>& indices) {
-  auto problems = deviceplugin::ConfigProblems(DevicePluginOptions(options),
-                                               options.kubelet_root_dir, config, indices);
-  for (auto& p :
-       dra::ConfigProblems(DraOptions(options), options.kubelet_root_dir, config, indices)) {
-    problems.push_back(std::move(p));
+std::vector<std::string> Manager::ConfigProblems(const config::Config& config,
+                                                 const std::vector<size_t>& indices) const {
+  std::vector<std::string> problems;
+  for (const auto& front_end : front_ends_) {
+    for (auto& p : front_end->Problems(config, indices)) problems.push_back(std::move(p));
   }
   return problems;
+}
+
+bool Manager::AdmitStartConfig() {
+  config::LoadedConfig& loaded = start_config_;
+  // The front ends' own checks, the same a reload runs; an entry with a problem is skipped.
+  if (const auto problems = ConfigProblems(loaded.config, loaded.indices);
+      !problems.empty() && !config::SkipEntries(loaded, problems)) {
+    for (const auto& p : problems) log::Error(p);
+    log::Error(Cat("invalid config ", options_.config_file, "; nothing was started"));
+    return false;
+  }
+  for (const auto& entry : loaded.skipped) {
+    for (const auto& p : entry.problems) log::Error(p);
+    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
+                   loaded.config.resources.size(),
+                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
+  }
+  config_ = std::move(loaded.config);
+  skipped_ = std::move(loaded.skipped);
+  return true;
 }
 
 Manager::~Manager() = default;  // front_ends_, declared last, go first
 
 int Manager::Run() {
+  if (!AdmitStartConfig()) return 1;
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
@@ -329,7 +322,7 @@ void Manager::Reload(std::string_view reason) {
   auto loaded = config::LoadConfigFile(options_.config_file);
   if (loaded.ok()) {
     // The checks a start makes (the front ends' own), then the entries' own.
-    auto problems = ConfigProblems(options_, loaded->config, loaded->indices);
+    auto problems = ConfigProblems(loaded->config, loaded->indices);
     // Reload keeps the strict rule: a new config with any invalid entry changes nothing.
     for (const auto& entry : loaded->skipped) {
       problems.insert(problems.end(), entry.problems.begin(), entry.problems.end());

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/frontend/front_end.h"
@@ -33,46 +33,36 @@
 
 namespace rdmadp::manager {
 
+// The manager's own settings; each front end's are its own (main builds the front ends).
 struct ManagerOptions {
   std::string config_file;
   std::string kubelet_root_dir;
   std::string sysfs_root;
   std::string dev_root;
-  cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
-  std::chrono::milliseconds auto_detect_timeout{5000};
   bool link_up = true;
-  bool watch_config = true;  // false: only SIGHUP reloads
-  bool use_cdi = false;
-  std::string cdi_spec_dir = "/var/run/cdi";
-  std::string memlock_hook{};  // the installed memlock hook ("" = none; cdi/memlock_hook.h)
-  bool topology = true;
+  bool watch_config = true;     // false: only SIGHUP reloads
   std::string metrics_address;  // "" = off
   std::string health_address;   // "" = off: probes on the metrics endpoint only
   std::string version;
-  // The DRA front end (entries with frontend: dra).
-  std::string dra_driver = "rdma.k8s-rdma-shared-dp.io";
-  std::string node_name;
-  std::string kube_api_server;  // "" = no API server: slices are not published
-  std::string kube_ca_file;
-  std::string kube_token_file;
 };
 
-// The problems of `config` the front ends cannot serve with `options` (each front end's
-// ConfigProblems), one line per entry naming the field. main() runs them at start (entries
-// with a problem are skipped) and Reload() runs the same (any problem refuses the reload).
-std::vector<std::string> ConfigProblems(const ManagerOptions& options, const config::Config& config,
-                                        const std::vector<size_t>& indices);
+// Builds the front ends on the manager's Host (called once, by the Manager's constructor).
+using FrontEndFactory =
+    std::function<std::vector<std::unique_ptr<frontend::FrontEnd>>(frontend::Host& host)>;
 
 class Manager final : private frontend::Host {
  public:
-  // `skipped`: config entries left out at start (invalid on their own); reported by /readyz
-  // and the metrics until a reload applies a fully valid config.
-  Manager(ManagerOptions options, config::Config config,
-          std::vector<config::SkippedEntry> skipped = {});
+  // `loaded`: the config as read at start. Run() first asks every front end for the
+  // problems of it (FrontEnd::Problems): an entry with one is skipped, as an entry invalid
+  // on its own is (loaded.skipped); skipped entries are reported by /readyz and the metrics
+  // until a reload applies a fully valid config.
+  Manager(ManagerOptions options, const FrontEndFactory& make_front_ends,
+          config::LoadedConfig loaded);
   ~Manager() override;
 
   // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
-  // any thread starts, so that only our signalfd sees them). Returns the exit status.
+  // any thread starts, so that only our signalfd sees them). Returns the exit status: 1 at
+  // once when no entry of the start config can be served.
   int Run();
 
  private:
@@ -103,6 +93,12 @@ class Manager final : private frontend::Host {
   void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
   // Reads the config file again; a config with any invalid entry changes nothing.
   void Reload(std::string_view reason);
+  // Every front end's problems with `config` (FrontEnd::Problems), one line each.
+  std::vector<std::string> ConfigProblems(const config::Config& config,
+                                          const std::vector<size_t>& indices) const;
+  // The start config less the entries a front end cannot serve; false (said) when none is
+  // left.
+  bool AdmitStartConfig();
   // Scans sysfs (all of it, or only the functions in `only`) into inventory_ and remembers
   // which links matter for link events.
   void ScanNode(const std::set<std::string>* only = nullptr);
@@ -129,6 +125,7 @@ class Manager final : private frontend::Host {
   std::optional<metrics::View> CollectFromLoop();
 
   ManagerOptions options_;
+  config::LoadedConfig start_config_;  // until AdmitStartConfig takes it
   config::Config config_;
   std::vector<config::SkippedEntry> skipped_;
   sysfs::Scanner scanner_;
