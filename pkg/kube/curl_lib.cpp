@@ -39,8 +39,8 @@ absl::StatusOr<const CurlLib*> Load() {
 }  // namespace
 
 absl::StatusOr<const CurlLib*> CurlLib::Get() {
-  static const absl::StatusOr<const CurlLib*> loaded = Load();
-  return loaded;
+  static const absl::StatusOr<const CurlLib*> kLoaded = Load();
+  return kLoaded;
 }
 
 }  // namespace rdmadp::kube

@@ -22,9 +22,13 @@ std::string RdmaSection(const sysfs::PciFunction& fn) {
   // One path per kind, as readers of the SR-IOV format expect: a multiport HCA's umad and
   // issm of its first port (char_devices are in port order; "ports" lists every port).
   using sysfs::CharDevKind;
-  for (auto [kind, key] :
+  for (const auto& kind_key :
        {std::pair{CharDevKind::kUverbs, "uverbs"}, std::pair{CharDevKind::kUmad, "umad"},
         std::pair{CharDevKind::kIssm, "issm"}}) {
+    // Not a structured binding: C++20 lets a lambda capture one, but clang 14's front end
+    // (clang-tidy's) refuses it.
+    const CharDevKind kind = kind_key.first;
+    const char* key = kind_key.second;
     auto it = std::find_if(fn.char_devices.begin(), fn.char_devices.end(),
                            [&](const std::string& d) { return sysfs::ClassifyCharDev(d) == kind; });
     if (it != fn.char_devices.end()) field(key, Cat(kDevDir, *it));

@@ -9,7 +9,7 @@ HealthPayload HealthHub::Current() const {
   return current_;
 }
 
-void HealthHub::Publish(HealthPayload next) {
+void HealthHub::Publish(const HealthPayload& next) {
   std::vector<std::shared_ptr<HealthStreamBase>> streams;
   {
     std::lock_guard lock(mu_);

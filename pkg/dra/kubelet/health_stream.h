@@ -39,7 +39,7 @@ class HealthHub {
  public:
   explicit HealthHub(HealthPayload initial) : current_(std::move(initial)) {}
   HealthPayload Current() const;
-  void Publish(HealthPayload next);  // to every open stream
+  void Publish(const HealthPayload& next);  // to every open stream
   void EndAll();
   size_t open_streams() const;
   uint64_t streams_opened() const;

@@ -88,7 +88,7 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
         attributes[d["name"].get<std::string>()] = d.value("attributes", nlohmann::json::object());
       }
     }
-    auto add = [&](std::string name, std::vector<std::string> ids, bool healthy,
+    auto add = [&](const std::string& name, std::vector<std::string> ids, bool healthy,
                    std::string message, DraDevice::Functions functions) {
       nlohmann::json attrs = attributes[name];
       view.devices[{pool_name, name}] = {pool_name,
