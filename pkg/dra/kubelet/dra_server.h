@@ -76,7 +76,7 @@ class DraServer {
   DraServer& operator=(const DraServer&) = delete;
 
   // The full device list to every health stream (a change, or the heartbeat).
-  void PublishHealth(HealthPayload payload) { health_.Publish(std::move(payload)); }
+  void PublishHealth(const HealthPayload& payload) { health_.Publish(payload); }
   size_t open_health_streams() const { return health_.open_streams(); }
   uint64_t health_streams_opened() const { return health_.streams_opened(); }
   const std::string& endpoint_path() const { return options_.endpoint_path; }

@@ -31,8 +31,9 @@
 
 namespace rdmadp::dra {
 
-// NOLINTNEXTLINE(bugprone-exception-escape): clang-tidy 14 flags the implicit members of
-// any struct holding an nlohmann::json; they throw only what json itself would.
+// (clang-tidy 14 flags the implicit members of any struct holding an nlohmann::json; they
+// throw only what json itself would.)
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct PublishedSlice {
   std::string name;
   std::string resource_version;
