@@ -4,6 +4,7 @@
 #  - the manager is wiring: no gRPC, no kubelet API, neither front end (main builds them),
 #    at most 900 lines with its headers;
 #  - the shared rooms (rpc, frontend) include neither front end;
+#  - only main reads the command line: no room of pkg/ but pkg/cli includes pkg/cli;
 #  - no room holds more than 15 % of pkg/'s lines (a room: a directory's own .h and .cpp
 #    files; pkg/dra's roles are rooms of their own: slices, kubelet, prepare, render);
 #  - the repository is whole: no tracked symlink is absolute or leaves it (one to a
@@ -22,6 +23,9 @@ for room in rpc frontend manager; do
     broken "pkg/$room includes a front end"
   fi
 done
+if grep -rn '#include "pkg/cli/' pkg --include='*.h' --include='*.cpp' | grep -v '^pkg/cli/'; then
+  broken "a room of pkg/ includes pkg/cli"
+fi
 if grep -rnE '#include [<"](grpc|grpcpp)/|#include "pkg/api/' pkg/manager; then
   broken "pkg/manager includes gRPC or a kubelet API"
 fi

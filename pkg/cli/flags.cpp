@@ -420,18 +420,6 @@ const FlagSpec* Find(std::string_view name) {
 
 }  // namespace
 
-std::string_view RegistrationModeName(RegistrationMode mode) {
-  switch (mode) {
-    case RegistrationMode::kKubelet:
-      return "kubelet";
-    case RegistrationMode::kWatcher:
-      return "watcher";
-    case RegistrationMode::kAuto:
-      return "auto";
-  }
-  return "kubelet";
-}
-
 std::string EnvName(std::string_view flag) {
   std::string out = "RDMADP_";
   for (char c : flag) out += c == '-' ? '_' : static_cast<char>(std::toupper(c));
@@ -612,13 +600,6 @@ std::string Usage(std::string_view program) {
          "GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS\nis set to 0 where the operator has not "
          "set it.\n");
   return out;
-}
-
-std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir, RegistrationMode mode) {
-  std::vector<std::string> dirs;
-  if (mode != RegistrationMode::kWatcher) dirs.push_back(kubelet_root_dir + "/device-plugins");
-  if (mode != RegistrationMode::kKubelet) dirs.push_back(kubelet_root_dir + "/plugins_registry");
-  return dirs;
 }
 
 }  // namespace rdmadp::cli

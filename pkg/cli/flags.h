@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pkg/frontend/registration_mode.h"
 
 namespace rdmadp::cli {
 
-enum class RegistrationMode { kKubelet, kWatcher, kAuto };
+using frontend::RegistrationMode;
+using frontend::RegistrationModeName;
+using frontend::SocketDirs;
 enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender };
 
 struct Options {
@@ -90,9 +93,5 @@ std::string EnvName(std::string_view flag);
 
 // Complete usage text, one block per flag with its default.
 std::string Usage(std::string_view program);
-
-std::string_view RegistrationModeName(RegistrationMode mode);
-// Where sockets go in `mode` under the kubelet root (auto: either).
-std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir, RegistrationMode mode);
 
 }  // namespace rdmadp::cli

@@ -91,26 +91,26 @@ std::string DevicePluginFrontEnd::SocketDir() const {
 
 void DevicePluginFrontEnd::ChooseMode() {
   mode_ = options_.registration_mode;
-  if (mode_ == cli::RegistrationMode::kAuto) {
+  if (mode_ == frontend::RegistrationMode::kAuto) {
     // Decided by what the kubelet does, never by whether a directory exists: a missing
     // plugins_registry only rules the watcher out.
     if (fd::PathExists(host_.Dirs().PluginsRegistry())) {
-      mode_ = cli::RegistrationMode::kWatcher;
+      mode_ = frontend::RegistrationMode::kWatcher;
       auto_deciding_ = true;
       auto_timer_ = host_.Loop().NewAlarm([this] {
-        DecideAutoMode(cli::RegistrationMode::kKubelet,
+        DecideAutoMode(frontend::RegistrationMode::kKubelet,
                        Cat("the kubelet's plugin watcher did not call GetInfo within ",
                            options_.auto_detect_timeout.count(), " ms"));
       });
       auto_timer_->ArmOnce(options_.auto_detect_timeout);
     } else {
-      mode_ = cli::RegistrationMode::kKubelet;
+      mode_ = frontend::RegistrationMode::kKubelet;
       log::Info(
           Cat("auto: ", host_.Dirs().PluginsRegistry(), " does not exist; using kubelet.sock"));
     }
   }
   log::Info(Cat("instance ", host_.InstanceId(), ": registration mode ",
-                cli::RegistrationModeName(options_.registration_mode),
+                frontend::RegistrationModeName(options_.registration_mode),
                 auto_deciding_ ? " (trying watcher)" : "", ", sockets in ", SocketDir()));
 }
 
@@ -316,7 +316,7 @@ void DevicePluginFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
 
 void DevicePluginFrontEnd::Collect(metrics::View& view) const {
   view.registration_mode =
-      auto_deciding_ ? "auto (deciding)" : std::string(cli::RegistrationModeName(mode_));
+      auto_deciding_ ? "auto (deciding)" : std::string(frontend::RegistrationModeName(mode_));
   view.counters.kubelet_restarts += kubelet_restarts_;
   for (const auto& [name, res] : resources_) {
     metrics::ResourceView r;
@@ -345,7 +345,7 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
                                         const config::Config& config,
                                         const std::vector<size_t>& indices) {
   auto problems = config::SocketPathProblems(
-      config, cli::SocketDirs(kubelet_root_dir, options.registration_mode), indices);
+      config, frontend::SocketDirs(kubelet_root_dir, options.registration_mode), indices);
   if (options.use_cdi) {
     for (auto& p : cdi::KindProblems(config, indices)) problems.push_back(std::move(p));
   }

@@ -17,17 +17,17 @@
 #include <set>
 #include <string>
 
-#include "pkg/cli/flags.h"
 #include "pkg/deviceplugin/registrar.h"
 #include "pkg/deviceplugin/resource_server.h"
 #include "pkg/frontend/front_end.h"
+#include "pkg/frontend/registration_mode.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/pool/snapshot.h"
 
 namespace rdmadp::deviceplugin {
 
 struct FrontEndOptions {
-  cli::RegistrationMode registration_mode = cli::RegistrationMode::kKubelet;
+  frontend::RegistrationMode registration_mode = frontend::RegistrationMode::kKubelet;
   std::chrono::milliseconds auto_detect_timeout{5000};  // auto: how long to wait for GetInfo
   bool use_cdi = false;
   std::string cdi_spec_dir = "/var/run/cdi";
@@ -89,9 +89,9 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   lifecycle::Event ServeSocket(Resource& res, uint64_t server_token);
   void StartRegistration(Resource& res, uint64_t attempt, bool fresh);
   void OnWatcherGetInfo();
-  void DecideAutoMode(cli::RegistrationMode mode, std::string_view why);
+  void DecideAutoMode(frontend::RegistrationMode mode, std::string_view why);
   void RemoveDeadSockets() const;
-  bool WatcherMode() const { return mode_ == cli::RegistrationMode::kWatcher; }
+  bool WatcherMode() const { return mode_ == frontend::RegistrationMode::kWatcher; }
   std::string SocketDir() const;
 
   // CDI mode (cdi_files.cpp): (re)writes the resource's spec if the pool changed since the
@@ -105,7 +105,7 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   const FrontEndOptions options_;
   bool started_ = false;
   // Effective mode: kKubelet or kWatcher (auto starts as watcher until decided).
-  cli::RegistrationMode mode_ = cli::RegistrationMode::kKubelet;
+  frontend::RegistrationMode mode_ = frontend::RegistrationMode::kKubelet;
   bool auto_deciding_ = false;
   std::unique_ptr<loop::Alarm> auto_timer_;
   std::set<std::string> configured_;  // resourceNames of our entries: whose dead sockets go

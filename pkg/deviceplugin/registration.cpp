@@ -142,22 +142,23 @@ void DevicePluginFrontEnd::StartRegistration(Resource& res, uint64_t attempt, bo
 
 void DevicePluginFrontEnd::OnWatcherGetInfo() {
   if (auto_deciding_) {
-    DecideAutoMode(cli::RegistrationMode::kWatcher, "the kubelet's plugin watcher called GetInfo");
+    DecideAutoMode(frontend::RegistrationMode::kWatcher,
+                   "the kubelet's plugin watcher called GetInfo");
   }
 }
 
-void DevicePluginFrontEnd::DecideAutoMode(cli::RegistrationMode mode, std::string_view why) {
+void DevicePluginFrontEnd::DecideAutoMode(frontend::RegistrationMode mode, std::string_view why) {
   if (!auto_deciding_) return;
   auto_deciding_ = false;
   auto_timer_.reset();
-  log::Info(
-      Cat("auto: ", why, "; using ",
-          mode == cli::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
+  log::Info(Cat(
+      "auto: ", why, "; using ",
+      mode == frontend::RegistrationMode::kWatcher ? "watcher mode" : "kubelet.sock registration"));
   if (mode == mode_) return;
   mode_ = mode;
   RemoveDeadSockets();
-  const auto fsm_mode = mode == cli::RegistrationMode::kWatcher ? lifecycle::Mode::kWatcher
-                                                                : lifecycle::Mode::kKubelet;
+  const auto fsm_mode = mode == frontend::RegistrationMode::kWatcher ? lifecycle::Mode::kWatcher
+                                                                     : lifecycle::Mode::kKubelet;
   for (auto& [name, res] : resources_) {
     res->own_channel.reset();  // the socket moves to the other directory
     Drive(*res, lifecycle::Event::Start(fsm_mode));

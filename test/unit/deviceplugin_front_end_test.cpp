@@ -106,7 +106,7 @@ TEST_F(DevicePluginInProcess, AutoTriesTheWatcherForItsTimeoutThenUsesKubeletSoc
   ::mkdir(host_.Dirs().PluginsRegistry().c_str(), 0755);
   ASSERT_TRUE(kubelet_.Start().ok());  // its plugin watcher is off: no GetInfo ever comes
   FrontEndOptions options;
-  options.registration_mode = cli::RegistrationMode::kAuto;
+  options.registration_mode = frontend::RegistrationMode::kAuto;
   options.auto_detect_timeout = 5000ms;
   Start(options, Parse(kPool));
   host_.scheduler().RunPosted();
@@ -130,7 +130,7 @@ TEST_F(DevicePluginInProcess, AutoTriesTheWatcherForItsTimeoutThenUsesKubeletSoc
 TEST_F(DevicePluginInProcess, AutoWithoutPluginsRegistryUsesKubeletSockAtOnce) {
   ASSERT_TRUE(kubelet_.Start().ok());
   FrontEndOptions options;
-  options.registration_mode = cli::RegistrationMode::kAuto;
+  options.registration_mode = frontend::RegistrationMode::kAuto;
   Start(options, Parse(kPool));
   EXPECT_EQ(Collect().registration_mode, "kubelet");
   ASSERT_TRUE(RunUntil(Registered));
