@@ -34,6 +34,8 @@ packages=(
   golang-google-grpc-dev
   # The DaemonSet's container created by the real runtime (runc_daemonset_test).
   runc
+  # scripts/lint.sh (CI): the tree is formatted with Debian 12's clang-format 14.
+  clang-format clang-tidy
 )
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).

@@ -365,18 +365,12 @@ int main(int argc, char** argv) {
   const char* node_env = std::getenv("NODE_NAME");
   const std::string node_name =
       !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
-  if (!CheckRdmaNetnsMode()) return 1;
-
-  RaiseFdLimit();
-  // Each front end's own options; the manager keeps only its own (and asks the front ends
-  // for the config's problems at start and at every reload: FrontEnd::Problems).
-  const std::string memlock_hook = InstallMemlockHook(opts, *loaded);
+  // Each front end's own options; the manager keeps only its own.
   deviceplugin::FrontEndOptions dp{
       .registration_mode = opts.registration_mode,
       .auto_detect_timeout = std::chrono::seconds(opts.auto_detect_timeout_seconds),
       .use_cdi = opts.use_cdi,
       .cdi_spec_dir = opts.cdi_spec_dir,
-      .memlock_hook = memlock_hook,
       .topology = opts.topology};
   dra::FrontEndOptions dra{.driver = opts.dra_driver_name,
                            .node_name = node_name,
@@ -384,14 +378,31 @@ int main(int argc, char** argv) {
                            .kube_ca_file = opts.kube_ca_file,
                            .kube_token_file = opts.kube_token_file,
                            .user_agent = Cat("k8s-rdma-shared-dp/", RDMADP_VERSION),
-                           .cdi_spec_dir = opts.cdi_spec_dir,
-                           .memlock_hook = memlock_hook};
+                           .cdi_spec_dir = opts.cdi_spec_dir};
   if (dra.kube_api_server.empty()) {
     if (auto api = kube::InClusterConfig([](const char* n) { return std::getenv(n); }, "", "");
         api.ok()) {
       dra.kube_api_server = api->server;
     }
   }
+  // The config is admitted before anything touches the host: the front ends' own checks
+  // (what their Problems() run; the manager runs them again at start, finds these entries
+  // gone and says what was skipped, and at every reload). An entry with a problem is
+  // skipped; when none is left, nothing starts.
+  auto problems =
+      deviceplugin::ConfigProblems(dp, opts.kubelet_root_dir, loaded->config, loaded->indices);
+  for (auto& p : dra::ConfigProblems(dra, opts.kubelet_root_dir, loaded->config, loaded->indices)) {
+    problems.push_back(std::move(p));
+  }
+  if (!problems.empty() && !config::SkipEntries(*loaded, problems)) {
+    for (const auto& p : problems) log::Error(p);
+    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
+    return 1;
+  }
+  if (!CheckRdmaNetnsMode()) return 1;
+
+  RaiseFdLimit();
+  dp.memlock_hook = dra.memlock_hook = InstallMemlockHook(opts, *loaded);
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
   manager::ManagerOptions mo{.config_file = opts.config_file,
                              .kubelet_root_dir = opts.kubelet_root_dir,

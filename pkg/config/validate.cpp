@@ -235,7 +235,8 @@ absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
   }
   // bytes = whole * multiplier + fraction * multiplier / 10^f, exactly, below 2^63. Each
   // product fits: whole <= 2^63 and fraction < 10^18 < 2^60, times at most 2^60.
-  __extension__ typedef unsigned __int128 u128;
+  // A typedef: __extension__ (no -Wpedantic warning for __int128) takes no alias-declaration.
+  __extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using)
   u128 scale = 1;
   for (size_t i = 0; i < fraction.size(); ++i) scale *= 10;
   u128 value = 0;

@@ -485,6 +485,7 @@ void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Actio
   server_ = 0;
   phase_ = Phase::kServeBackoff;
   const milliseconds delay = retry_.Next();
+  if (delay.count() > 0) ++register_retries_;
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet rejected the registration: " + e.detail +
           "; re-creating the socket in " + Ms(delay),
@@ -518,6 +519,7 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
       phase_ = Phase::kRetryWait;
       {
         const milliseconds delay = retry_.Next();
+        if (delay.count() > 0) ++register_retries_;
         Log(Action::Level::kWarn,
             resource_ + ": no answer to the registration within " + Ms(kRegisterAnswerDeadline) +
                 "; cancelled it, registering again in " + Ms(delay),

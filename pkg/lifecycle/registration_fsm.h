@@ -297,9 +297,10 @@ class RegistrationFsm {
   uint64_t socket_recreations() const { return recreations_; }
   // Registers that failed or were rejected, and negative notifications (not "no listener").
   uint64_t registration_failures() const { return failures_; }
-  // Waits on a back-off timer before the next try ("retrying in N ms", N > 0, in the log):
-  // after a socket that could not be served, and after a Register that failed. A retry at
-  // once is no wait, and a directory that does not exist yet is no retry (its watch
+  // Waits on a back-off timer before the next try (N > 0 in "retrying in N ms" and its
+  // kin in the log): serve, after a socket that could not be served; register, after a
+  // Register that failed, went unanswered or that the kubelet's watcher rejected. A retry
+  // at once is no wait, and a directory that does not exist yet is no retry (its watch
   // reports it).
   uint64_t serve_retries() const { return serve_retries_; }
   uint64_t register_retries() const { return register_retries_; }

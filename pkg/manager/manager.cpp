@@ -121,8 +121,12 @@ int Manager::Run() {
 
   inotify_fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify_fd_.Valid()) {
-    Watch("kubelet restarts are seen by a look at most 30 s apart", inotify_fd_.Get(),
-          [this] { OnInotifyEvents(); });
+    if (auto added = loop_->Add(inotify_fd_.Get(), [this] { OnInotifyEvents(); }); !added.ok()) {
+      log::Warn(std::string(added.message()));
+      inotify_fd_.Reset(-1);  // no watches nobody reads: the fallbacks below take over
+    }
+  }
+  if (inotify_fd_.Valid()) {
     if (options_.watch_config) {
       config_dir_watch_ =
           ::inotify_add_watch(inotify_fd_.Get(), DirOf(options_.config_file).c_str(),

@@ -70,7 +70,7 @@ void Manager::OpenKernelEventSources() {
           Watch("this device's port events are seen only by rescans", fd, std::move(fn));
         },
         [this](int fd) { loop_->Remove(fd); },
-        [this](const std::string& ibdev, std::string what) {
+        [this](const std::string& ibdev, const std::string& what) {
           std::optional<std::string> address;  // the function the device belongs to
           for (const auto& fn : inventory_.functions) {
             for (const auto& dev : fn.rdma_devices) {
@@ -95,7 +95,8 @@ void Manager::RequestRescan(std::string reason, std::optional<std::string> addre
   log::Debug(Cat("rescan requested: ", reason));
   if (stopping_) return;
   if (!pending_rescan_) {
-    pending_rescan_.emplace().reason = std::move(reason);
+    pending_rescan_ = PendingRescan{};
+    pending_rescan_->reason = std::move(reason);
     event_debounce_->ArmOnce(kEventDebounce);
   }
   if (address) {
