@@ -385,10 +385,10 @@ int main(int argc, char** argv) {
       dra.kube_api_server = api->server;
     }
   }
-  // The config is admitted before anything touches the host: the front ends' own checks
-  // (what their Problems() run; the manager runs them again at start, finds these entries
-  // gone and says what was skipped, and at every reload). An entry with a problem is
-  // skipped; when none is left, nothing starts.
+  // The config is admitted before anything touches the host (the netns check, the memlock
+  // hook), with the front ends' own checks: the functions their Problems() run, which the
+  // manager asks at every reload. An entry with a problem is skipped; when none is left,
+  // nothing starts.
   auto problems =
       deviceplugin::ConfigProblems(dp, opts.kubelet_root_dir, loaded->config, loaded->indices);
   for (auto& p : dra::ConfigProblems(dra, opts.kubelet_root_dir, loaded->config, loaded->indices)) {
@@ -398,6 +398,12 @@ int main(int argc, char** argv) {
     for (const auto& p : problems) log::Error(p);
     log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
     return 1;
+  }
+  for (const auto& entry : loaded->skipped) {
+    for (const auto& p : entry.problems) log::Error(p);
+    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
+                   loaded->config.resources.size(),
+                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
   }
   if (!CheckRdmaNetnsMode()) return 1;
 
@@ -421,6 +427,6 @@ int main(int argc, char** argv) {
         front_ends.push_back(std::make_unique<dra::DraFrontEnd>(host, dra));
         return front_ends;
       },
-      std::move(*loaded));
+      std::move(loaded->config), std::move(loaded->skipped));
   return manager.Run();
 }

@@ -16,7 +16,6 @@ namespace rdmadp::cli {
 
 using frontend::RegistrationMode;
 using frontend::RegistrationModeName;
-using frontend::SocketDirs;
 enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender };
 
 struct Options {

@@ -14,6 +14,19 @@
 namespace rdmadp::deviceplugin {
 namespace {
 
+// Where sockets go in `mode` under the kubelet root (auto: either).
+std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir,
+                                    frontend::RegistrationMode mode) {
+  std::vector<std::string> dirs;
+  if (mode != frontend::RegistrationMode::kWatcher) {
+    dirs.push_back(kubelet_root_dir + "/device-plugins");
+  }
+  if (mode != frontend::RegistrationMode::kKubelet) {
+    dirs.push_back(kubelet_root_dir + "/plugins_registry");
+  }
+  return dirs;
+}
+
 std::string Describe(const pool::PoolSnapshot& snap) {
   const auto& adv = snap.advertised();
   std::vector<std::string> hcas;
@@ -345,7 +358,7 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
                                         const config::Config& config,
                                         const std::vector<size_t>& indices) {
   auto problems = config::SocketPathProblems(
-      config, frontend::SocketDirs(kubelet_root_dir, options.registration_mode), indices);
+      config, SocketDirs(kubelet_root_dir, options.registration_mode), indices);
   if (options.use_cdi) {
     for (auto& p : cdi::KindProblems(config, indices)) problems.push_back(std::move(p));
   }

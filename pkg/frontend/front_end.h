@@ -90,9 +90,10 @@ class FrontEnd {
   virtual void OnKubeletEvent(const KubeletEvent& event) = 0;
   // The problems of `config`'s entries for this front end that it cannot serve with its
   // options under the kubelet root, one line per entry naming the field (`indices`:
-  // config::LoadedConfig::indices). The manager asks at start (an entry with a problem is
-  // skipped) and at every reload (any problem refuses it): one path, so a reload refuses
-  // exactly what a start skips. Any thread; reads only the front end's options.
+  // config::LoadedConfig::indices). The manager asks at every reload (any problem refuses
+  // it); at start main runs the same function before the front ends exist (an entry with a
+  // problem is skipped), so a reload refuses exactly what a start skips. Any thread; reads
+  // only the front end's options.
   virtual std::vector<std::string> Problems(const config::Config& config,
                                             const std::vector<size_t>& indices) const = 0;
   // Adds what it serves to the metrics and probe view.

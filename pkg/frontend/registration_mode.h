@@ -3,9 +3,7 @@
 // front end includes the command line's types.
 #pragma once
 
-#include <string>
 #include <string_view>
-#include <vector>
 
 namespace rdmadp::frontend {
 
@@ -23,15 +21,6 @@ inline std::string_view RegistrationModeName(RegistrationMode mode) {
       return "auto";
   }
   return "kubelet";
-}
-
-// Where sockets go in `mode` under the kubelet root (auto: either).
-inline std::vector<std::string> SocketDirs(const std::string& kubelet_root_dir,
-                                           RegistrationMode mode) {
-  std::vector<std::string> dirs;
-  if (mode != RegistrationMode::kWatcher) dirs.push_back(kubelet_root_dir + "/device-plugins");
-  if (mode != RegistrationMode::kKubelet) dirs.push_back(kubelet_root_dir + "/plugins_registry");
-  return dirs;
 }
 
 }  // namespace rdmadp::frontend

@@ -236,6 +236,12 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
   ArmTimer(kRegisterAnswerDeadline, out);
 }
 
+milliseconds RegistrationFsm::Backoff(uint64_t& waits) {
+  const milliseconds delay = retry_.Next();
+  if (delay.count() > 0) ++waits;
+  return delay;
+}
+
 void RegistrationFsm::ArmTimer(milliseconds delay, std::vector<Action>& out) {
   timer_ = tokens_->Next();
   out.push_back({.kind = Action::Kind::kArmTimer, .token = timer_, .delay = delay});
@@ -274,8 +280,7 @@ void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Ac
       return;
     }
     phase_ = Phase::kServeBackoff;
-    const milliseconds delay = retry_.Next();
-    if (delay.count() > 0) ++serve_retries_;
+    const milliseconds delay = Backoff(serve_retries_);
     Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
     ArmTimer(delay, out);
     return;
@@ -386,8 +391,7 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
     return;
   }
   phase_ = Phase::kRetryWait;
-  const milliseconds delay = retry_.Next();
-  if (delay.count() > 0) ++register_retries_;
+  const milliseconds delay = Backoff(register_retries_);
   Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
   ArmTimer(delay, out);
 }
@@ -484,8 +488,7 @@ void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Actio
   out.push_back({.kind = Action::Kind::kDropServer});
   server_ = 0;
   phase_ = Phase::kServeBackoff;
-  const milliseconds delay = retry_.Next();
-  if (delay.count() > 0) ++register_retries_;
+  const milliseconds delay = Backoff(register_retries_);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet rejected the registration: " + e.detail +
           "; re-creating the socket in " + Ms(delay),
@@ -518,8 +521,7 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
       ++failures_;
       phase_ = Phase::kRetryWait;
       {
-        const milliseconds delay = retry_.Next();
-        if (delay.count() > 0) ++register_retries_;
+        const milliseconds delay = Backoff(register_retries_);
         Log(Action::Level::kWarn,
             resource_ + ": no answer to the registration within " + Ms(kRegisterAnswerDeadline) +
                 "; cancelled it, registering again in " + Ms(delay),

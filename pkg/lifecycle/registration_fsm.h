@@ -310,6 +310,8 @@ class RegistrationFsm {
   void Serve(std::vector<Action>& out, bool keep_attempt = false);
   void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
   void ArmTimer(milliseconds delay, std::vector<Action>& out);
+  // The next back-off wait after a failure, counted in `waits` unless it is none (at once).
+  milliseconds Backoff(uint64_t& waits);
   void Disarm(std::vector<Action>& out);
   // `stream_kept`: the kubelet kept the stream it opened before (already connected).
   void Registered(std::string_view how, std::vector<Action>& out, bool stream_kept = false);

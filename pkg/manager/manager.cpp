@@ -48,9 +48,10 @@ std::string RescanTrigger(std::string_view reason) {
 }  // namespace
 
 Manager::Manager(ManagerOptions options, const FrontEndFactory& make_front_ends,
-                 config::LoadedConfig loaded)
+                 config::Config config, std::vector<config::SkippedEntry> skipped)
     : options_(std::move(options)),
-      start_config_(std::move(loaded)),
+      config_(std::move(config)),
+      skipped_(std::move(skipped)),
       scanner_(options_.sysfs_root, options_.dev_root),
       instance_id_(rpc::NewInstanceId()),
       dirs_{options_.kubelet_root_dir} {
@@ -79,30 +80,9 @@ std::vector<std::string> Manager::ConfigProblems(const config::Config& config,
   return problems;
 }
 
-bool Manager::AdmitStartConfig() {
-  config::LoadedConfig& loaded = start_config_;
-  // The front ends' own checks, the same a reload runs; an entry with a problem is skipped.
-  if (const auto problems = ConfigProblems(loaded.config, loaded.indices);
-      !problems.empty() && !config::SkipEntries(loaded, problems)) {
-    for (const auto& p : problems) log::Error(p);
-    log::Error(Cat("invalid config ", options_.config_file, "; nothing was started"));
-    return false;
-  }
-  for (const auto& entry : loaded.skipped) {
-    for (const auto& p : entry.problems) log::Error(p);
-    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
-                   loaded.config.resources.size(),
-                   " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
-  }
-  config_ = std::move(loaded.config);
-  skipped_ = std::move(loaded.skipped);
-  return true;
-}
-
 Manager::~Manager() = default;  // front_ends_, declared last, go first
 
 int Manager::Run() {
-  if (!AdmitStartConfig()) return 1;
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);

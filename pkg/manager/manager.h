@@ -52,17 +52,15 @@ using FrontEndFactory =
 
 class Manager final : private frontend::Host {
  public:
-  // `loaded`: the config as read at start. Run() first asks every front end for the
-  // problems of it (FrontEnd::Problems): an entry with one is skipped, as an entry invalid
-  // on its own is (loaded.skipped); skipped entries are reported by /readyz and the metrics
-  // until a reload applies a fully valid config.
-  Manager(ManagerOptions options, const FrontEndFactory& make_front_ends,
-          config::LoadedConfig loaded);
+  // `config`: the start config as main admitted it (before anything touched the host, with
+  // the checks each front end's Problems() runs); `skipped`: the entries left out, reported
+  // by /readyz and the metrics until a reload applies a fully valid config.
+  Manager(ManagerOptions options, const FrontEndFactory& make_front_ends, config::Config config,
+          std::vector<config::SkippedEntry> skipped = {});
   ~Manager() override;
 
   // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
-  // any thread starts, so that only our signalfd sees them). Returns the exit status: 1 at
-  // once when no entry of the start config can be served.
+  // any thread starts, so that only our signalfd sees them). Returns the exit status.
   int Run();
 
  private:
@@ -96,9 +94,6 @@ class Manager final : private frontend::Host {
   // Every front end's problems with `config` (FrontEnd::Problems), one line each.
   std::vector<std::string> ConfigProblems(const config::Config& config,
                                           const std::vector<size_t>& indices) const;
-  // The start config less the entries a front end cannot serve; false (said) when none is
-  // left.
-  bool AdmitStartConfig();
   // Scans sysfs (all of it, or only the functions in `only`) into inventory_ and remembers
   // which links matter for link events.
   void ScanNode(const std::set<std::string>* only = nullptr);
@@ -125,7 +120,6 @@ class Manager final : private frontend::Host {
   std::optional<metrics::View> CollectFromLoop();
 
   ManagerOptions options_;
-  config::LoadedConfig start_config_;  // until AdmitStartConfig takes it
   config::Config config_;
   std::vector<config::SkippedEntry> skipped_;
   sysfs::Scanner scanner_;

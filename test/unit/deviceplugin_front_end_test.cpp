@@ -173,6 +173,7 @@ TEST_F(DevicePluginInProcess, AnUnwritableCdiSpecMarksEverySlotUnhealthyUntilWri
   ASSERT_TRUE(RunUntil(
       [](const SimState& s) { return Registered(s) && s.resources.at("rdma/a").capacity == 10; }));
   EXPECT_EQ(kubelet_.State().resources.at("rdma/a").allocatable, 0);
+  EXPECT_EQ(Registrations(kubelet_.State()), 1);
   metrics::ResourceView r = Collect().resources.at(0);
   EXPECT_EQ(r.slots, 10);
   EXPECT_EQ(r.healthy_slots, 0);
@@ -189,6 +190,7 @@ TEST_F(DevicePluginInProcess, AnUnwritableCdiSpecMarksEverySlotUnhealthyUntilWri
   ASSERT_TRUE(
       RunUntil([](const SimState& s) { return s.resources.at("rdma/a").allocatable == 10; }));
   r = Collect().resources.at(0);
+  EXPECT_EQ(Registrations(kubelet_.State()), 1);  // republished, not registered again
   EXPECT_EQ(r.healthy_slots, 10);
   EXPECT_EQ(r.problem, "");
   EXPECT_TRUE(fd::PathExists(cdi_dir + "/" + cdi::SpecFileName(Parse(kPool).resources.at(0))));
