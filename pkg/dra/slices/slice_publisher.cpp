@@ -227,12 +227,6 @@ std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
-bool SlicePublisher::SleepUntil(std::chrono::steady_clock::time_point t) {
-  std::unique_lock lock(mu_);
-  changed_.wait_until(lock, t, [&] { return stopping_; });
-  return !stopping_;
-}
-
 void SlicePublisher::Problem(const std::string& line) {
   {
     std::lock_guard lock(mu_);
@@ -347,8 +341,12 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
     return false;
   }
   if (*code != 200) {
-    // 410 (a compacted resourceVersion) is the normal end of an old watch: relist on the
-    // fast schedule; 401/403 on the slow one.
+    // 410 (a compacted resourceVersion) is the normal end of an old watch: relist after a
+    // quick retry; 401/403 on the slow schedule. Anything else resumes from where we were.
+    if (*code == 410) {
+      std::lock_guard lock(mu_);
+      relist_ = true;
+    }
     *failed = {*code == 410 ? 0 : *code, watch_client_->stream_retry_after_seconds()};
     Problem(Cat("watching ResourceSlices: HTTP ", *code,
                 *code == 403 ? " (grant the DaemonSet's service account \"watch\" on "
@@ -358,11 +356,15 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   }
   *failed = {};
   if (!error.empty()) Problem(error);
+  if (relist) {
+    std::lock_guard lock(mu_);
+    relist_ = true;
+  }
   return !relist;
 }
 
 void SlicePublisher::WatchLoop() {
-  kube::RetrySchedule retry(options_.jitter);
+  kube::RetrySchedule retry(options_.jitter, nullptr, options_.phase);
   while (true) {
     bool relist = false;
     uint64_t requests = 0;
@@ -382,7 +384,7 @@ void SlicePublisher::WatchLoop() {
     kube::FailedAnswer failed;
     if (relist && !List(&failed)) {
       if (asked_to_relist()) continue;
-      if (!SleepUntil(retry.Failed(std::chrono::steady_clock::now(), failed))) return;
+      if (!AwaitWatchTurn(retry, failed)) return;
       continue;
     }
     // A list that works does not start the back-off over: only a watch that works does.
@@ -402,15 +404,30 @@ void SlicePublisher::WatchLoop() {
     if (healthy) {  // ended at once: a server (or proxy) that ends every watch
       Problem("the API server ends every ResourceSlice watch at once; backing off");
       failed = {};
-    } else {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-      // A cancel from the writer (409) asks for the relist itself; anything else relists
-      // after the wait, since the events in between may be gone.
-      relist_ = true;
     }
-    if (!SleepUntil(retry.Failed(std::chrono::steady_clock::now(), failed))) return;
+    // A watch that failed resumes from resource_version_: the server replays what happened
+    // meanwhile, or answers 410 and we list (WatchOnce set relist_). One request, not two,
+    // for each node coming back after an outage.
+    if (!AwaitWatchTurn(retry, failed)) return;
   }
+}
+
+bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::FailedAnswer& failed) {
+  std::unique_lock lock(mu_);
+  // Without a list (the first, or a relist) the writer cannot write a wish it holds: then a
+  // change waits on the watcher, which retries at the writer's pace.
+  const bool writer_waits = have_wish_ && (!stats_.synced || relist_);
+  const auto until = retry.Failed(std::chrono::steady_clock::now(), failed,
+                                  writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
+  const uint64_t writes_seen = writer_successes_;
+  // While the writer is retrying a change against a server that is away, its retries are
+  // this node's probes: the watcher sends nothing, and resumes as soon as one works (the
+  // server is back) or nothing is left to write.
+  changed_.wait_until(lock, until, [&] { return stopping_ || writer_successes_ != writes_seen; });
+  // A relist is the watcher's to do whatever the writer waits for (it waits for the list).
+  changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
+  if (writer_successes_ != writes_seen) retry.Succeeded();
+  return !stopping_;
 }
 
 bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
@@ -594,7 +611,7 @@ void SlicePublisher::ReportCapabilities() {
 }
 
 void SlicePublisher::WriteLoop() {
-  kube::RetrySchedule retry(options_.jitter);
+  kube::RetrySchedule retry(options_.jitter, nullptr, options_.phase);
   while (true) {
     std::vector<SliceWrite> writes;
     bool probe = false;
@@ -636,7 +653,7 @@ void SlicePublisher::WriteLoop() {
         // Publishing does not wait for the probe: what the server keeps is then learnt from
         // the answers to real writes (LearnDropped), and the probe is tried again later.
         const auto now = std::chrono::steady_clock::now();
-        retry.Failed(now, failed);
+        retry.Failed(now, failed, kube::Pace::kIdle);
         {
           std::lock_guard lock(mu_);
           next_probe_ = now + kube::Jittered(kProbeRetry);
@@ -662,6 +679,10 @@ void SlicePublisher::WriteLoop() {
       // A held pool's change is not "unpublished": its slices are there, one change behind
       // (readiness must not flap with a port).
       stats_.in_sync = writes.empty();
+      if (writes.empty() && writer_away_) {
+        writer_away_ = false;  // nothing left to probe with: the watcher's turn
+        changed_.notify_all();
+      }
     }
     bool ok = true;
     kube::FailedAnswer failed;
@@ -699,13 +720,24 @@ void SlicePublisher::WriteLoop() {
         if (complete && w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
       }
     }
+    if (wrote || (!ok && failed.code == 409)) {
+      // The server answers: the watcher, waiting on a change that was due, may go now.
+      std::lock_guard lock(mu_);
+      writer_away_ = false;
+      ++writer_successes_;
+      changed_.notify_all();
+    }
     if (ok) {
       if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
       continue;
     }
     // A 409 relists (the watcher) and reconciles then; any other failure waits as the
     // schedule says, whatever is wished or seen meanwhile (the loop above).
-    if (failed.code != 409) retry.Failed(std::chrono::steady_clock::now(), failed);
+    if (failed.code != 409) {
+      retry.Failed(std::chrono::steady_clock::now(), failed, kube::Pace::kUrgent);
+      std::lock_guard lock(mu_);
+      writer_away_ = kube::Classify(failed) != kube::FailureClass::kRefused;
+    }
   }
 }
 

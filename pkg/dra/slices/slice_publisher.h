@@ -8,9 +8,14 @@
 //    kubelet wipes a node's slices at every start) is written again as soon as the watch
 //    reports the deletion.
 // Failures wait as kube::RetrySchedule says (pkg/kube/retry_schedule.h: never before a
-// Retry-After, jittered exponential back-off, slow for 401/403), one schedule per thread;
-// nothing of ours (a wish, a watch event) ends such a wait: a wipe meanwhile is repaired
-// when it ends. A 409 relists. The watcher's back-off starts over only after a watch that
+// Retry-After, slow for 401/403, and a server that is away is retried on a grid of its own
+// random phase: the writer's every 9.5 s when a change waits, the watcher's after one quick
+// retry every 30 s), one schedule per thread; nothing of ours (a wish, a watch event) ends
+// such a wait: a wipe meanwhile is repaired when it ends. While the writer retries a change
+// against a server that is away, its retries are the node's only requests: the watcher
+// waits until one works (docs/performance.md, "A fleet against one API server"). A failed
+// watch resumes from the last resourceVersion; a 409, a 410 or an ERROR event relists. The
+// watcher's back-off starts over only after a watch that
 // stayed open (kStayedOpen) or ended as a healthy watch ends: a successful list does not
 // count, or a watch refused while lists work (403 without "watch", 410, ERROR events)
 // would loop at the first step. A watch the server ends within kShortWatch is a failure.
@@ -80,6 +85,8 @@ struct PublisherOptions {
   // assert exact request times (a Retry-After's spread stays random: tests assert that no
   // request comes before the Retry-After).
   kube::RetrySchedule::Jitter jitter;
+  // The offset of each series of retries on its grid (empty: random; tests pass 0).
+  kube::RetrySchedule::Jitter phase;
 };
 
 inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
@@ -135,8 +142,10 @@ class SlicePublisher {
   // One write; false when the writer must stop this round: `failed` says what the server
   // answered (409: relist, no back-off; anything else goes to the RetrySchedule).
   bool Write(const SliceWrite& write, kube::FailedAnswer* failed);
-  // Sleeps until `t` unless stopping (nothing else ends it); false when stopping.
-  bool SleepUntil(std::chrono::steady_clock::time_point t);
+  // The watcher's wait after a failure: its schedule's time, then for as long as the writer
+  // is retrying a change against a server that is away (its retries probe for the node);
+  // a write that works ends it at once. False when stopping.
+  bool AwaitWatchTurn(kube::RetrySchedule& retry, const kube::FailedAnswer& failed);
   // A wish that may be written now: there is one, the capabilities are known and it was made
   // for them. Requires mu_.
   bool WishWritable() const;
@@ -171,6 +180,10 @@ class SlicePublisher {
   bool stopping_ = false;
   bool dirty_ = true;             // reconcile due
   bool relist_ = true;            // the watcher must list first
+  // The writer's last write found the server away (5xx, 429, no answer) and a change waits:
+  // the writer's retries are the node's probes, the watcher waits (AwaitWatchTurn).
+  bool writer_away_ = false;
+  uint64_t writer_successes_ = 0;  // writes the server answered since the start
   uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
