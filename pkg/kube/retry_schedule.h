@@ -46,8 +46,10 @@ inline constexpr std::chrono::milliseconds kMaxBackoff{10000};
 // server back must also be answered within the 10 s.
 inline constexpr std::chrono::milliseconds kUrgentPeriod{9500};
 inline constexpr std::chrono::milliseconds kIdlePeriod{30000};
-// A retry on the grid is never sooner than this after the failure.
-inline constexpr std::chrono::milliseconds kMinGridWait{500};
+// A retry on the grid is never sooner than this after the failure. 3 s, so that a series'
+// first 60 s hold at most 6 grid points whatever its phase (at most 7 with 9.5 s and less):
+// with the write and the watch that found the server gone, 8 requests in a 60 s outage.
+inline constexpr std::chrono::milliseconds kMinGridWait{3000};
 inline constexpr std::chrono::seconds kLongFailure{120};
 inline constexpr std::chrono::milliseconds kFirstSlowBackoff{8000};
 inline constexpr std::chrono::milliseconds kMaxSlowBackoff{300000};

@@ -394,8 +394,10 @@ void SlicePublisher::WatchLoop() {
     const auto lasted = std::chrono::steady_clock::now() - opened;
     if (healthy && lasted >= kShortWatch) {
       retry.Succeeded();  // the server ended a healthy watch: resume at once
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       said_.clear();
+      // ... unless the writer is already retrying against a server that is away.
+      changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
       continue;
     }
     // A watch that stayed open a while and then failed (a 410 after compaction) is the
