@@ -163,10 +163,10 @@ class RetrySchedule {
         static_cast<int64_t>(fraction * static_cast<double>(period.count())));
     const auto earliest =
         std::chrono::duration_cast<std::chrono::milliseconds>(now + kMinGridWait - series_start_);
-    const int64_t k = std::max<int64_t>(
-        0, (earliest - offset + period - std::chrono::milliseconds(1)) / period);
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-        series_start_ + offset + k * period - now);
+    const int64_t k =
+        std::max<int64_t>(0, (earliest - offset + period - std::chrono::milliseconds(1)) / period);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(series_start_ + offset +
+                                                                 k * period - now);
   }
 
   Jitter jitter_;
@@ -175,8 +175,8 @@ class RetrySchedule {
   Backoff fast_{kFirstBackoff, kMaxBackoff};
   Backoff slow_{kFirstSlowBackoff, kMaxSlowBackoff};
   Time not_before_{};
-  bool failing_ = false;  // since the last success
-  Time series_start_{};   // the first failure since then
+  bool failing_ = false;                               // since the last success
+  Time series_start_{};                                // the first failure since then
   std::optional<std::chrono::milliseconds> phase_ms_;  // on kIdlePeriod, drawn once a series
   bool quick_taken_ = false;                           // kIdle's one quick retry, this series
 };

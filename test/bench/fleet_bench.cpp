@@ -617,8 +617,8 @@ void Bench::Outage() {
                       r["method"].get<std::string>().c_str(), r["code"].get<long>());
         seen += one;
       }
-      Figure("outage", Cat(nodes_[i].name, changed[i] ? " (changed)" : " (unchanged)", "'s requests"),
-             seen);
+      Figure("outage",
+             Cat(nodes_[i].name, changed[i] ? " (changed)" : " (unchanged)", "'s requests"), seen);
     }
   }
   Figure("outage", "requests/s during", PerSecond(Series(from, back), "requests"));

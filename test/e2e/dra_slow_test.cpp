@@ -50,9 +50,8 @@ TEST_F(Dra, TheHeartbeatKeepsHealthKnownAndAStalledPluginTurnsUnknown) {
 // serving what it already serves: the kubelet's health stream reports the port that went
 // down at once, the device-plugin resource allocates; Prepare of a claim it cannot read
 // fails with the reason. When the API server is back the slice is rewritten once, with
-// the taint, within the publisher's longest back-off (30 s after two minutes of
-// failures; 10 s before), and nothing is rewritten
-// after that.
+// the taint, within the grid of a waiting change (9.5 s; 30 s after two minutes of
+// failures), and nothing is rewritten after that.
 TEST_F(Dra, AMinuteWithoutTheApiServer) {
   ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
@@ -74,7 +73,7 @@ TEST_F(Dra, AMinuteWithoutTheApiServer) {
               HasSubstr("resourceclaim"));
   std::this_thread::sleep_for(60s);  // the outage itself
   ASSERT_TRUE(api.Admin("/up").is_object());
-  auto r = api.Await("stats.updates === 1", 45s);  // a 30 s back-off at most, plus the relist
+  auto r = api.Await("stats.updates === 1", 45s);  // a 30 s grid at most, plus the relist
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(r["slices"][0]["spec"]["devices"][0]["taints"][0]["key"], "rdma.example.com/port-down");
   EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);

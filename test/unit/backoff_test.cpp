@@ -127,15 +127,14 @@ TEST_F(Schedule, AWaitingChangeIsRetriedOnTheSeriesGrid) {
 // The series' phase places its grid: 3 s of kIdlePeriod is a tenth, 950 ms of kUrgentPeriod.
 TEST(SchedulePhase, ThePhaseIsOneFractionOfWhicheverPeriodApplies) {
   const auto t0 = RetrySchedule::Time() + std::chrono::hours(1);
-  RetrySchedule retry{[](milliseconds d) { return d; }, [](milliseconds) { return milliseconds(0); },
+  RetrySchedule retry{[](milliseconds d) { return d; },
+                      [](milliseconds) { return milliseconds(0); },
                       [](milliseconds) { return milliseconds(3000); }};
   EXPECT_EQ(retry.Failed(t0 + milliseconds(10), {503, 0}) - t0, milliseconds(10460))
       << "the series began at 10 ms; 960 ms is sooner than kMinGridWait: the next point";
-  EXPECT_EQ(retry.Failed(t0 + milliseconds(10460), {503, 0}, Pace::kIdle) - t0,
-            milliseconds(11460))
+  EXPECT_EQ(retry.Failed(t0 + milliseconds(10460), {503, 0}, Pace::kIdle) - t0, milliseconds(11460))
       << "idle: the series' one quick retry";
-  EXPECT_EQ(retry.Failed(t0 + milliseconds(11460), {503, 0}, Pace::kIdle) - t0,
-            milliseconds(33010))
+  EXPECT_EQ(retry.Failed(t0 + milliseconds(11460), {503, 0}, Pace::kIdle) - t0, milliseconds(33010))
       << "then the idle grid of the same series: its start + 3 s + 30 s";
 }
 
@@ -143,15 +142,14 @@ TEST(SchedulePhase, ThePhaseIsOneFractionOfWhicheverPeriodApplies) {
 TEST_F(Schedule, AnIdleLoopRetriesOnceQuicklyThenEveryIdlePeriod) {
   std::vector<long> out;
   for (long at : {0L, 1000L, 30000L, 60000L}) {
-    out.push_back(static_cast<long>(std::chrono::duration_cast<milliseconds>(
-                                        retry.Failed(t0 + milliseconds(at), {0, 0}, Pace::kIdle) -
-                                        t0)
-                                        .count()));
+    out.push_back(
+        static_cast<long>(std::chrono::duration_cast<milliseconds>(
+                              retry.Failed(t0 + milliseconds(at), {0, 0}, Pace::kIdle) - t0)
+                              .count()));
   }
   EXPECT_EQ(out, (std::vector<long>{1000, 30000, 60000, 90000}));
   retry.Succeeded();
-  EXPECT_EQ(retry.Failed(t0 + milliseconds(200000), {0, 0}, Pace::kIdle) - t0,
-            milliseconds(201000))
+  EXPECT_EQ(retry.Failed(t0 + milliseconds(200000), {0, 0}, Pace::kIdle) - t0, milliseconds(201000))
       << "a success: the next series has its quick retry again";
 }
 
@@ -169,10 +167,11 @@ TEST_F(Schedule, ALongOutageTakesTheIdlePeriod) {
 
 // The fleet-wide promise of the grid (fleet_bench's outage wave): 5,000 nodes whose change
 // waits through a 60 s outage that began in one instant. Each sends at most 8 requests
-// during it (its first write, its watch's re-open, 6 grid points), each is answered within 10 s of the
-// return, and the return is spread evenly over kUrgentPeriod: no second after it holds
-// more than 15 % over an even share (N/9.5; that all N must come back within 10 s is why
-// the bench's outage changes a tenth of the pools, docs/performance.md). Phases and latencies come from a fixed seed; latencies up to 300 ms.
+// during it (its first write, its watch's re-open, 6 grid points), each is answered within 10 s of
+// the return, and the return is spread evenly over kUrgentPeriod: no second after it holds more
+// than 15 % over an even share (N/9.5; that all N must come back within 10 s is why the bench's
+// outage changes a tenth of the pools, docs/performance.md). Phases and latencies come from a fixed
+// seed; latencies up to 300 ms.
 TEST(ScheduleFleet, AnOutageHearsAtMost8RequestsANodeAndTheReturnIsSpread) {
   const auto t0 = RetrySchedule::Time() + std::chrono::hours(1);
   std::minstd_rand rng(2026);

@@ -178,13 +178,13 @@ class SlicePublisher {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
-  bool dirty_ = true;             // reconcile due
-  bool relist_ = true;            // the watcher must list first
+  bool dirty_ = true;   // reconcile due
+  bool relist_ = true;  // the watcher must list first
   // The writer's last write found the server away (5xx, 429, no answer) and a change waits:
   // the writer's retries are the node's probes, the watcher waits (AwaitWatchTurn).
   bool writer_away_ = false;
   uint64_t writer_successes_ = 0;  // writes the server answered since the start
-  uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
+  uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
   std::optional<ServerCapabilities> wish_assumed_;  // the caller's stamp (Publish)
