@@ -602,11 +602,19 @@ void Bench::Outage() {
   std::printf("outage: every request refused for %d s, a tenth of the pools changed meanwhile\n",
               seconds);
   {
-    // What two nodes did, as the server saw it (seconds since the outage began): one whose
-    // pool changed, one whose did not.
+    // What three nodes did, as the server saw it (seconds since the outage began): one
+    // whose pool changed, one whose did not, and the last changed one to be right.
     const json log = Admin("/requests");  // kept: the loop reads into it
     const double since = from + log["t0"].get<double>();
-    for (size_t i = 0; i < std::min<size_t>(2, nodes_.size()); ++i) {
+    size_t last = 0;
+    if (!right.is_null()) {
+      const auto at = [&](size_t n) { return right[nodes_[n].name]["lastWriteAt"].get<double>(); };
+      for (size_t i = 0; i < nodes_.size(); ++i) {
+        if (changed[i] && at(i) > at(last)) last = i;
+      }
+    }
+    for (size_t i : {size_t{0}, size_t{1}, last}) {
+      if (i >= nodes_.size()) continue;
       const std::string ua = Cat("fleet/", nodes_[i].name);
       std::string seen;
       for (const auto& r : log["requests"]) {
@@ -618,7 +626,9 @@ void Bench::Outage() {
         seen += one;
       }
       Figure("outage",
-             Cat(nodes_[i].name, changed[i] ? " (changed)" : " (unchanged)", "'s requests"), seen);
+             Cat(nodes_[i].name, changed[i] ? " (changed" : " (unchanged",
+                 i == last ? ", the last right)" : ")", "'s requests"),
+             seen);
     }
   }
   Figure("outage", "requests/s during", PerSecond(Series(from, back), "requests"));

@@ -250,6 +250,8 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
       std::lock_guard lock(mu_);
       ++stats_.lists;
       ++stats_.failures;
+      watcher_away_ =
+          kube::Classify(*failed) != kube::FailureClass::kRefused ? watcher_away_ + 1 : 0;
     }
     Problem(
         !r.ok() ? std::string(r.status().message())
@@ -274,6 +276,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   resource_version_ = Str(Obj(list, "metadata"), "resourceVersion");
   stats_.synced = true;
   relist_ = false;
+  watcher_away_ = 0;
   dirty_ = true;
   last_problem_.clear();
   changed_.notify_all();
@@ -334,18 +337,27 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
         // would otherwise stay on /readyz while everything works.
         std::lock_guard lock(mu_);
         last_problem_.clear();
+        if (watcher_away_ != 0) {
+          watcher_away_ = 0;
+          changed_.notify_all();  // a probe held for the server's return may go
+        }
       });
   if (!code.ok()) {
-    *failed = {};  // transport, a dead connection, an over-long line: the fast back-off
+    *failed = {};  // transport, a dead connection, an over-long line: the server is away
+    {
+      std::lock_guard lock(mu_);
+      ++watcher_away_;
+    }
     Problem(std::string(code.status().message()));
     return false;
   }
   if (*code != 200) {
     // 410 (a compacted resourceVersion) is the normal end of an old watch: relist after a
     // quick retry; 401/403 on the slow schedule. Anything else resumes from where we were.
-    if (*code == 410) {
+    {
       std::lock_guard lock(mu_);
-      relist_ = true;
+      if (*code == 410) relist_ = true;
+      watcher_away_ = *code == 429 || *code >= 500 ? watcher_away_ + 1 : 0;
     }
     *failed = {*code == 410 ? 0 : *code, watch_client_->stream_retry_after_seconds()};
     Problem(Cat("watching ResourceSlices: HTTP ", *code,
@@ -617,23 +629,30 @@ void SlicePublisher::WriteLoop() {
   while (true) {
     std::vector<SliceWrite> writes;
     bool probe = false;
+    bool join_series = false;
     {
       std::unique_lock lock(mu_);
       // Probe when one is due, write when there is a wish to write and something to do;
       // both only once the list is in, and never before the server's wait is over.
       while (!stopping_) {
         const auto now = std::chrono::steady_clock::now();
+        // The probe is never urgent: while the server is away (the writer's change is the
+        // node's probe, or the watcher found it away twice running) it waits for its return.
+        const bool probe_due = now >= next_probe_;
+        const bool server_away = writer_away_ || watcher_away_ >= 2;
         if (!stats_.synced || relist_) {
           changed_.wait(lock);
         } else if (now < retry.not_before()) {
           changed_.wait_until(lock, retry.not_before());
-        } else if (now >= next_probe_) {
+        } else if (probe_due && !server_away) {
           probe = true;
           break;
         } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
           break;
         } else if (held_until_ && now < *held_until_) {
-          changed_.wait_until(lock, std::min(next_probe_, *held_until_));
+          changed_.wait_until(lock, probe_due ? *held_until_ : std::min(next_probe_, *held_until_));
+        } else if (probe_due) {
+          changed_.wait(lock);  // for the server's return (both flags notify when they clear)
         } else {
           // Nothing due, or a held pool's time came while the wish is not writable (it
           // waits for the caller's next wish, which notifies): never a wait already over.
@@ -685,6 +704,19 @@ void SlicePublisher::WriteLoop() {
         writer_away_ = false;  // nothing left to probe with: the watcher's turn
         changed_.notify_all();
       }
+      join_series = !writes.empty() && watcher_away_ >= 2 && !writer_away_;
+    }
+    if (join_series) {
+      // The watcher found the server away twice running (not a blip its quick retry
+      // got past): this change is not sent now but at the first point of its grid, as if
+      // a write had failed here. A node then sends at most 8
+      // requests in a 60 s outage however its change and the outage interleave.
+      retry.Failed(std::chrono::steady_clock::now(), {}, kube::Pace::kUrgent);
+      std::lock_guard lock(mu_);
+      writer_away_ = true;
+      dirty_ = true;
+      changed_.notify_all();
+      continue;
     }
     bool ok = true;
     kube::FailedAnswer failed;
@@ -726,6 +758,7 @@ void SlicePublisher::WriteLoop() {
       // The server answers: the watcher, waiting on a change that was due, may go now.
       std::lock_guard lock(mu_);
       writer_away_ = false;
+      watcher_away_ = 0;
       ++writer_successes_;
       changed_.notify_all();
     }

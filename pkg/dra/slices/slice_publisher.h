@@ -183,6 +183,9 @@ class SlicePublisher {
   // The writer's last write found the server away (5xx, 429, no answer) and a change waits:
   // the writer's retries are the node's probes, the watcher waits (AwaitWatchTurn).
   bool writer_away_ = false;
+  // How many of the watcher's last lists and watches in a row found the server away; from
+  // 2 on, a new change is not sent at once but joins the grid (WriteLoop).
+  int watcher_away_ = 0;
   uint64_t writer_successes_ = 0;  // writes the server answered since the start
   uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
