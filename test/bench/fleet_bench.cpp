@@ -586,6 +586,17 @@ void Bench::Outage() {
   const auto during = PerNodeRequests();
   const double back = Admin("/outage", {{"on", false}})["at"];
   const json right = AwaitRight(120s, from, changed);
+  // The fleet is back when every node watches again too (the next wave must not start with
+  // the idle nodes' re-opens: at most kIdlePeriod after the return, plus its spread).
+  double watching_at = -1;
+  for (const auto deadline = Clock::now() + 90s; Clock::now() < deadline;) {
+    const json stats = Admin("/stats");
+    if (stats["watchesOpen"].get<size_t>() >= nodes_.size()) {
+      watching_at = stats["at"].get<double>();
+      break;
+    }
+    std::this_thread::sleep_for(1s);  // a sampling clock, as AwaitRight's
+  }
   const double to = Now();
   auto after = Series(back, to + 1000);
   // The second of the return also holds the outage's last requests: every one of those was
@@ -638,6 +649,8 @@ void Bench::Outage() {
   Check("outage", "busiest second after the return (requests)",
         static_cast<double>(Peak(after, "requests")), static_cast<double>(nodes_.size()) / 10);
   RightAfter("outage", right, back, 10000);
+  Figure("outage", "every node watching again, s after the return (sampled each second)",
+         watching_at < 0 ? "not within 90 s" : Cat(static_cast<long>((watching_at - back) / 1000)));
 }
 
 void Bench::Steady() {

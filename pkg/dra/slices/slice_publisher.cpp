@@ -431,17 +431,22 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
   // Without a list (the first, or a relist) the writer cannot write a wish it holds: then a
   // change waits on the watcher, which retries at the writer's pace.
   const bool writer_waits = have_wish_ && (!stats_.synced || relist_);
-  const auto until = retry.Failed(std::chrono::steady_clock::now(), failed,
-                                  writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
-  const uint64_t writes_seen = writer_successes_;
-  // While the writer is retrying a change against a server that is away, its retries are
-  // this node's probes: the watcher sends nothing, and resumes as soon as one works (the
-  // server is back) or nothing is left to write.
-  changed_.wait_until(lock, until, [&] { return stopping_ || writer_successes_ != writes_seen; });
-  // A relist is the watcher's to do whatever the writer waits for (it waits for the list).
-  changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
-  if (writer_successes_ != writes_seen) retry.Succeeded();
-  return !stopping_;
+  auto until = retry.Failed(std::chrono::steady_clock::now(), failed,
+                            writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
+  while (true) {
+    changed_.wait_until(lock, until, [&] { return stopping_; });
+    // While the writer is retrying a change against a server that is away, its retries
+    // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
+    // whatever the writer waits for (the writer waits for the list).
+    if (stopping_ || !writer_away_ || relist_) return !stopping_;
+    const uint64_t writes_seen = writer_successes_;
+    changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
+    if (stopping_) return false;
+    if (writer_successes_ == writes_seen || relist_) return true;  // nothing left to write
+    // The writer found the server back: the watch resumes at its own next grid point,
+    // spread with the other nodes' re-watches, not on the heels of the write.
+    until = retry.Failed(std::chrono::steady_clock::now(), {}, kube::Pace::kIdle);
+  }
 }
 
 bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {

@@ -13,12 +13,12 @@
 // retry every 30 s), one schedule per thread; nothing of ours (a wish, a watch event) ends
 // such a wait: a wipe meanwhile is repaired when it ends. While the writer retries a change
 // against a server that is away, its retries are the node's only requests: the watcher
-// waits until one works (docs/performance.md, "A fleet against one API server"). A failed
-// watch resumes from the last resourceVersion; a 409, a 410 or an ERROR event relists. The
-// watcher's back-off starts over only after a watch that
-// stayed open (kStayedOpen) or ended as a healthy watch ends: a successful list does not
-// count, or a watch refused while lists work (403 without "watch", 410, ERROR events)
-// would loop at the first step. A watch the server ends within kShortWatch is a failure.
+// waits until one works, then for its own next grid point (docs/performance.md, "A fleet against
+// one API server"). A failed watch resumes from the last resourceVersion; a 409, a 410 or an ERROR
+// event relists. The watcher's back-off starts over only after a watch that stayed open
+// (kStayedOpen) or ended as a healthy watch ends: a successful list does not count, or a watch
+// refused while lists work (403 without "watch", 410, ERROR events) would loop at the first step. A
+// watch the server ends within kShortWatch is a failure.
 //
 // A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
 // kWriteBurst writes refilled at one a second. One node's publisher can never send the API
@@ -144,7 +144,7 @@ class SlicePublisher {
   bool Write(const SliceWrite& write, kube::FailedAnswer* failed);
   // The watcher's wait after a failure: its schedule's time, then for as long as the writer
   // is retrying a change against a server that is away (its retries probe for the node);
-  // a write that works ends it at once. False when stopping.
+  // once one works, until the watcher's own next grid point. False when stopping.
   bool AwaitWatchTurn(kube::RetrySchedule& retry, const kube::FailedAnswer& failed);
   // A wish that may be written now: there is one, the capabilities are known and it was made
   // for them. Requires mu_.
