@@ -128,6 +128,17 @@ class RetrySchedule {
     not_before_ = std::max(not_before_, now + wait);
     return not_before_;
   }
+  // The current series' next grid point at least kMinGridWait from `now`, without a
+  // failure: a loop that waited on another loop's retries resumes there, spread as its
+  // series is (`now` when nothing is failing).
+  Time NextGridPoint(Time now, Pace pace) {
+    if (!failing_) return now;
+    const bool long_failure = now - series_start_ >= kLongFailure;
+    not_before_ = std::max(
+        not_before_,
+        now + OnGrid(now, pace == Pace::kIdle || long_failure ? kIdlePeriod : kUrgentPeriod));
+    return not_before_;
+  }
   // The server answered as hoped: the next failure starts over.
   void Succeeded() {
     fast_.Reset();

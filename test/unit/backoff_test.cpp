@@ -153,6 +153,17 @@ TEST_F(Schedule, AnIdleLoopRetriesOnceQuicklyThenEveryIdlePeriod) {
       << "a success: the next series has its quick retry again";
 }
 
+// A loop that waited on another's retries resumes at its own series' next grid point, and
+// that is no failure: the series goes on, and a success ends it as before.
+TEST_F(Schedule, TheNextGridPointContinuesTheSeries) {
+  EXPECT_EQ(retry.NextGridPoint(t0, Pace::kIdle), t0) << "nothing failing: now";
+  EXPECT_EQ(After({{0, {0, 0}}}), (std::vector<long>{9500}));
+  EXPECT_EQ(retry.NextGridPoint(t0 + milliseconds(19000), Pace::kIdle) - t0, milliseconds(30000))
+      << "19 s after the series began (well after its wait ended): its 30 s point";
+  retry.Succeeded();
+  EXPECT_EQ(retry.NextGridPoint(t0 + milliseconds(40000), Pace::kIdle), t0 + milliseconds(40000));
+}
+
 // An outage longer than kLongFailure: a waiting change is retried every kIdlePeriod from
 // then on, and a success starts over.
 TEST_F(Schedule, ALongOutageTakesTheIdlePeriod) {

@@ -445,7 +445,7 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
     if (writer_successes_ == writes_seen || relist_) return true;  // nothing left to write
     // The writer found the server back: the watch resumes at its own next grid point,
     // spread with the other nodes' re-watches, not on the heels of the write.
-    until = retry.Failed(std::chrono::steady_clock::now(), {}, kube::Pace::kIdle);
+    until = retry.NextGridPoint(std::chrono::steady_clock::now(), kube::Pace::kIdle);
   }
 }
 
