@@ -656,12 +656,13 @@ void SlicePublisher::WriteLoop() {
           break;
         } else if (held_until_ && now < *held_until_) {
           changed_.wait_until(lock, probe_due ? *held_until_ : std::min(next_probe_, *held_until_));
-        } else if (probe_due) {
-          changed_.wait(lock);  // for the server's return (both flags notify when they clear)
         } else {
           // Nothing due, or a held pool's time came while the wish is not writable (it
           // waits for the caller's next wish, which notifies): never a wait already over.
-          changed_.wait_until(lock, next_probe_);
+          // A probe due while the server is away waits for its return (both flags notify
+          // when they clear).
+          changed_.wait_until(
+              lock, probe_due ? std::chrono::steady_clock::time_point::max() : next_probe_);
         }
       }
       if (stopping_) return;
