@@ -661,8 +661,11 @@ void SlicePublisher::WriteLoop() {
           // waits for the caller's next wish, which notifies): never a wait already over.
           // A probe due while the server is away waits for its return (both flags notify
           // when they clear).
-          changed_.wait_until(
-              lock, probe_due ? std::chrono::steady_clock::time_point::max() : next_probe_);
+          if (probe_due) {
+            changed_.wait(lock);
+          } else {
+            changed_.wait_until(lock, next_probe_);
+          }
         }
       }
       if (stopping_) return;
