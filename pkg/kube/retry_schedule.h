@@ -139,6 +139,15 @@ class RetrySchedule {
         now + OnGrid(now, pace == Pace::kIdle || long_failure ? kIdlePeriod : kUrgentPeriod));
     return not_before_;
   }
+  // A change deferred because another loop already found the server away: an urgent
+  // series whose first point is at least a whole period away. The other loop's requests
+  // spent part of the node's 8 in a 60 s outage; the change's retries have the rest.
+  Time Join(Time now) {
+    Failed(now, {}, Pace::kUrgent);
+    const Time from = now + kUrgentPeriod - kMinGridWait;
+    not_before_ = std::max(not_before_, from + OnGrid(from, kUrgentPeriod));
+    return not_before_;
+  }
   // The server answered as hoped: the next failure starts over.
   void Succeeded() {
     fast_.Reset();

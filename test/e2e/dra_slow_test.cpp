@@ -73,7 +73,7 @@ TEST_F(Dra, AMinuteWithoutTheApiServer) {
               HasSubstr("resourceclaim"));
   std::this_thread::sleep_for(60s);  // the outage itself
   ASSERT_TRUE(api.Admin("/up").is_object());
-  auto r = api.Await("stats.updates === 1", 45s);  // a 30 s grid at most, plus the relist
+  auto r = api.Await("stats.updates === 1", 45s);  // a 30 s grid at most
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(r["slices"][0]["spec"]["devices"][0]["taints"][0]["key"], "rdma.example.com/port-down");
   EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);

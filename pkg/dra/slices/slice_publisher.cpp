@@ -227,6 +227,17 @@ std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
+void SlicePublisher::SetWatcherAway(bool away) {
+  const int was = watcher_away_;
+  watcher_away_ = away ? watcher_away_ + 1 : 0;
+  if ((was == 0) != (watcher_away_ == 0)) changed_.notify_all();  // a held probe, a join
+}
+
+void SlicePublisher::ClearWatcherAway() {
+  std::lock_guard lock(mu_);
+  SetWatcherAway(false);
+}
+
 void SlicePublisher::Problem(const std::string& line) {
   {
     std::lock_guard lock(mu_);
@@ -250,8 +261,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
       std::lock_guard lock(mu_);
       ++stats_.lists;
       ++stats_.failures;
-      watcher_away_ =
-          kube::Classify(*failed) != kube::FailureClass::kRefused ? watcher_away_ + 1 : 0;
+      SetWatcherAway(kube::Classify(*failed) != kube::FailureClass::kRefused);
     }
     Problem(
         !r.ok() ? std::string(r.status().message())
@@ -276,7 +286,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   resource_version_ = Str(Obj(list, "metadata"), "resourceVersion");
   stats_.synced = true;
   relist_ = false;
-  watcher_away_ = 0;
+  SetWatcherAway(false);
   dirty_ = true;
   last_problem_.clear();
   changed_.notify_all();
@@ -337,27 +347,25 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
         // would otherwise stay on /readyz while everything works.
         std::lock_guard lock(mu_);
         last_problem_.clear();
-        if (watcher_away_ != 0) {
-          watcher_away_ = 0;
-          changed_.notify_all();  // a probe held for the server's return may go
-        }
+        SetWatcherAway(false);
       });
   if (!code.ok()) {
     *failed = {};  // transport, a dead connection, an over-long line: the server is away
     {
       std::lock_guard lock(mu_);
-      ++watcher_away_;
+      SetWatcherAway(true);
     }
     Problem(std::string(code.status().message()));
     return false;
   }
   if (*code != 200) {
-    // 410 (a compacted resourceVersion) is the normal end of an old watch: relist after a
-    // quick retry; 401/403 on the slow schedule. Anything else resumes from where we were.
+    // 410 (a compacted resourceVersion) is the normal end of an old watch: relist, on the
+    // grid of a waiting change when a wish waits for the list, else after a quick retry;
+    // 401/403 on the slow schedule. Anything else resumes from where we were.
     {
       std::lock_guard lock(mu_);
       if (*code == 410) relist_ = true;
-      watcher_away_ = *code == 429 || *code >= 500 ? watcher_away_ + 1 : 0;
+      SetWatcherAway(*code == 429 || *code >= 500);
     }
     *failed = {*code == 410 ? 0 : *code, watch_client_->stream_retry_after_seconds()};
     Problem(Cat("watching ResourceSlices: HTTP ", *code,
@@ -395,21 +403,32 @@ void SlicePublisher::WatchLoop() {
     };
     kube::FailedAnswer failed;
     if (relist && !List(&failed)) {
-      if (asked_to_relist()) continue;
+      if (asked_to_relist()) {
+        ClearWatcherAway();  // our own cancel, not the server's answer
+        continue;
+      }
       if (!AwaitWatchTurn(retry, failed)) return;
       continue;
     }
     // A list that works does not start the back-off over: only a watch that works does.
     const auto opened = std::chrono::steady_clock::now();
     const bool healthy = WatchOnce(&failed);
-    if (asked_to_relist()) continue;
+    if (asked_to_relist()) {
+      ClearWatcherAway();
+      continue;
+    }
     const auto lasted = std::chrono::steady_clock::now() - opened;
     if (healthy && lasted >= kShortWatch) {
-      retry.Succeeded();  // the server ended a healthy watch: resume at once
-      std::unique_lock lock(mu_);
-      said_.clear();
-      // ... unless the writer is already retrying against a server that is away.
-      changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
+      retry.Succeeded();  // the server ended a healthy watch: resume at once ...
+      bool writer_away = false;
+      {
+        std::lock_guard lock(mu_);
+        said_.clear();
+        writer_away = writer_away_;
+      }
+      // ... unless the writer is already retrying against a server that is away: then
+      // this is the watcher's turn after a failure (its grid, after the writer's).
+      if (writer_away && !AwaitWatchTurn(retry, {})) return;
       continue;
     }
     // A watch that stayed open a while and then failed (a 410 after compaction) is the
@@ -438,6 +457,9 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
     // While the writer is retrying a change against a server that is away, its retries
     // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
     // whatever the writer waits for (the writer waits for the list).
+    // A write in flight is waited for: its answer says whether the writer is away (else a
+    // quick retry and the write's failure could both be spent on the same outage).
+    changed_.wait(lock, [&] { return stopping_ || !writing_; });
     if (stopping_ || !writer_away_ || relist_) return !stopping_;
     const uint64_t writes_seen = writer_successes_;
     changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
@@ -644,7 +666,7 @@ void SlicePublisher::WriteLoop() {
         // The probe is never urgent: while the server is away (the writer's change is the
         // node's probe, or the watcher found it away twice running) it waits for its return.
         const bool probe_due = now >= next_probe_;
-        const bool server_away = writer_away_ || watcher_away_ >= 2;
+        const bool server_away = writer_away_ || watcher_away_ >= 1;
         if (!stats_.synced || relist_) {
           changed_.wait(lock);
         } else if (now < retry.not_before()) {
@@ -714,13 +736,14 @@ void SlicePublisher::WriteLoop() {
         changed_.notify_all();
       }
       join_series = !writes.empty() && watcher_away_ >= 2 && !writer_away_;
+      writing_ = !writes.empty() && !join_series;
     }
     if (join_series) {
       // The watcher found the server away twice running (not a blip its quick retry
       // got past): this change is not sent now but at the first point of its grid, as if
       // a write had failed here. A node then sends at most 8
       // requests in a 60 s outage however its change and the outage interleave.
-      retry.Failed(std::chrono::steady_clock::now(), {}, kube::Pace::kUrgent);
+      retry.Join(std::chrono::steady_clock::now());
       std::lock_guard lock(mu_);
       writer_away_ = true;
       dirty_ = true;
@@ -763,25 +786,25 @@ void SlicePublisher::WriteLoop() {
         if (complete && w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
       }
     }
-    if (wrote || (!ok && failed.code == 409)) {
-      // The server answers: the watcher, waiting on a change that was due, may go now.
-      std::lock_guard lock(mu_);
-      writer_away_ = false;
-      watcher_away_ = 0;
-      ++writer_successes_;
-      changed_.notify_all();
-    }
-    if (ok) {
-      if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
-      continue;
-    }
     // A 409 relists (the watcher) and reconciles then; any other failure waits as the
     // schedule says, whatever is wished or seen meanwhile (the loop above).
-    if (failed.code != 409) {
-      retry.Failed(std::chrono::steady_clock::now(), failed, kube::Pace::kUrgent);
-      std::lock_guard lock(mu_);
-      writer_away_ = kube::Classify(failed) != kube::FailureClass::kRefused;
+    const bool answered = wrote || (!ok && failed.code == 409);
+    const bool failed_here = !ok && failed.code != 409;
+    if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
+    if (failed_here) retry.Failed(std::chrono::steady_clock::now(), failed, kube::Pace::kUrgent);
+    std::lock_guard lock(mu_);
+    if (answered) {
+      // The server answers: the watcher, waiting on a change that was due, may go now.
+      writer_away_ = false;
+      SetWatcherAway(false);
+      ++writer_successes_;
+    } else if (failed_here) {
+      // Away: 5xx, 429 without Retry-After, no answer. A throttled write waits its
+      // Retry-After and the watcher goes on; a refused one is the operator's to fix.
+      writer_away_ = kube::Classify(failed) == kube::FailureClass::kTransient;
     }
+    writing_ = false;  // with writer_away_ decided: the watcher waits for both at once
+    changed_.notify_all();
   }
 }
 

@@ -136,8 +136,8 @@ class SlicePublisher {
   void WriteLoop();
   // Replaces published_; false on failure, with what the server answered in `failed`.
   bool List(kube::FailedAnswer* failed);
-  // Watches from resource_version_ until the stream ends; returns false if a relist is due,
-  // with what the server answered in `failed`.
+  // Watches from resource_version_ until the stream ends; false on any failure, with what
+  // the server answered in `failed` (a 410 or an ERROR event also sets relist_).
   bool WatchOnce(kube::FailedAnswer* failed);
   // One write; false when the writer must stop this round: `failed` says what the server
   // answered (409: relist, no back-off; anything else goes to the RetrySchedule).
@@ -169,6 +169,10 @@ class SlicePublisher {
   // Tells on_capabilities when what dropped_ implies changed (or was never told).
   void ReportCapabilities();
   void Problem(const std::string& line);
+  // Counts one more list or watch that found the server away, or starts over; notifies when
+  // it becomes or stops being nonzero. Requires mu_ (ClearWatcherAway takes it).
+  void SetWatcherAway(bool away);
+  void ClearWatcherAway();
   std::string Selector() const;
 
   const PublisherOptions options_;
@@ -180,12 +184,15 @@ class SlicePublisher {
   bool stopping_ = false;
   bool dirty_ = true;   // reconcile due
   bool relist_ = true;  // the watcher must list first
-  // The writer's last write found the server away (5xx, 429, no answer) and a change waits:
+  // The writer's last write found the server away (5xx, 429 without Retry-After, no
+  // answer) and a change waits:
   // the writer's retries are the node's probes, the watcher waits (AwaitWatchTurn).
   bool writer_away_ = false;
   // How many of the watcher's last lists and watches in a row found the server away; from
-  // 2 on, a new change is not sent at once but joins the grid (WriteLoop).
+  // 1 on, the dry-run probe waits; from 2 on, a new change is not sent at once but joins
+  // the grid (WriteLoop). Changed only through SetWatcherAway.
   int watcher_away_ = 0;
+  bool writing_ = false;  // the writer has a batch in flight (its answer decides writer_away_)
   uint64_t writer_successes_ = 0;  // writes the server answered since the start
   uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
   std::vector<WantedPool> wanted_;
