@@ -91,7 +91,7 @@ class RetrySchedule {
       : jitter_(jitter ? std::move(jitter)
                        : Jitter([](std::chrono::milliseconds d) { return Jittered(d); })),
         spread_(spread ? std::move(spread) : UpTo(4)),
-        phase_(phase ? std::move(phase) : UpTo(1)) {}
+        phase_draw_(phase ? std::move(phase) : UpTo(1)) {}
 
   // A request answered at `now` failed with `a`: the earliest time of the next request.
   Time Failed(Time now, const FailedAnswer& a, Pace pace = Pace::kUrgent) {
@@ -100,7 +100,7 @@ class RetrySchedule {
     // us) starts a new one.
     if (!failing_ || now > not_before_ + kMaxBackoff) {
       series_start_ = now;
-      phase_ms_ = {};
+      phase_.reset();
       quick_taken_ = false;
     }
     failing_ = true;
@@ -117,8 +117,7 @@ class RetrySchedule {
           quick_taken_ = true;
           wait = jitter_(kFirstBackoff);
         } else {
-          const bool long_failure = now - series_start_ >= kLongFailure;
-          wait = OnGrid(now, pace == Pace::kIdle || long_failure ? kIdlePeriod : kUrgentPeriod);
+          wait = OnGrid(now, GridPeriod(now, pace));
         }
         break;
       case FailureClass::kRefused:
@@ -133,10 +132,7 @@ class RetrySchedule {
   // series is (`now` when nothing is failing).
   Time NextGridPoint(Time now, Pace pace) {
     if (!failing_) return now;
-    const bool long_failure = now - series_start_ >= kLongFailure;
-    not_before_ = std::max(
-        not_before_,
-        now + OnGrid(now, pace == Pace::kIdle || long_failure ? kIdlePeriod : kUrgentPeriod));
+    not_before_ = std::max(not_before_, now + OnGrid(now, GridPeriod(now, pace)));
     return not_before_;
   }
   // A change deferred because another loop already found the server away: an urgent
@@ -170,17 +166,21 @@ class RetrySchedule {
     b.Advance();
     return d;
   }
+  // The pace's period; kIdlePeriod for either once the series is kLongFailure old.
+  std::chrono::milliseconds GridPeriod(Time now, Pace pace) const {
+    return pace == Pace::kIdle || now - series_start_ >= kLongFailure ? kIdlePeriod : kUrgentPeriod;
+  }
   // The wait until this series' first grid point at least kMinGridWait away.
   std::chrono::milliseconds OnGrid(Time now, std::chrono::milliseconds period) {
-    // One phase a series, drawn on the longest period and scaled to whichever applies.
-    if (!phase_ms_) {
-      phase_ms_ = std::clamp(phase_(kIdlePeriod), std::chrono::milliseconds(0),
-                             kIdlePeriod - std::chrono::milliseconds(1));
+    // One phase a series, drawn on the longest period as a fraction of it and scaled to
+    // whichever period applies.
+    if (!phase_) {
+      phase_ = static_cast<double>(std::clamp(phase_draw_(kIdlePeriod).count(), int64_t{0},
+                                              int64_t{kIdlePeriod.count() - 1})) /
+               static_cast<double>(kIdlePeriod.count());
     }
-    const double fraction =
-        static_cast<double>(phase_ms_->count()) / static_cast<double>(kIdlePeriod.count());
     const auto offset = std::chrono::milliseconds(
-        static_cast<int64_t>(fraction * static_cast<double>(period.count())));
+        static_cast<int64_t>(*phase_ * static_cast<double>(period.count())));
     const auto earliest =
         std::chrono::duration_cast<std::chrono::milliseconds>(now + kMinGridWait - series_start_);
     const int64_t k =
@@ -191,14 +191,14 @@ class RetrySchedule {
 
   Jitter jitter_;
   Jitter spread_;
-  Jitter phase_;
+  Jitter phase_draw_;
   Backoff fast_{kFirstBackoff, kMaxBackoff};
   Backoff slow_{kFirstSlowBackoff, kMaxSlowBackoff};
   Time not_before_{};
-  bool failing_ = false;                               // since the last success
-  Time series_start_{};                                // the first failure since then
-  std::optional<std::chrono::milliseconds> phase_ms_;  // on kIdlePeriod, drawn once a series
-  bool quick_taken_ = false;                           // kIdle's one quick retry, this series
+  bool failing_ = false;         // since the last success
+  Time series_start_{};          // the first failure since then
+  std::optional<double> phase_;  // [0, 1) of a period, drawn once a series
+  bool quick_taken_ = false;     // kIdle's one quick retry, this series
 };
 
 }  // namespace rdmadp::kube

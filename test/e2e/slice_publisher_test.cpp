@@ -431,7 +431,8 @@ TEST_F(Publisher, WhileTheServerIsAwayTheWaitingChangeIsTheNodesOnlyProbe) {
   const double from = api_.Admin("/outage", {{"on", true}})["at"].get<double>() +
                       api_.Admin("/requests")["t0"].get<double>();
   p->Publish({Wanted(2)});
-  ASSERT_TRUE(api_.Await("false", 12s).is_object());  // two grid points' worth of outage
+  // The outage's length is the scenario (two grid points' worth), not a synchronisation.
+  ASSERT_TRUE(api_.Await("false", 12s).is_object());
   api_.Admin("/outage", {{"on", false}});
   auto r = api_.Await("stats.updates === 1", 15s);
   ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
@@ -455,6 +456,12 @@ TEST_F(Publisher, WhileTheServerIsAwayTheWaitingChangeIsTheNodesOnlyProbe) {
   const auto watches = Requests(api_, "GET", "watch=true");
   EXPECT_GE(watches.back().t - from, 30000);
   EXPECT_EQ(watches.back().code, 200);
+  // Nothing but the outage's 503s was refused: no 4xx the test did not inject.
+  const nlohmann::json log = api_.Admin("/requests");  // kept: the loop reads into it
+  for (const auto& req : log["requests"]) {
+    const long code = req["code"].get<long>();
+    EXPECT_TRUE(code < 400 || code == 503) << req.dump();
+  }
 }
 
 // A Retry-After of 68 years waits the documented cap (kube::kMaxRetryAfter), not 68 years

@@ -454,12 +454,12 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
                             writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
   while (true) {
     changed_.wait_until(lock, until, [&] { return stopping_; });
-    // While the writer is retrying a change against a server that is away, its retries
-    // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
-    // whatever the writer waits for (the writer waits for the list).
     // A write in flight is waited for: its answer says whether the writer is away (else a
     // quick retry and the write's failure could both be spent on the same outage).
     changed_.wait(lock, [&] { return stopping_ || !writing_; });
+    // While the writer is retrying a change against a server that is away, its retries
+    // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
+    // whatever the writer waits for (the writer waits for the list).
     if (stopping_ || !writer_away_ || relist_) return !stopping_;
     const uint64_t writes_seen = writer_successes_;
     changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
@@ -739,10 +739,9 @@ void SlicePublisher::WriteLoop() {
       writing_ = !writes.empty() && !join_series;
     }
     if (join_series) {
-      // The watcher found the server away twice running (not a blip its quick retry
-      // got past): this change is not sent now but at the first point of its grid, as if
-      // a write had failed here. A node then sends at most 8
-      // requests in a 60 s outage however its change and the outage interleave.
+      // The watcher found the server away twice running (not a blip its quick retry got
+      // past): this change is not sent now but a whole period later, then on its grid
+      // (RetrySchedule::Join), so that the node's requests in a 60 s outage stay at 8.
       retry.Join(std::chrono::steady_clock::now());
       std::lock_guard lock(mu_);
       writer_away_ = true;

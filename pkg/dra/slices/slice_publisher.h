@@ -185,8 +185,8 @@ class SlicePublisher {
   bool dirty_ = true;   // reconcile due
   bool relist_ = true;  // the watcher must list first
   // The writer's last write found the server away (5xx, 429 without Retry-After, no
-  // answer) and a change waits:
-  // the writer's retries are the node's probes, the watcher waits (AwaitWatchTurn).
+  // answer) and a change waits: the writer's retries are the node's probes, the watcher
+  // waits (AwaitWatchTurn).
   bool writer_away_ = false;
   // How many of the watcher's last lists and watches in a row found the server away; from
   // 1 on, the dry-run probe waits; from 2 on, a new change is not sent at once but joins
