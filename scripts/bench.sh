@@ -7,9 +7,9 @@
 #
 # scripts/bench.sh fleet: only the fleet against one API server (test/bench/fleet_bench.cpp,
 # docs/performance.md), at FLEET_SIZES nodes (default "100 1000 5000": about 4, 4 and 8 min
-# on 2 cores); each run's figures go to bench/fleet-<nodes>.txt. The script fails while any
-# wave's budget is broken, as the outage's are today (docs/performance.md says why).
-# FLEET_WAVES, FLEET_BUDGET, FLEET_*_S: see fleet_bench.cpp.
+# on 2 cores); each run's figures go to bench/fleet-<nodes>.txt. The script fails when any
+# wave's budget is broken, naming the wave and the figure.
+# FLEET_WAVES, FLEET_BUDGET, FLEET_*_S, FLEET_STEADY_RATE: see fleet_bench.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null

@@ -24,12 +24,15 @@
 //             within 10 s of the return, the busiest second after it <= NODES/10 requests
 //             (were every pool to change, all NODES writes would have to fit in 10 s at
 //             NODES/10 a second exactly: no spread of independent nodes does that)
-//   steady    60 s of nothing: 0 writes, <= 1 watch opened per node per 5 min
+//   steady    10 minutes of nothing, simulated in one (the publishers' clocks and the
+//             server's timers run ten times as fast): 0 writes, <= 1 watch opened per
+//             node per 5 min
 //
 //   fleet_bench [NODES=100]
 //   FLEET_WAVES=cold,rollout,...   the waves to run (cold always runs first)
 //   FLEET_BUDGET=1000              the API server's budget, requests a second
-//   FLEET_OUTAGE_S=60 FLEET_OVERLOAD_S=60 FLEET_STEADY_S=60
+//   FLEET_OUTAGE_S=60 FLEET_OVERLOAD_S=60 FLEET_STEADY_S=600 (simulated)
+//   FLEET_STEADY_RATE=10           how much faster than real time the steady wave runs
 // `scripts/bench.sh fleet` runs it at 100, 1,000 and 5,000 nodes.
 //
 // The publishers live in worker processes of up to kNodesPerWorker nodes each, fewer where
@@ -58,6 +61,7 @@
 #include "test/bench/bench_common.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/hca_fixture.h"
+#include "test/support/scaled_clock.h"
 
 using namespace rdmadp;
 using namespace std::chrono_literals;
@@ -112,10 +116,12 @@ struct ApiAddress {
 // A worker process's command loop: one line in, one line out, until its parent closes the
 // socket. Commands: "api <server> <ca> <token>", "start <node> <hcas>" (a publisher
 // started, its pool published), "stop <node>", "publish <node> <hcas>", "ready <node>"
-// ("1" once it listed and has nothing to write), "rss" (its peak RSS, KiB).
+// ("1" once it listed and has nothing to write), "rate <r>" (the publishers' clock runs r
+// times as fast from now on), "rss" (its peak RSS, KiB).
 [[noreturn]] void WorkerMain(int fd) {
   FILE* in = ::fdopen(fd, "r");
   ApiAddress api;
+  testing::ScaledClock clock;  // every publisher's time; the steady wave speeds it up
   std::map<std::string, std::unique_ptr<dra::SlicePublisher>> publishers;
   char line[4096];
   while (std::fgets(line, sizeof line, in) != nullptr) {
@@ -133,6 +139,7 @@ struct ApiAddress {
         o.api = {api.server, api.ca_file, api.token_file, Cat("fleet/", node)};
         o.driver = kDriver;
         o.node_name = node;
+        o.clock = &clock;
         auto started = dra::SlicePublisher::Start(o);
         if (!started.ok()) {
           std::fprintf(stderr, "publisher %s: %s\n", node.c_str(),
@@ -149,6 +156,10 @@ struct ApiAddress {
       words >> node;
       const auto st = publishers.at(node)->stats();
       answer = st.synced && st.in_sync ? "1" : "0";
+    } else if (verb == "rate") {
+      double rate = 1;
+      words >> rate;
+      clock.SetRate(rate);
     } else if (verb == "rss") {
       answer = std::to_string(PeakRssKib(::getpid()));
     }
@@ -261,6 +272,12 @@ class Bench {
     WorkerOf(i).Call(Cat("start ", nodes_[i].name, " ", hcas));
   }
   void Stop(size_t i) { WorkerOf(i).Call(Cat("stop ", nodes_[i].name)); }
+  // The fleet's time (every publisher's clock and the server's own timers) runs `rate`
+  // times as fast from now on.
+  void SetRate(int rate) {
+    Admin("/time-scale", {{"scale", rate}});
+    for (auto& w : workers_) w->Call(Cat("rate ", rate));
+  }
   bool Ready(size_t i) { return WorkerOf(i).Call(Cat("ready ", nodes_[i].name)) == "1"; }
   void Publish(size_t i, int hcas) {
     nodes_[i].hcas = hcas;
@@ -654,20 +671,26 @@ void Bench::Outage() {
 }
 
 void Bench::Steady() {
-  const int seconds = EnvInt("FLEET_STEADY_S", 60);
+  // Simulated seconds: the publishers' clocks and the server's own timers (watch lifetimes,
+  // bookmarks) run `rate` times as fast for the wave, so that the server's 5-10 minute
+  // watch ends happen in it; a real second of it is `rate` of the fleet's.
+  const int seconds = EnvInt("FLEET_STEADY_S", 600);
+  const int rate = std::max(1, EnvInt("FLEET_STEADY_RATE", 10));
   const double from = Mark();
   const json c0 = Admin("/stats");
   const auto before = PerNodeRequests();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  SetRate(rate);
+  std::this_thread::sleep_for(std::chrono::milliseconds(seconds * 1000 / rate));
   const json c1 = Admin("/stats");
   const auto after = PerNodeRequests();
+  SetRate(1);
   double busiest = 0;  // one node in a loop would hide in a fleet's average
   for (const auto& [ua, n] : after) {
     busiest = std::max(busiest, static_cast<double>(n - (before.count(ua) ? before.at(ua) : 0)));
   }
   const auto s = Series(from, c1["at"].get<double>());
-  std::printf("steady state: %d s of nothing (real time)\n", seconds);
-  Figure("steady", "requests/s", PerSecond(s, "requests"));
+  std::printf("steady state: %d s of nothing (simulated: %d times real time)\n", seconds, rate);
+  Figure("steady", "requests per real second", PerSecond(s, "requests"));
   Check("steady", "writes", Served(c0, c1, "write"), 0);
   Check("steady", "watches opened per node per 5 min",
         Served(c0, c1, "watch") / static_cast<double>(nodes_.size()) * 300 / seconds, 1);

@@ -464,6 +464,45 @@ TEST_F(Publisher, WhileTheServerIsAwayTheWaitingChangeIsTheNodesOnlyProbe) {
   }
 }
 
+// A change that comes while the watcher's quick retry is on its way waits for that answer.
+// The server is away again (503): the change joins the grid, its first try a whole period
+// after the answer. Sent at once, it would be a second probe of the same outage, and a
+// node's 8 requests in a 60 s outage could be 9 (docs/performance.md, "A fleet against one
+// API server").
+TEST_F(Publisher, AChangeWhileTheQuickRetryIsOutWaitsForItsAnswer) {
+  auto p = Start(/*exact=*/true);
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1 && stats.watchesOpen === 1")["ok"].get<bool>());
+  ExpectQuiet(1);  // the watch has lasted past kShortWatch
+  // The dropped watch is a healthy end: its re-open, at once, is the first failure (503);
+  // the quick retry after it is held, and answered 503 at the release.
+  api_.Admin("/fault", {{"method", "GET"}, {"match", "watch=true"}, {"code", 503}});
+  api_.Admin("/fault", {{"method", "GET"}, {"match", "watch=true"}, {"code", 503}, {"hold", true}});
+  const double t0 = api_.Admin("/requests")["t0"].get<double>();
+  const double dropped = api_.Admin("/stats")["at"].get<double>() + t0;
+  api_.Admin("/drop-watches");
+  ASSERT_TRUE(api_.Await("stats.held === 1 && stats.faultsServed === 2", 10s)["ok"].get<bool>());
+  p->Publish({Wanted(2)});
+  ExpectQuiet(1);  // no write while the quick retry's answer is out
+  const double released = api_.Admin("/stats")["at"].get<double>() + t0;
+  api_.Admin("/release");
+  auto r = api_.Await("stats.updates === 1", 15s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  const auto puts = Requests(api_, "PUT", "resourceslices");
+  ASSERT_EQ(puts.size(), 1u);
+  EXPECT_EQ(puts[0].code, 200);
+  EXPECT_GE(puts[0].t - released, 9500) << "joined the grid: a whole period after the answer";
+  int watches = 0;  // from the drop to the write: the re-open and the held quick retry
+  for (const Seen& w : Requests(api_, "GET", "watch=true")) {
+    if (w.t >= dropped && w.t < puts[0].t) {
+      ++watches;
+      EXPECT_EQ(w.code, 503);
+    }
+  }
+  EXPECT_EQ(watches, 2);
+  EXPECT_EQ(Requests(api_, "GET", "resourceslices?fieldSelector").size(), 1u) << "no relist";
+}
+
 // A Retry-After of 68 years waits the documented cap (kube::kMaxRetryAfter), not 68 years
 // and not less: the cap itself is in backoff_test (Schedule.AHugeRetryAfterWaitsTheDocumentedCap);
 // here, nothing is sent while it lasts, whatever is wished.

@@ -52,6 +52,8 @@
 //                                first write and writes since the last /mark
 //   POST /mark                   start the per-node first write and write count over
 //   POST /wipe-wave {nodes, spreadMs}  wipe each node's slices, spread evenly over spreadMs
+//   POST /time-scale {scale}     the server's own timers (watch timeoutSeconds, bookmarks) run
+//                                `scale` times as fast from now on, open watches' ends moved
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -453,12 +455,27 @@ function watch(req, res, query) {
   addWatch(w);
   setImmediate(settle);
   const timeout = Number(query.get("timeoutSeconds") || 0);
-  const timer = timeout ? setTimeout(() => res.end(), timeout * 1000) : null;
+  if (timeout) {
+    w.endsAt = scaledNow() + timeout * 1000;
+    armWatchEnd(w);
+  }
   res.on("close", () => {
     deleteWatch(w);
-    if (timer) clearTimeout(timer);
+    if (w.timer) clearTimeout(w.timer);
     setImmediate(settle);
   });
+}
+
+// The server's own timers (a watch's timeoutSeconds, the bookmark interval) run on a clock
+// that /time-scale speeds up, so that fleet_bench measures ten minutes of a steady fleet in
+// one; what a load meets (APF's budget, Retry-After, /series) stays in real seconds.
+let timeScale = 1;
+let scaledAt = 0; // the scaled clock at the last change of scale (ms) ...
+let realAt = performance.now(); // ... and the real one
+const scaledNow = () => scaledAt + (performance.now() - realAt) * timeScale;
+function armWatchEnd(w) {
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = setTimeout(() => w.res.end(), Math.max(0, (w.endsAt - scaledNow()) / timeScale));
 }
 
 function bookmark() {
@@ -469,7 +486,17 @@ function bookmark() {
     }
   }
 }
-if (bookmarkMs) setInterval(bookmark, bookmarkMs).unref();
+let bookmarkTimer = bookmarkMs ? setInterval(bookmark, bookmarkMs).unref() : null;
+function setTimeScale(scale) {
+  scaledAt = scaledNow();
+  realAt = performance.now();
+  timeScale = scale;
+  for (const w of watches) if (w.endsAt !== undefined) armWatchEnd(w);
+  if (bookmarkTimer) {
+    clearInterval(bookmarkTimer);
+    bookmarkTimer = setInterval(bookmark, bookmarkMs / scale).unref();
+  }
+}
 
 // API Priority and Fairness, as much of it as a fleet of one driver's clients meets (they
 // all land in one priority level and flow: staging/src/k8s.io/apiserver/pkg/server/filters/
@@ -795,6 +822,10 @@ const admin = http.createServer(async (req, res) => {
     case "/bookmark":
       bookmark();
       return ok();
+    case "/time-scale":
+      if (!(arg.scale > 0)) return status(res, 400, "BadRequest", "time-scale: scale must be a number > 0");
+      setTimeScale(arg.scale);
+      return ok({ scale: timeScale, at: at() });
     case "/down":
       down = true;
       apiServer.close();

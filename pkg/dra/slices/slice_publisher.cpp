@@ -91,7 +91,9 @@ absl::StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::Start(PublisherO
   return p;
 }
 
-SlicePublisher::SlicePublisher(PublisherOptions options) : options_(std::move(options)) {}
+SlicePublisher::SlicePublisher(PublisherOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : kube::SteadyThreadClock()) {}
 
 SlicePublisher::~SlicePublisher() {
   {
@@ -160,7 +162,7 @@ void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann:
   std::vector<std::string> news;
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     for (const std::string& path : dropped) {
       dropped_[path] = now;
       if (dropped_reported_.insert(path).second) news.push_back(path);
@@ -182,14 +184,14 @@ bool SlicePublisher::TakeWriteToken() {
   std::chrono::steady_clock::time_point at;
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     budget_next_ = std::max(budget_next_, now);
     at = std::max(now, budget_next_ - (kWriteBurst - 1) * kWriteInterval);
     budget_next_ += kWriteInterval;
     if (at > now) ++stats_.budget_waits;
   }
   std::unique_lock lock(mu_);
-  changed_.wait_until(lock, at, [this] { return stopping_; });
+  kube::WaitUntil(clock_, changed_, lock, at, [this] { return stopping_; });
   return !stopping_;
 }
 
@@ -231,6 +233,12 @@ void SlicePublisher::SetWatcherAway(bool away) {
   const int was = watcher_away_;
   watcher_away_ = away ? watcher_away_ + 1 : 0;
   if ((was == 0) != (watcher_away_ == 0)) changed_.notify_all();  // a held probe, a join
+}
+
+void SlicePublisher::SetWatcherAsking(bool asking) {
+  if (watcher_asking_ == asking) return;
+  watcher_asking_ = asking;
+  changed_.notify_all();  // a change waiting for the quick retry's answer
 }
 
 void SlicePublisher::ClearWatcherAway() {
@@ -348,6 +356,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
         std::lock_guard lock(mu_);
         last_problem_.clear();
         SetWatcherAway(false);
+        SetWatcherAsking(false);
       });
   if (!code.ok()) {
     *failed = {};  // transport, a dead connection, an over-long line: the server is away
@@ -402,7 +411,15 @@ void SlicePublisher::WatchLoop() {
       return relist_requests_ != requests;
     };
     kube::FailedAnswer failed;
-    if (relist && !List(&failed)) {
+    // Marks a list or a watch as out until the server answers (a watch: its 200).
+    auto asking = [&](bool on) {
+      std::lock_guard lock(mu_);
+      SetWatcherAsking(on);
+    };
+    if (relist) asking(true);
+    const bool listed = !relist || List(&failed);
+    if (relist) asking(false);
+    if (!listed) {
       if (asked_to_relist()) {
         ClearWatcherAway();  // our own cancel, not the server's answer
         continue;
@@ -411,13 +428,15 @@ void SlicePublisher::WatchLoop() {
       continue;
     }
     // A list that works does not start the back-off over: only a watch that works does.
-    const auto opened = std::chrono::steady_clock::now();
+    const auto opened = clock_.Now();
+    asking(true);
     const bool healthy = WatchOnce(&failed);
+    asking(false);
     if (asked_to_relist()) {
       ClearWatcherAway();
       continue;
     }
-    const auto lasted = std::chrono::steady_clock::now() - opened;
+    const auto lasted = clock_.Now() - opened;
     if (healthy && lasted >= kShortWatch) {
       retry.Succeeded();  // the server ended a healthy watch: resume at once ...
       bool writer_away = false;
@@ -450,10 +469,10 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
   // Without a list (the first, or a relist) the writer cannot write a wish it holds: then a
   // change waits on the watcher, which retries at the writer's pace.
   const bool writer_waits = have_wish_ && (!stats_.synced || relist_);
-  auto until = retry.Failed(std::chrono::steady_clock::now(), failed,
-                            writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
+  auto until =
+      retry.Failed(clock_.Now(), failed, writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
   while (true) {
-    changed_.wait_until(lock, until, [&] { return stopping_; });
+    kube::WaitUntil(clock_, changed_, lock, until, [&] { return stopping_; });
     // A write in flight is waited for: its answer says whether the writer is away (else a
     // quick retry and the write's failure could both be spent on the same outage).
     changed_.wait(lock, [&] { return stopping_ || !writing_; });
@@ -467,7 +486,7 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
     if (writer_successes_ == writes_seen || relist_) return true;  // nothing left to write
     // The writer found the server back: the watch resumes at its own next grid point,
     // spread with the other nodes' re-watches, not on the heels of the write.
-    until = retry.NextGridPoint(std::chrono::steady_clock::now(), kube::Pace::kIdle);
+    until = retry.NextGridPoint(clock_.Now(), kube::Pace::kIdle);
   }
 }
 
@@ -605,7 +624,7 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   const FieldPaths dropped = DroppedFields(Obj(probe, "spec"), Obj(answer, "spec"));
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     // The probe's answer is the current truth for its fields: an upgrade that enabled a
     // gate takes the field out of dropped_, a downgrade puts it in.
     for (const std::string& path : kProbeFields) {
@@ -662,7 +681,7 @@ void SlicePublisher::WriteLoop() {
       // Probe when one is due, write when there is a wish to write and something to do;
       // both only once the list is in, and never before the server's wait is over.
       while (!stopping_) {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = clock_.Now();
         // The probe is never urgent: while the server is away (the writer's change is the
         // node's probe, or the watcher found it away twice running) it waits for its return.
         const bool probe_due = now >= next_probe_;
@@ -670,14 +689,21 @@ void SlicePublisher::WriteLoop() {
         if (!stats_.synced || relist_) {
           changed_.wait(lock);
         } else if (now < retry.not_before()) {
-          changed_.wait_until(lock, retry.not_before());
+          clock_.WaitUntil(changed_, lock, retry.not_before());
         } else if (probe_due && !server_away) {
           probe = true;
           break;
+        } else if (watcher_away_ == 1 && watcher_asking_ && !writer_away_) {
+          // The watcher found the server away once and its quick retry is out: the answer
+          // tells a blip (the change goes at once) from an outage (the change joins the
+          // grid), for one answer's wait. A change sent now would be a second probe of the
+          // same outage and could make a node's 8 requests in it 9.
+          changed_.wait(lock);
         } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
           break;
         } else if (held_until_ && now < *held_until_) {
-          changed_.wait_until(lock, probe_due ? *held_until_ : std::min(next_probe_, *held_until_));
+          clock_.WaitUntil(changed_, lock,
+                           probe_due ? *held_until_ : std::min(next_probe_, *held_until_));
         } else {
           // Nothing due, or a held pool's time came while the wish is not writable (it
           // waits for the caller's next wish, which notifies): never a wait already over.
@@ -686,7 +712,7 @@ void SlicePublisher::WriteLoop() {
           if (probe_due) {
             changed_.wait(lock);
           } else {
-            changed_.wait_until(lock, next_probe_);
+            clock_.WaitUntil(changed_, lock, next_probe_);
           }
         }
       }
@@ -704,7 +730,7 @@ void SlicePublisher::WriteLoop() {
         }
         // Publishing does not wait for the probe: what the server keeps is then learnt from
         // the answers to real writes (LearnDropped), and the probe is tried again later.
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = clock_.Now();
         retry.Failed(now, failed, kube::Pace::kIdle);
         {
           std::lock_guard lock(mu_);
@@ -725,7 +751,7 @@ void SlicePublisher::WriteLoop() {
     {
       std::unique_lock lock(mu_);
       dirty_ = false;
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = clock_.Now();
       held_until_.reset();
       writes = HoldRecentlyUpdated(Reconcile(published_, wanted_, ActiveDropped(now)), now);
       // A held pool's change is not "unpublished": its slices are there, one change behind
@@ -742,7 +768,7 @@ void SlicePublisher::WriteLoop() {
       // The watcher found the server away twice running (not a blip its quick retry got
       // past): this change is not sent now but a whole period later, then on its grid
       // (RetrySchedule::Join), so that the node's requests in a 60 s outage stay at 8.
-      retry.Join(std::chrono::steady_clock::now());
+      retry.Join(clock_.Now());
       std::lock_guard lock(mu_);
       writer_away_ = true;
       dirty_ = true;
@@ -780,7 +806,7 @@ void SlicePublisher::WriteLoop() {
       wrote = stats_.writes != written_before;
       // The spacing counts from a pool's whole update; one broken off halfway is not held
       // (its slices would stay at two generations).
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = clock_.Now();
       for (const auto& w : writes) {
         if (complete && w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
       }
@@ -790,7 +816,7 @@ void SlicePublisher::WriteLoop() {
     const bool answered = wrote || (!ok && failed.code == 409);
     const bool failed_here = !ok && failed.code != 409;
     if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
-    if (failed_here) retry.Failed(std::chrono::steady_clock::now(), failed, kube::Pace::kUrgent);
+    if (failed_here) retry.Failed(clock_.Now(), failed, kube::Pace::kUrgent);
     std::lock_guard lock(mu_);
     if (answered) {
       // The server answers: the watcher, waiting on a change that was due, may go now.

@@ -60,6 +60,7 @@
 #include "pkg/dra/slices/slice_reconciler.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/kube/retry_schedule.h"
+#include "pkg/kube/thread_clock.h"
 
 namespace rdmadp::dra {
 
@@ -87,6 +88,9 @@ struct PublisherOptions {
   kube::RetrySchedule::Jitter jitter;
   // The offset of each series of retries on its grid (empty: random; tests pass 0).
   kube::RetrySchedule::Jitter phase;
+  // The time of every wait and deadline of the publisher's (null: steady_clock); fleet_bench
+  // runs its steady wave on a faster one. Must outlive the publisher.
+  const kube::ThreadClock* clock = nullptr;
 };
 
 inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
@@ -173,9 +177,12 @@ class SlicePublisher {
   // it becomes or stops being nonzero. Requires mu_ (ClearWatcherAway takes it).
   void SetWatcherAway(bool away);
   void ClearWatcherAway();
+  // Sets watcher_asking_, notifying when it changes. Requires mu_.
+  void SetWatcherAsking(bool asking);
   std::string Selector() const;
 
   const PublisherOptions options_;
+  const kube::ThreadClock& clock_;
   std::unique_ptr<kube::RestClient> watch_client_;
   std::unique_ptr<kube::RestClient> write_client_;
 
@@ -192,6 +199,10 @@ class SlicePublisher {
   // 1 on, the dry-run probe waits; from 2 on, a new change is not sent at once but joins
   // the grid (WriteLoop). Changed only through SetWatcherAway.
   int watcher_away_ = 0;
+  // The watcher has a list or a watch out that the server has not answered yet (a watch
+  // counts until its 200): with watcher_away_ at 1 that is its quick retry, whose answer
+  // tells a blip from an outage, and a new change waits for it (WriteLoop).
+  bool watcher_asking_ = false;
   bool writing_ = false;  // the writer has a batch in flight (its answer decides writer_away_)
   uint64_t writer_successes_ = 0;  // writes the server answered since the start
   uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
