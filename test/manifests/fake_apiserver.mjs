@@ -475,12 +475,17 @@ let realAt = performance.now(); // ... and the real one
 const scaledNow = () => scaledAt + (performance.now() - realAt) * timeScale;
 function armWatchEnd(w) {
   if (w.timer) clearTimeout(w.timer);
-  w.timer = setTimeout(() => w.res.end(), Math.max(0, (w.endsAt - scaledNow()) / timeScale));
+  // Out of the set as it ends, not at its "close": an event or a bookmark in between would
+  // be written after the end (Node throws ERR_STREAM_WRITE_AFTER_END).
+  w.timer = setTimeout(() => {
+    deleteWatch(w);
+    w.res.end();
+  }, Math.max(0, (w.endsAt - scaledNow()) / timeScale));
 }
 
 function bookmark() {
   for (const w of watches) {
-    if (w.bookmarks && !w.silent) {
+    if (w.bookmarks && !w.silent && !w.res.writableEnded) {
       w.res.write(JSON.stringify({ type: "BOOKMARK", object: { kind: "ResourceSlice",
         apiVersion: "resource.k8s.io/v1", metadata: { resourceVersion: String(rv) } } }) + "\n");
     }
