@@ -6,7 +6,7 @@
 #   BENCH_SOAK_SECONDS=7200 also run the soak (hours; off by default): RSS slope, fds, threads
 #
 # scripts/bench.sh fleet: only the fleet against one API server (test/bench/fleet_bench.cpp,
-# docs/performance.md), at FLEET_SIZES nodes (default "100 1000 5000": about 4, 4 and 8 min
+# docs/performance.md), at FLEET_SIZES nodes (default "100 1000 5000": about 4, 4.5 and 6 min
 # on 2 cores); each run's figures go to bench/fleet-<nodes>.txt. The script fails when any
 # wave's budget is broken, naming the wave and the figure.
 # FLEET_WAVES, FLEET_BUDGET, FLEET_*_S, FLEET_STEADY_RATE: see fleet_bench.cpp.
