@@ -157,9 +157,13 @@ struct ApiAddress {
       const auto st = publishers.at(node)->stats();
       answer = st.synced && st.in_sync ? "1" : "0";
     } else if (verb == "rate") {
-      double rate = 1;
+      double rate = 0;
       words >> rate;
-      clock.SetRate(rate);
+      if (rate > 0) {
+        clock.SetRate(rate);
+      } else {
+        answer = "bad rate";
+      }
     } else if (verb == "rss") {
       answer = std::to_string(PeakRssKib(::getpid()));
     }
@@ -276,7 +280,12 @@ class Bench {
   // times as fast from now on.
   void SetRate(int rate) {
     Admin("/time-scale", {{"scale", rate}});
-    for (auto& w : workers_) w->Call(Cat("rate ", rate));
+    for (auto& w : workers_) {
+      if (w->Call(Cat("rate ", rate)) != "ok") {
+        std::fprintf(stderr, "fleet_bench: a worker refused the rate %d\n", rate);
+        std::_Exit(2);
+      }
+    }
   }
   bool Ready(size_t i) { return WorkerOf(i).Call(Cat("ready ", nodes_[i].name)) == "1"; }
   void Publish(size_t i, int hcas) {

@@ -503,6 +503,30 @@ TEST_F(Publisher, AChangeWhileTheQuickRetryIsOutWaitsForItsAnswer) {
   EXPECT_EQ(Requests(api_, "GET", "resourceslices?fieldSelector").size(), 1u) << "no relist";
 }
 
+// A quick retry the server never answers (it accepted the connection and went silent)
+// holds a change kQuickRetryAnswerWait at most, not for the watch's 90 s idle limit.
+TEST_F(Publisher, AChangeWaitsForAnUnansweredQuickRetryFiveSecondsAtMost) {
+  auto p = Start(/*exact=*/true);
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api_.Await("slices.length === 1 && stats.watchesOpen === 1")["ok"].get<bool>());
+  ExpectQuiet(1);
+  api_.Admin("/fault", {{"method", "GET"}, {"match", "watch=true"}, {"code", 503}});
+  api_.Admin("/fault", {{"method", "GET"}, {"match", "watch=true"}, {"code", 503}, {"hold", true}});
+  api_.Admin("/drop-watches");
+  ASSERT_TRUE(api_.Await("stats.held === 1 && stats.faultsServed === 2", 10s)["ok"].get<bool>());
+  p->Publish({Wanted(2)});
+  auto r = api_.Await("stats.updates === 1", 15s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  const auto puts = Requests(api_, "PUT", "resourceslices");
+  const auto watches = Requests(api_, "GET", "watch=true");
+  ASSERT_EQ(puts.size(), 1u);
+  ASSERT_GE(watches.size(), 3u);  // the first, the re-open, the held quick retry
+  // Sent kQuickRetryAnswerWait after the quick retry was (the log has arrivals: a few ms).
+  EXPECT_GE(puts[0].t - watches[2].t, 4900);
+  EXPECT_EQ(puts[0].code, 200);
+  api_.Admin("/release");
+}
+
 // A Retry-After of 68 years waits the documented cap (kube::kMaxRetryAfter), not 68 years
 // and not less: the cap itself is in backoff_test (Schedule.AHugeRetryAfterWaitsTheDocumentedCap);
 // here, nothing is sent while it lasts, whatever is wished.

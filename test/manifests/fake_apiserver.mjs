@@ -273,7 +273,7 @@ function record(type, object) {
   const line = JSON.stringify({ type, object }) + "\n";
   for (const set of [watchesByNode.get(node), watchesAnyNode]) {
     for (const w of set ?? []) {
-      if (!w.silent && matches(object, w.selector)) w.res.write(line);
+      if (!w.silent && !w.res.writableEnded && matches(object, w.selector)) w.res.write(line);
     }
   }
 }
@@ -283,6 +283,13 @@ function addWatch(w) {
   if (node === undefined) return watchesAnyNode.add(w);
   if (!watchesByNode.has(node)) watchesByNode.set(node, new Set());
   watchesByNode.get(node).add(w);
+}
+// The server ends a watch: out of the set as it ends, not at its "close", since an event or
+// a bookmark in between would be written after the end (Node throws
+// ERR_STREAM_WRITE_AFTER_END).
+function endWatch(w) {
+  deleteWatch(w);
+  w.res.end();
 }
 function deleteWatch(w) {
   watches.delete(w);
@@ -475,12 +482,10 @@ let realAt = performance.now(); // ... and the real one
 const scaledNow = () => scaledAt + (performance.now() - realAt) * timeScale;
 function armWatchEnd(w) {
   if (w.timer) clearTimeout(w.timer);
-  // Out of the set as it ends, not at its "close": an event or a bookmark in between would
-  // be written after the end (Node throws ERR_STREAM_WRITE_AFTER_END).
-  w.timer = setTimeout(() => {
-    deleteWatch(w);
-    w.res.end();
-  }, Math.max(0, (w.endsAt - scaledNow()) / timeScale));
+  const left = (w.endsAt - scaledNow()) / timeScale;
+  // setTimeout fires at once past 2^31-1 ms: a longer wait is taken in steps.
+  w.timer = setTimeout(() => (scaledNow() < w.endsAt ? armWatchEnd(w) : endWatch(w)),
+    Math.min(Math.max(0, left), 2 ** 31 - 1));
 }
 
 function bookmark() {
@@ -804,7 +809,7 @@ const admin = http.createServer(async (req, res) => {
       return ok();
     case "/short-watches":
       shortWatches = Boolean(arg.on);
-      for (const w of watches) w.res.end();
+      for (const w of [...watches]) endWatch(w);
       return ok();
     case "/outage":
       outage = Boolean(arg.on);
@@ -828,8 +833,8 @@ const admin = http.createServer(async (req, res) => {
       bookmark();
       return ok();
     case "/time-scale":
-      if (!(arg.scale > 0)) return status(res, 400, "BadRequest", "time-scale: scale must be a number > 0");
-      setTimeScale(arg.scale);
+      if (!(Number(arg.scale) > 0)) return status(res, 400, "BadRequest", "time-scale: scale must be a number > 0");
+      setTimeScale(Number(arg.scale));
       return ok({ scale: timeScale, at: at() });
     case "/down":
       down = true;

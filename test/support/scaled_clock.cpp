@@ -1,6 +1,7 @@
 #include "test/support/scaled_clock.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace rdmadp::testing {
 
@@ -14,6 +15,7 @@ ScaledClock::time_point ScaledClock::NowLocked(std::chrono::steady_clock::time_p
 }
 
 void ScaledClock::SetRate(double rate) {
+  if (!(rate > 0)) std::abort();  // a programming error of the bench: time never stops
   std::lock_guard lock(mu_);
   const auto real = std::chrono::steady_clock::now();
   scaled_at_ = NowLocked(real);
@@ -34,19 +36,19 @@ ScaledClock::time_point ScaledClock::Now() const {
 
 void ScaledClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                             time_point deadline) const {
-  const auto real_now = std::chrono::steady_clock::now();
-  auto real_deadline = real_now + recheck_;
+  std::chrono::steady_clock::time_point real_deadline;
   std::multiset<std::condition_variable*>::iterator me;
   {
     std::lock_guard clock_lock(mu_);
+    const auto real_now = std::chrono::steady_clock::now();
     me = waiters_.insert(&cv);
-    // In double seconds: a deadline years away must not overflow on the way.
-    const std::chrono::duration<double> left = deadline - NowLocked(real_now);
-    const std::chrono::duration<double> real_left = left / rate_;
-    if (real_left < std::chrono::duration<double>(recheck_)) {
-      real_deadline = real_now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::max(real_left, std::chrono::duration<double>(0)));
-    }
+    // In double seconds from each time's epoch: no deadline, however far, overflows.
+    using Seconds = std::chrono::duration<double>;
+    const Seconds left =
+        Seconds(deadline.time_since_epoch()) - Seconds(NowLocked(real_now).time_since_epoch());
+    const Seconds real_left = std::clamp(left / rate_, Seconds(0), Seconds(recheck_));
+    real_deadline =
+        real_now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(real_left);
   }
   cv.wait_until(lock, real_deadline);
   std::lock_guard clock_lock(mu_);

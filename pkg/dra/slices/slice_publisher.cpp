@@ -238,6 +238,7 @@ void SlicePublisher::SetWatcherAway(bool away) {
 void SlicePublisher::SetWatcherAsking(bool asking) {
   if (watcher_asking_ == asking) return;
   watcher_asking_ = asking;
+  if (asking) asking_since_ = clock_.Now();
   changed_.notify_all();  // a change waiting for the quick retry's answer
 }
 
@@ -693,12 +694,13 @@ void SlicePublisher::WriteLoop() {
         } else if (probe_due && !server_away) {
           probe = true;
           break;
-        } else if (watcher_away_ == 1 && watcher_asking_ && !writer_away_) {
+        } else if (watcher_away_ == 1 && watcher_asking_ && !writer_away_ &&
+                   now < asking_since_ + kQuickRetryAnswerWait) {
           // The watcher found the server away once and its quick retry is out: the answer
           // tells a blip (the change goes at once) from an outage (the change joins the
           // grid), for one answer's wait. A change sent now would be a second probe of the
           // same outage and could make a node's 8 requests in it 9.
-          changed_.wait(lock);
+          clock_.WaitUntil(changed_, lock, asking_since_ + kQuickRetryAnswerWait);
         } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
           break;
         } else if (held_until_ && now < *held_until_) {

@@ -13,12 +13,14 @@
 // retry every 30 s), one schedule per thread; nothing of ours (a wish, a watch event) ends
 // such a wait: a wipe meanwhile is repaired when it ends. While the writer retries a change
 // against a server that is away, its retries are the node's only requests: the watcher
-// waits until one works, then for its own next grid point (docs/performance.md, "A fleet against
-// one API server"). A failed watch resumes from the last resourceVersion; a 409, a 410 or an ERROR
-// event relists. The watcher's back-off starts over only after a watch that stayed open
-// (kStayedOpen) or ended as a healthy watch ends: a successful list does not count, or a watch
-// refused while lists work (403 without "watch", 410, ERROR events) would loop at the first step. A
-// watch the server ends within kShortWatch is a failure.
+// waits until one works, then for its own next grid point. A change that comes while the
+// watcher's quick retry is unanswered waits for that answer (at most kQuickRetryAnswerWait);
+// one that comes after the watcher found the server away twice joins the grid a whole period
+// out (docs/performance.md, "A fleet against one API server"). A failed watch resumes from the last
+// resourceVersion; a 409, a 410 or an ERROR event relists. The watcher's back-off starts over only
+// after a watch that stayed open (kStayedOpen) or ended as a healthy watch ends: a successful list
+// does not count, or a watch refused while lists work (403 without "watch", 410, ERROR events)
+// would loop at the first step. A watch the server ends within kShortWatch is a failure.
 //
 // A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
 // kWriteBurst writes refilled at one a second. One node's publisher can never send the API
@@ -38,6 +40,10 @@
 // Only our own objects are acted on: list and watch answers carrying another node's or
 // driver's slices are ignored (the field selector is the server's promise, not ours).
 // Problems reach the caller through `on_problem`, once per distinct line.
+//
+// Time: every wait and deadline above (the grid, the write budget, the spacing, the hourly
+// re-check, the watch-length rules) is on options.clock (steady_clock unless a bench runs
+// it faster); the HTTP client's own timeouts are real time.
 //
 // Threads: Publish() and stats() from any thread (the Manager calls them on its loop);
 // on_problem is called on the publisher's threads.
@@ -100,6 +106,9 @@ inline constexpr std::chrono::seconds kStayedOpen{60};
 inline constexpr std::chrono::minutes kRecheckDropped{60};
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
 inline constexpr std::chrono::seconds kUpdateSpacing{10};
+// The longest a new change waits for the answer to the watcher's quick retry (a server that
+// accepted the connection and never answers must not hold a change for the watch's 90 s).
+inline constexpr std::chrono::seconds kQuickRetryAnswerWait{5};
 
 struct PublisherStats {
   uint64_t writes = 0;  // creates + updates + deletes answered 2xx
@@ -203,6 +212,7 @@ class SlicePublisher {
   // counts until its 200): with watcher_away_ at 1 that is its quick retry, whose answer
   // tells a blip from an outage, and a new change waits for it (WriteLoop).
   bool watcher_asking_ = false;
+  std::chrono::steady_clock::time_point asking_since_{};  // when watcher_asking_ became true
   bool writing_ = false;  // the writer has a batch in flight (its answer decides writer_away_)
   uint64_t writer_successes_ = 0;  // writes the server answered since the start
   uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
