@@ -8,4 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
 cd build
-ctest --output-on-failure -L slow "$@"
+# Two at a time, as scripts/test.sh runs the rest: these suites mostly wait on the fake API
+# server's and the retry grid's real seconds, not on the cores.
+ctest --output-on-failure -j2 -L slow "$@"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pkg/api/deviceplugin.grpc.pb.h"
-#include "pkg/deviceplugin/stream_hub.h"
+#include "pkg/deviceplugin/list_and_watch.h"
 #include "pkg/log/rate_limit.h"
 
 namespace rdmadp::deviceplugin {

@@ -1,10 +1,20 @@
 #include "pkg/deviceplugin/resource_server.h"
 
 namespace rdmadp::deviceplugin {
+namespace {
+
+StreamHub::Options HubOptions(const ResourceServerOptions& options) {
+  StreamHub::Options hub;
+  hub.on_end = options.on_stream_end;
+  hub.on_open = options.on_stream_open;
+  return hub;
+}
+
+}  // namespace
 
 ResourceServer::ResourceServer(ResourceServerOptions options, pool::SnapshotPtr initial)
     : options_(std::move(options)),
-      hub_(std::move(initial), options_.on_stream_end, options_.on_stream_open),
+      hub_(std::move(initial), HubOptions(options_)),
       plugin_(&hub_, options_.on_allocate) {}
 
 absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceServerOptions options,
@@ -53,14 +63,14 @@ void ResourceServer::ServeCalls(grpc::ServerCompletionQueue* cq) {
         svc->RequestPreStartContainer(ctx, req, writer, q, q, tag);
       },
       &DevicePluginHandlers::PreStartContainer, cq);
-  SnapshotStream::Serve(&hub_, svc, cq);
+  ServeListAndWatch(&hub_, svc, cq);
   if (watcher_service_) rpc::ServeWatcher(watcher_service_.get(), watcher_.get(), cq);
 }
 
 ResourceServer::~ResourceServer() {
   // Streams are asked to finish first; the server's grace period only bounds a kubelet that
   // stopped reading.
-  hub_.EndAllStreams();
+  hub_.EndAll();
   rpc_.reset();
 }
 

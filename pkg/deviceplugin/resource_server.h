@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "pkg/deviceplugin/device_plugin_service.h"
-#include "pkg/deviceplugin/stream_hub.h"
+#include "pkg/deviceplugin/list_and_watch.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/rpc/plugin_watcher.h"
 #include "pkg/rpc/unix_server.h"
@@ -42,8 +42,10 @@ class ResourceServer {
   ResourceServer& operator=(const ResourceServer&) = delete;
 
   // Swaps in a new snapshot; pushes it to open streams if the advertised content changed.
-  bool Publish(const pool::SnapshotPtr& snapshot) { return hub_.Publish(snapshot); }
-  // Sends the current list to every open stream again (StreamHub::Resend).
+  bool Publish(const pool::SnapshotPtr& snapshot) {
+    return hub_.PublishIf(snapshot, AdvertisedChanged);
+  }
+  // Sends the current list to every open stream again (rpc::LatestValueHub::Resend).
   void Resend() { hub_.Resend(); }
   pool::SnapshotPtr snapshot() const { return hub_.Current(); }
   const std::string& socket_path() const { return options_.socket_path; }
@@ -62,7 +64,7 @@ class ResourceServer {
   StreamHub hub_;
   DevicePluginHandlers plugin_;
   std::unique_ptr<rpc::WatcherHandlers> watcher_;
-  DevicePluginService plugin_service_;  // ListAndWatch raw (stream_hub.h)
+  DevicePluginService plugin_service_;  // ListAndWatch raw (list_and_watch.h)
   std::unique_ptr<pluginregistration::Registration::AsyncService> watcher_service_;
   std::unique_ptr<rpc::UnixServer> rpc_;  // last: goes first, before what it serves
 };

@@ -30,9 +30,9 @@ struct Tag {
 // Queues being shut down. gRPC aborts the process when an operation starts on a queue after
 // its Shutdown(), and a call accepted just before a server's shutdown deadline is still
 // answered from the queue's thread after that deadline. So answers, stream writes and
-// finishes, and the requests for the next call, start through StartOp (here, stream_hub.cpp,
-// health_stream.h), and owners shut their queue down through Shutdown. Thread-safe; the lock is a
-// leaf (nothing is locked inside it but the start of one operation).
+// finishes, and the requests for the next call, start through StartOp (here and in
+// latest_value_stream.h), and owners shut their queue down through Shutdown. Thread-safe; the
+// lock is a leaf (nothing is locked inside it but the start of one operation).
 class QueueGate {
  public:
   // Runs `start`, which starts one operation on `cq`, unless `cq` is being shut down.

@@ -573,13 +573,13 @@ TEST(CqCall, AnAnswerAfterTheQueueShutDownIsDroppedNotStarted) {
 // most kMaxHealthStreams stay open; one more ends the oldest (docs/reliability.md, "Capacity
 // and data").
 TEST(HealthHub, AtMostSixteenStreamsTheOldestEndsFirst) {
-  struct Fake : HealthStreamBase {
+  struct Fake : rpc::LatestValueSink<HealthPayload> {
     int offers = 0;
     bool ended = false;
     void Offer(HealthPayload) override { ++offers; }
     void End() override { ended = true; }
   };
-  HealthHub hub(std::make_shared<const std::string>("list"));
+  HealthHub hub(std::make_shared<const std::string>("list"), dra::HealthHubOptions());
   std::vector<std::shared_ptr<Fake>> streams;
   for (int i = 0; i < 20; ++i) {
     streams.push_back(std::make_shared<Fake>());
@@ -593,6 +593,83 @@ TEST(HealthHub, AtMostSixteenStreamsTheOldestEndsFirst) {
   }
   hub.Publish(std::make_shared<const std::string>("next"));
   for (int i = 0; i < 20; ++i) EXPECT_EQ(streams[i]->offers, i < 4 ? 1 : 2) << i;
+}
+
+// The hub both kinds of stream share (pkg/rpc/latest_value_stream.h), without gRPC: what
+// each stream is offered, and what the owner hears of opens and ends.
+struct FakeSink : rpc::LatestValueSink<int> {
+  std::vector<int> offered;
+  int ends = 0;
+  void Offer(int v) override { offered.push_back(v); }
+  void End() override { ++ends; }
+};
+
+TEST(LatestValueHub, AStreamGetsTheCurrentValueWhenItOpensThenEachOnePublished) {
+  rpc::LatestValueHub<int> hub(1);
+  auto a = std::make_shared<FakeSink>();
+  hub.Opened(a);
+  hub.Publish(2);
+  auto b = std::make_shared<FakeSink>();
+  hub.Opened(b);
+  hub.Publish(3);
+  EXPECT_EQ(a->offered, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(b->offered, (std::vector<int>{2, 3}));
+  EXPECT_EQ(hub.Current(), 3);
+  hub.Resend();  // the same value again, to every stream
+  EXPECT_EQ(a->offered.back(), 3);
+  EXPECT_EQ(a->offered.size(), 4u);
+  EXPECT_EQ(b->offered.size(), 3u);
+}
+
+TEST(LatestValueHub, PublishIfOffersOnlyAChangeButAlwaysKeepsTheNewValue) {
+  rpc::LatestValueHub<int> hub(10);
+  auto a = std::make_shared<FakeSink>();
+  hub.Opened(a);
+  auto same_tens = [](int before, int after) { return before / 10 != after / 10; };
+  EXPECT_FALSE(hub.PublishIf(11, same_tens));
+  EXPECT_EQ(hub.Current(), 11);
+  EXPECT_TRUE(hub.PublishIf(20, same_tens));
+  EXPECT_EQ(a->offered, (std::vector<int>{10, 20}));
+}
+
+TEST(LatestValueHub, EachOpenAndEndIsReportedWithItsIdAndWhetherItWasTheNewest) {
+  std::vector<uint64_t> opened;
+  std::vector<std::pair<uint64_t, bool>> ended;
+  rpc::LatestValueHub<int>::Options options;
+  options.on_end = [&](uint64_t id, bool newest) { ended.emplace_back(id, newest); };
+  options.on_open = [&](uint64_t id) { opened.push_back(id); };
+  rpc::LatestValueHub<int> hub(0, options);
+  auto a = std::make_shared<FakeSink>();
+  auto b = std::make_shared<FakeSink>();
+  hub.Opened(a);
+  hub.Opened(b);
+  EXPECT_EQ(opened, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(a->id(), 1u);
+  EXPECT_EQ(b->id(), 2u);
+  hub.Closed(a.get());
+  hub.Closed(a.get());  // reported once
+  hub.Closed(b.get());
+  EXPECT_EQ(ended, (std::vector<std::pair<uint64_t, bool>>{{1, false}, {2, true}}));
+  EXPECT_EQ(hub.open_streams(), 0u);
+  EXPECT_EQ(hub.streams_opened(), 2u);
+}
+
+TEST(LatestValueHub, AfterEndAllEveryStreamEndsAndNoEndIsReported) {
+  int ends_reported = 0;
+  rpc::LatestValueHub<int>::Options options;
+  options.on_end = [&](uint64_t, bool) { ++ends_reported; };
+  rpc::LatestValueHub<int> hub(0, options);
+  auto a = std::make_shared<FakeSink>();
+  hub.Opened(a);
+  hub.EndAll();
+  EXPECT_EQ(a->ends, 1);
+  auto late = std::make_shared<FakeSink>();
+  hub.Opened(late);  // opened while ending: ended at once, never offered anything
+  EXPECT_EQ(late->ends, 1);
+  EXPECT_TRUE(late->offered.empty());
+  hub.Closed(a.get());
+  hub.Closed(late.get());
+  EXPECT_EQ(ends_reported, 0);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ auto ViaV1(V1Fn v1) {
 
 DraServer::DraServer(DraServerOptions options, HealthPayload initial_health)
     : options_(std::move(options)),
-      health_(std::move(initial_health)),
+      health_(std::move(initial_health), HealthHubOptions()),
       watcher_(options_.driver, options_.endpoint_path, options_.watcher, "DRAPlugin",
                kDraServices) {}
 
@@ -120,10 +120,10 @@ void DraServer::ServeCalls(grpc::ServerCompletionQueue* cq) {
       ViaV1<drav1beta1::NodeUnprepareResourcesRequest, BetaUnprepareResponse,
             drav1::NodeUnprepareResourcesRequest, drav1::NodeUnprepareResourcesResponse>(unprepare),
       cq);
-  HealthStream<v1alpha1::DRAResourceHealth::AsyncService, v1alpha1::NodeWatchResourcesRequest,
-               v1alpha1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1alpha1_, cq);
-  HealthStream<v1::DRAResourceHealth::AsyncService, v1::NodeWatchResourcesRequest,
-               v1::NodeWatchResourcesResponse>::Serve(&health_, &health_v1_, cq);
+  ServeHealth<v1alpha1::DRAResourceHealth::AsyncService, v1alpha1::NodeWatchResourcesRequest,
+              v1alpha1::NodeWatchResourcesResponse>(&health_, &health_v1alpha1_, cq);
+  ServeHealth<v1::DRAResourceHealth::AsyncService, v1::NodeWatchResourcesRequest,
+              v1::NodeWatchResourcesResponse>(&health_, &health_v1_, cq);
   rpc::ServeWatcher(&registration_, &watcher_, cq);
 }
 
