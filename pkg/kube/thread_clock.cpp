@@ -15,8 +15,8 @@ class SteadyClock final : public ThreadClock {
 }  // namespace
 
 const ThreadClock& SteadyThreadClock() {
-  static const SteadyClock clock;
-  return clock;
+  static const SteadyClock kClock;
+  return kClock;
 }
 
 }  // namespace rdmadp::kube
