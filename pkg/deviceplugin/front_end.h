@@ -61,6 +61,7 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
 
  private:
   struct Resource;
+  class ResourceExecutor;                                                // registration.cpp
   using ResourceMap = std::map<std::string, std::unique_ptr<Resource>>;  // by resourceName
 
   // First Apply: the registration mode ("auto" starts as watcher while plugins_registry

@@ -2,9 +2,13 @@
 // machine (pkg/lifecycle) and the world. It observes facts, hands in events and carries out
 // the actions (serve a socket, start or cancel a Register, arm a timer, log). Loop thread
 // only; other threads reach it through PostTo().
+#include <algorithm>
+#include <optional>
+
 #include "pkg/deviceplugin/front_end_internal.h"
 #include "pkg/fd/files.h"
 #include "pkg/frontend/kubelet_facts.h"
+#include "pkg/lifecycle/registration_executor.h"
 #include "pkg/log/log.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
@@ -22,63 +26,72 @@ std::function<void(lifecycle::Event)> DevicePluginFrontEnd::PostTo(const std::st
   };
 }
 
-void DevicePluginFrontEnd::Drive(Resource& res, const lifecycle::Event& event) {
-  loop::AssertOnLoop(host_.Loop());
-  using Kind = lifecycle::Action::Kind;
-  const std::string kubelet_socket = host_.Dirs().KubeletSocket();
-  lifecycle::Facts facts{.now = host_.Loop().Now(),
-                         .kubelet_socket = frontend::SocketIdOf(kubelet_socket)};
-  if (res.server) facts.streams_opened = res.server->streams_opened();
-  if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
-    facts.kubelet_listening = rpc::SocketHasListener(kubelet_socket);
+// One resource's world, as its state machine sees it.
+class DevicePluginFrontEnd::ResourceExecutor final : public lifecycle::RegistrationExecutor {
+ public:
+  ResourceExecutor(DevicePluginFrontEnd& front_end, Resource& res)
+      : front_end_(front_end), host_(front_end.host_), res_(res) {}
+
+  lifecycle::Facts Observe(const lifecycle::Event& event) override {
+    const std::string kubelet_socket = host_.Dirs().KubeletSocket();
+    lifecycle::Facts facts{.now = host_.Loop().Now(),
+                           .kubelet_socket = frontend::SocketIdOf(kubelet_socket)};
+    if (res_.server) facts.streams_opened = res_.server->streams_opened();
+    if (event.kind == lifecycle::Event::Kind::kStreamEnded && facts.kubelet_socket.present()) {
+      facts.kubelet_listening = rpc::SocketHasListener(kubelet_socket);
+    }
+    return facts;
   }
-  const lifecycle::Phase before = res.fsm->phase();
-  const std::vector<lifecycle::Action> actions = res.fsm->Handle(event, facts);
-  if (log::Enabled(log::Level::kDebug)) {
-    log::Debug(Cat(res.config.FullName(), ": ", lifecycle::Describe(event), " in ",
-                   lifecycle::PhaseName(before), " -> ", lifecycle::PhaseName(res.fsm->phase())));
+  std::optional<lifecycle::Event> Serve(uint64_t server) override {
+    return front_end_.ServeSocket(res_, server);
   }
-  for (const lifecycle::Action& action : actions) {
-    switch (action.kind) {
-      case Kind::kServe:
-        Drive(res, ServeSocket(res, action.token));
+  // A Register in flight is the machine's to cancel (or keep).
+  void DropServer() override { DevicePluginFrontEnd::DropServer(res_); }
+  void Register(uint64_t attempt, bool fresh) override {
+    front_end_.StartRegistration(res_, attempt, fresh);
+  }
+  void CancelRegister() override { res_.registration.reset(); }
+  void ArmTimer(uint64_t token, milliseconds delay) override {
+    res_.timer_token = token;
+    // "At once" still goes through the loop: no recursion, and other events interleave.
+    res_.timer->ArmOnce(std::max(delay, milliseconds(1)));
+  }
+  void DisarmTimer() override {
+    res_.timer->Disarm();
+    res_.timer_token = 0;
+  }
+  void Log(lifecycle::Action::Level level, const std::string& message) override {
+    const std::string name = res_.config.FullName();  // outlives the fields that view it
+    const log::Fields fields{.resource = name, .hca = {}, .event = "registration"};
+    switch (level) {
+      case lifecycle::Action::Level::kDebug:
+        log::Debug(message, fields);
         break;
-      case Kind::kDropServer:  // a Register in flight is the machine's to cancel (or keep)
-        DropServer(res);
+      case lifecycle::Action::Level::kInfo:
+        log::Info(message, fields);
         break;
-      case Kind::kRegister:
-        StartRegistration(res, action.token, action.fresh);
+      case lifecycle::Action::Level::kWarn:
+        host_.ReportProblem(log::Level::kWarn, "registration", message, fields);
         break;
-      case Kind::kCancelRegister:
-        res.registration.reset();
-        break;
-      case Kind::kArmTimer:
-        res.timer_token = action.token;
-        // "At once" still goes through the loop: no recursion, and other events interleave.
-        res.timer->ArmOnce(std::max(action.delay, milliseconds(1)));
-        break;
-      case Kind::kDisarmTimer:
-        res.timer->Disarm();
-        res.timer_token = 0;
-        break;
-      case Kind::kLog: {
-        const std::string name = res.config.FullName();  // outlives the fields that view it
-        const log::Fields fields{.resource = name, .hca = {}, .event = "registration"};
-        switch (action.level) {
-          case lifecycle::Action::Level::kDebug:
-            log::Debug(action.message, fields);
-            break;
-          case lifecycle::Action::Level::kInfo:
-            log::Info(action.message, fields);
-            break;
-          case lifecycle::Action::Level::kWarn:
-            host_.ReportProblem(log::Level::kWarn, "registration", action.message, fields);
-            break;
-        }
-        break;
-      }
     }
   }
+  void Transition(const lifecycle::Event& event, lifecycle::Phase before,
+                  lifecycle::Phase after) override {
+    if (!log::Enabled(log::Level::kDebug)) return;
+    log::Debug(Cat(res_.config.FullName(), ": ", lifecycle::Describe(event), " in ",
+                   lifecycle::PhaseName(before), " -> ", lifecycle::PhaseName(after)));
+  }
+
+ private:
+  DevicePluginFrontEnd& front_end_;
+  frontend::Host& host_;
+  Resource& res_;
+};
+
+void DevicePluginFrontEnd::Drive(Resource& res, const lifecycle::Event& event) {
+  loop::AssertOnLoop(host_.Loop());
+  ResourceExecutor executor(*this, res);
+  lifecycle::Run(*res.fsm, executor, event);
 }
 
 lifecycle::Event DevicePluginFrontEnd::ServeSocket(Resource& res, uint64_t server_token) {

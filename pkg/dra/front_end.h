@@ -84,6 +84,7 @@ class DraFrontEnd final : public frontend::FrontEnd {
   void Stop() override;
 
  private:
+  class Executor;  // registration.cpp: the registration machine's world
   // Publishes pools_: CDI specs, the Prepare view, slices, health, registration.
   void Publish();
   // Writes the view's CDI specs; answers those that could not be written (file -> why).

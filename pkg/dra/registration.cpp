@@ -3,6 +3,7 @@
 // Loop thread only; the server's threads post their events back through the loop.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -10,6 +11,7 @@
 #include "pkg/dra/prepare/prepare.h"
 #include "pkg/fd/files.h"
 #include "pkg/frontend/kubelet_facts.h"
+#include "pkg/lifecycle/registration_executor.h"
 #include "pkg/log/log.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
@@ -49,47 +51,57 @@ void DraFrontEnd::Stop() {
   created_ = false;
 }
 
+// The driver's world, as its state machine sees it. The kubelet's plugin watcher registers
+// a DRA driver: no Register is ever started or cancelled here.
+class DraFrontEnd::Executor final : public lifecycle::RegistrationExecutor {
+ public:
+  explicit Executor(DraFrontEnd& front_end) : front_end_(front_end), host_(front_end.host_) {}
+
+  lifecycle::Facts Observe(const lifecycle::Event& /*event*/) override {
+    return {.now = host_.Loop().Now(),
+            .kubelet_socket = frontend::SocketIdOf(host_.Dirs().KubeletSocket())};
+  }
+  std::optional<lifecycle::Event> Serve(uint64_t server) override {
+    return front_end_.Serve(server);
+  }
+  void DropServer() override { front_end_.server_.reset(); }
+  void Register(uint64_t /*attempt*/, bool /*fresh*/) override {}
+  void CancelRegister() override {}
+  void ArmTimer(uint64_t token, milliseconds delay) override {
+    front_end_.timer_token_ = token;
+    front_end_.timer_->ArmOnce(std::max(delay, milliseconds(1)));
+  }
+  void DisarmTimer() override {
+    front_end_.timer_->Disarm();
+    front_end_.timer_token_ = 0;
+  }
+  void Log(lifecycle::Action::Level level, const std::string& message) override {
+    if (level == lifecycle::Action::Level::kWarn) {
+      host_.ReportProblem(
+          log::Level::kWarn, "registration", message,
+          {.resource = front_end_.options_.driver, .hca = {}, .event = "registration"});
+    } else {
+      log::Write(level == lifecycle::Action::Level::kInfo ? log::Level::kInfo : log::Level::kDebug,
+                 message);
+    }
+  }
+  void Transition(const lifecycle::Event& event, lifecycle::Phase before,
+                  lifecycle::Phase after) override {
+    if (!log::Enabled(log::Level::kDebug)) return;
+    log::Debug(Cat("DRA driver: ", lifecycle::Describe(event), " in ", lifecycle::PhaseName(before),
+                   " -> ", lifecycle::PhaseName(after)));
+  }
+
+ private:
+  DraFrontEnd& front_end_;
+  frontend::Host& host_;
+};
+
 void DraFrontEnd::Drive(const lifecycle::Event& event) {
   loop::AssertOnLoop(host_.Loop());
   if (!fsm_) return;
-  using Kind = lifecycle::Action::Kind;
-  lifecycle::Facts facts{.now = host_.Loop().Now(),
-                         .kubelet_socket = frontend::SocketIdOf(host_.Dirs().KubeletSocket())};
-  const lifecycle::Phase before = fsm_->phase();
-  const std::vector<lifecycle::Action> actions = fsm_->Handle(event, facts);
-  log::Debug(Cat("DRA driver: ", lifecycle::Describe(event), " in ", lifecycle::PhaseName(before),
-                 " -> ", lifecycle::PhaseName(fsm_->phase())));
-  for (const lifecycle::Action& action : actions) {
-    switch (action.kind) {
-      case Kind::kServe:
-        Drive(Serve(action.token));
-        break;
-      case Kind::kDropServer:
-        server_.reset();
-        break;
-      case Kind::kArmTimer:
-        timer_token_ = action.token;
-        timer_->ArmOnce(std::max(action.delay, milliseconds(1)));
-        break;
-      case Kind::kDisarmTimer:
-        timer_->Disarm();
-        timer_token_ = 0;
-        break;
-      case Kind::kLog:
-        if (action.level == lifecycle::Action::Level::kWarn) {
-          host_.ReportProblem(log::Level::kWarn, "registration", action.message,
-                              {.resource = options_.driver, .hca = {}, .event = "registration"});
-        } else {
-          log::Write(action.level == lifecycle::Action::Level::kInfo ? log::Level::kInfo
-                                                                     : log::Level::kDebug,
-                     action.message);
-        }
-        break;
-      case Kind::kRegister:  // kubelet.sock registration: not how a DRA driver registers
-      case Kind::kCancelRegister:
-        break;
-    }
-  }
+  Executor executor(*this);
+  lifecycle::Run(*fsm_, executor, event);
 }
 
 lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {

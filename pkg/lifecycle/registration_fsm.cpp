@@ -1,6 +1,7 @@
 #include "pkg/lifecycle/registration_fsm.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 namespace rdmadp::lifecycle {
@@ -92,32 +93,43 @@ milliseconds RetryPolicy::Next() {
 RegistrationFsm::RegistrationFsm(std::string resource, TokenSource* tokens, bool expect_stream)
     : resource_(std::move(resource)), tokens_(tokens), expect_stream_(expect_stream) {}
 
+// PhaseData's alternatives are in Phase's order.
+static_assert(std::variant_size_v<PhaseData> == static_cast<size_t>(Phase::kStreamGrace) + 1);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<static_cast<size_t>(Phase::kRegistering), PhaseData>,
+                   phase::Registering>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<static_cast<size_t>(Phase::kRegistered), PhaseData>,
+                   phase::Registered>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<static_cast<size_t>(Phase::kStreamGrace), PhaseData>,
+                   phase::StreamGrace>);
+
 std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
   std::vector<Action> out;
   using K = Event::Kind;
   switch (e.kind) {
     case K::kStart:
-      if (phase_ != Phase::kIdle) Handle(Event::Stop(), f).swap(out);
+      if (phase() != Phase::kIdle) Handle(Event::Stop(), f).swap(out);
       mode_ = e.mode;
       served_once_ = false;
       Serve(out);
       break;
     case K::kStop:
-      if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
-      attempt_ = 0;
+      CancelAttempt(out);
       Disarm(out);
       if (server_ != 0) out.push_back({.kind = Action::Kind::kDropServer});
       server_ = 0;
-      phase_ = Phase::kIdle;
+      state_ = phase::Idle{};
       break;
     case K::kServeDone:
       if (e.token == server_) OnServeDone(e, f, out);
       break;
     case K::kSocketDirAppeared:
-      if (phase_ == Phase::kNoSocketDir) {
+      if (In<phase::NoSocketDir>()) {
         Serve(out);
       } else if (mode_ == Mode::kKubelet && f.kubelet_socket.present() &&
-                 (phase_ == Phase::kNoKubelet || phase_ == Phase::kRegistered)) {
+                 (In<phase::NoKubelet>() || In<phase::Registered>())) {
         // A directory's watch is added when the directory appears, so a kubelet.sock created
         // in it before that was never reported: found by looking, it is that report.
         OnKubeletSocketCreated(f, out);
@@ -127,58 +139,53 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
       OnKubeletSocketCreated(f, out);
       break;
     case K::kOwnSocketDeleted:
-      if (server_ != 0 && phase_ != Phase::kIdle) {
+      if (server_ != 0 && !In<phase::Idle>()) {
         Log(Action::Level::kWarn,
             resource_ + ": our socket was removed (kubelet restart?); serving it again", out);
         // A Register in flight stays: the kubelet dials our socket by path, which the new
         // server takes over; cancelling could come after it reached the kubelet (twice).
-        Serve(out, /*keep_attempt=*/mode_ == Mode::kKubelet && phase_ == Phase::kRegistering);
+        Serve(out, /*keep_attempt=*/mode_ == Mode::kKubelet);
       }
       break;
     case K::kRegisterDone:
-      if (mode_ == Mode::kKubelet && e.token == attempt_ && phase_ == Phase::kRegistering) {
-        OnRegisterDone(e, f, out);
-      }
+      if (auto* r = In<phase::Registering>(); r && e.token == r->attempt) OnRegisterDone(e, f, out);
       break;
     case K::kStreamOpened:
       if (e.token != server_) break;
-      newest_stream_ = std::max(newest_stream_, e.stream);
+      streams_.newest = std::max(streams_.newest, e.stream);
       // The kubelet opens one stream per registration: the first after it is the
       // kubelet's. Any other client's stream (a monitoring tool) decides nothing.
-      if (e.stream <= stream_floor_ || kubelet_stream_ > stream_floor_) break;
-      kubelet_stream_ = e.stream;
-      kubelet_stream_open_ = true;
-      kubelet_stream_wall_ns_ = e.wall_ns;
-      if (mode_ == Mode::kWatcher && phase_ == Phase::kStreamGrace) {
-        phase_ = Phase::kPublished;
+      if (e.stream <= streams_.floor || streams_.kubelet > streams_.floor) break;
+      streams_.kubelet = e.stream;
+      streams_.kubelet_open = true;
+      streams_.kubelet_wall_ns = e.wall_ns;
+      if (mode_ == Mode::kWatcher && In<phase::StreamGrace>()) {
+        state_ = phase::Published{};
         Disarm(out);
       }
-      if (phase_ == Phase::kRegistered && awaiting_stream_) {
-        awaiting_stream_ = false;
-        Disarm(out);
+      if (auto* r = In<phase::Registered>()) {
+        if (r->awaiting_stream) {
+          r->awaiting_stream = false;
+          Disarm(out);
+        }
+        retry_.Reset();  // the registration is proven
       }
-      if (phase_ == Phase::kRegistered) retry_.Reset();  // the registration is proven
       break;
     case K::kStreamEnded:
       if (e.token != server_) break;
-      if (e.stream == kubelet_stream_) {
-        kubelet_stream_open_ = false;
-        kubelet_stream_ended_wall_ns_ = kubelet_stream_wall_ns_;
-      }
+      if (e.stream == streams_.kubelet) streams_.kubelet_open = false;
       OnStreamEnded(e, f, out);
       break;
     case K::kGetInfo:
       if (e.token != server_ || mode_ != Mode::kWatcher) break;
-      stream_floor_ = newest_stream_;  // the watcher registers us again: older streams are done
-      if (phase_ == Phase::kStreamGrace) {
-        phase_ = Phase::kPublished;
+      streams_.floor = streams_.newest;  // the watcher registers us again: older streams are done
+      if (In<phase::StreamGrace>()) {
+        state_ = phase::Published{};
         Disarm(out);
       }
       break;
     case K::kNotify:
-      if (e.token == server_ && mode_ == Mode::kWatcher && phase_ != Phase::kIdle) {
-        OnNotify(e, f, out);
-      }
+      if (e.token == server_ && mode_ == Mode::kWatcher && !In<phase::Idle>()) OnNotify(e, f, out);
       break;
     case K::kTimer:
       if (e.token != timer_ || timer_ == 0) break;
@@ -189,30 +196,30 @@ std::vector<Action> RegistrationFsm::Handle(const Event& e, const Facts& f) {
   return out;
 }
 
+void RegistrationFsm::CancelAttempt(std::vector<Action>& out) {
+  if (In<phase::Registering>()) out.push_back({.kind = Action::Kind::kCancelRegister});
+}
+
 void RegistrationFsm::Serve(std::vector<Action>& out, bool keep_attempt) {
-  if (!keep_attempt) {
-    if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
-    attempt_ = 0;
+  if (In<phase::Registering>() && !keep_attempt) {
+    CancelAttempt(out);
+    state_ = phase::RetryWait{};  // still owed a registration: the serve's answer starts one
   }
+  if (auto* r = In<phase::Registered>()) r->awaiting_stream = false;
   Disarm(out);
   if (server_ != 0) out.push_back({.kind = Action::Kind::kDropServer});
-  if (served_once_) ++recreations_;
+  if (served_once_) ++counts_.recreations;
   served_once_ = true;
   server_ = tokens_->Next();
-  awaiting_stream_ = false;
-  newest_stream_ = 0;
-  kubelet_stream_ = 0;
-  kubelet_stream_open_ = false;
-  stream_floor_ = 0;
+  streams_ = {};
   out.push_back({.kind = Action::Kind::kServe, .token = server_});
 }
 
 void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fresh) {
-  if (attempt_ != 0) out.push_back({.kind = Action::Kind::kCancelRegister});
-  attempt_ = 0;
+  CancelAttempt(out);
   Disarm(out);
   if (!f.kubelet_socket.present()) {
-    phase_ = Phase::kNoKubelet;
+    state_ = phase::NoKubelet{};
     if (!waiting_logged_) {
       waiting_logged_ = true;
       Log(Action::Level::kWarn,
@@ -225,14 +232,12 @@ void RegistrationFsm::Register(const Facts& f, std::vector<Action>& out, bool fr
     ArmTimer(retry_.Next(), out);
     return;
   }
-  attempt_ = tokens_->Next();
-  attempt_kubelet_ = f.kubelet_socket;
-  stream_floor_ = newest_stream_;
-  lost_while_registering_ = false;
-  kubelet_changed_during_attempt_ = false;
-  awaiting_stream_ = false;
-  phase_ = Phase::kRegistering;
-  out.push_back({.kind = Action::Kind::kRegister, .token = attempt_, .fresh = fresh});
+  phase::Registering attempt;
+  attempt.attempt = tokens_->Next();
+  attempt.kubelet = f.kubelet_socket;
+  streams_.floor = streams_.newest;
+  state_ = attempt;
+  out.push_back({.kind = Action::Kind::kRegister, .token = attempt.attempt, .fresh = fresh});
   ArmTimer(kRegisterAnswerDeadline, out);
 }
 
@@ -254,13 +259,14 @@ void RegistrationFsm::Disarm(std::vector<Action>& out) {
 }
 
 void RegistrationFsm::Registered(std::string_view how, std::vector<Action>& out, bool stream_kept) {
-  phase_ = Phase::kRegistered;
-  ++registrations_;
+  ++counts_.registrations;
   waiting_logged_ = false;
   Disarm(out);
   Log(Action::Level::kInfo, resource_ + ": " + std::string(how), out);
-  awaiting_stream_ = expect_stream_ && !stream_kept && !StreamSinceRegistration();
-  if (awaiting_stream_) {
+  phase::Registered registered;
+  registered.awaiting_stream = expect_stream_ && !stream_kept && !StreamSinceRegistration();
+  state_ = registered;
+  if (registered.awaiting_stream) {
     ArmTimer(kStreamWait, out);
   } else {
     retry_.Reset();  // proven: by its stream, or (no stream expected) by the answer itself
@@ -274,42 +280,42 @@ void RegistrationFsm::Log(Action::Level level, std::string message, std::vector<
 void RegistrationFsm::OnServeDone(const Event& e, const Facts& f, std::vector<Action>& out) {
   if (!e.ok) {
     server_ = 0;
+    CancelAttempt(out);  // kept across the re-serve, it dialled a socket that is gone
     if (e.dir_missing) {
-      phase_ = Phase::kNoSocketDir;  // the directory watch reports it: no timer
+      state_ = phase::NoSocketDir{};  // the directory watch reports it: no timer
       Log(Action::Level::kWarn, resource_ + ": " + e.detail, out);
       return;
     }
-    phase_ = Phase::kServeBackoff;
-    const milliseconds delay = Backoff(serve_retries_);
+    state_ = phase::ServeBackoff{};
+    const milliseconds delay = Backoff(counts_.serve_retries);
     Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
     ArmTimer(delay, out);
     return;
   }
-  if (mode_ == Mode::kKubelet) {
-    if (attempt_ != 0) {  // kept across the re-serve: its answer decides
-      phase_ = Phase::kRegistering;
-      ArmTimer(kRegisterAnswerDeadline, out);  // Serve() disarmed the watchdog
-      return;
-    }
-    Register(f, out);
+  if (mode_ == Mode::kWatcher) {
+    state_ = phase::Published{};
+  } else if (In<phase::Registering>()) {     // kept across the re-serve: its answer decides
+    ArmTimer(kRegisterAnswerDeadline, out);  // Serve() disarmed the watchdog
   } else {
-    phase_ = Phase::kPublished;
+    Register(f, out);
   }
 }
 
 void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>& out) {
   if (mode_ == Mode::kWatcher) {
     // A kubelet is starting: its plugin watcher walks plugins_registry and will find us.
-    if (phase_ == Phase::kStreamGrace) ArmTimer(kWatcherGrace, out);
+    if (In<phase::StreamGrace>()) ArmTimer(kWatcherGrace, out);
     return;
   }
   if (!f.kubelet_socket.present()) return;
   announced_ = f.kubelet_socket;
-  switch (phase_) {
+  switch (phase()) {
     case Phase::kRegistering:
       // Never cancel: the attempt dials by path and may already have reached the new
       // kubelet (cancelling then sends a second Register). Its answer decides (below).
-      if (!(f.kubelet_socket == attempt_kubelet_)) kubelet_changed_during_attempt_ = true;
+      if (auto* r = In<phase::Registering>(); !(f.kubelet_socket == r->kubelet)) {
+        r->kubelet_changed = true;
+      }
       return;
     case Phase::kRegistered:
       if (f.kubelet_socket == registered_with_) return;  // the kubelet we are registered with
@@ -326,17 +332,18 @@ void RegistrationFsm::OnKubeletSocketCreated(const Facts& f, std::vector<Action>
 }
 
 void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector<Action>& out) {
-  attempt_ = 0;
-  const bool other_kubelet = f.kubelet_socket.present() && !(f.kubelet_socket == attempt_kubelet_);
+  const phase::Registering done = *In<phase::Registering>();
+  state_ = phase::RetryWait{};  // the attempt is over; each outcome below picks the phase
+  const bool other_kubelet = f.kubelet_socket.present() && !(f.kubelet_socket == done.kubelet);
   switch (e.outcome) {
     case RegisterOutcome::kOk:
-      if (lost_while_registering_ && kubelet_changed_during_attempt_ &&
-          OlderThanKubeletSocket(kubelet_stream_ended_wall_ns_, f)) {
+      if (done.stream_lost && done.kubelet_changed &&
+          OlderThanKubeletSocket(done.lost_stream_wall_ns, f)) {
         // The attempt's stream, accepted before the current kubelet.sock existed, is gone:
         // the answer came from the kubelet that died with it (late: a busy or stopped
         // process). The new kubelet has not heard of us; its kubelet.sock event was only
         // noted during the attempt, so this is that event's registration, not a retry.
-        ++registrations_;
+        ++counts_.registrations;
         Log(Action::Level::kInfo,
             resource_ +
                 ": registered with the previous kubelet, which is gone (its stream "
@@ -346,16 +353,15 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
         return;
       }
       // An answer comes from a live kubelet: the new one if kubelet.sock changed meanwhile.
-      registered_with_ = kubelet_changed_during_attempt_ && f.kubelet_socket.present()
-                             ? f.kubelet_socket
-                             : attempt_kubelet_;
+      registered_with_ =
+          done.kubelet_changed && f.kubelet_socket.present() ? f.kubelet_socket : done.kubelet;
       if (registered_with_ == announced_) announced_ = {};  // from now on it may die
       Registered("registered with the kubelet", out);
-      if (lost_while_registering_) LostStream(f, out);  // its stream is already gone
+      if (done.stream_lost) LostStream(f, out);  // its stream is already gone
       return;
     case RegisterOutcome::kAlreadyConnected:
-      if (kubelet_stream_open_) {  // its stream predates this attempt, and stays ours
-        registered_with_ = attempt_kubelet_;
+      if (streams_.kubelet_open) {  // its stream predates this attempt, and stays ours
+        registered_with_ = done.kubelet;
         if (registered_with_ == announced_) announced_ = {};
         Registered("the kubelet already holds our connection (" + e.detail + "); registered", out,
                    /*stream_kept=*/true);
@@ -367,12 +373,12 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
         Register(f, out);
         return;
       }
-      if (announced_.present() && attempt_kubelet_ == announced_) {
+      if (announced_.present() && done.kubelet == announced_) {
         // Probed between the new kubelet's bind() and listen(): wait for it to listen.
         Register(f, out, /*fresh=*/true);
         return;
       }
-      phase_ = Phase::kNoKubelet;
+      state_ = phase::NoKubelet{};
       if (!waiting_logged_) {
         waiting_logged_ = true;
         Log(Action::Level::kWarn,
@@ -385,19 +391,18 @@ void RegistrationFsm::OnRegisterDone(const Event& e, const Facts& f, std::vector
     case RegisterOutcome::kFailed:
       break;
   }
-  ++failures_;
+  ++counts_.failures;
   if (other_kubelet) {
     Register(f, out);
     return;
   }
-  phase_ = Phase::kRetryWait;
-  const milliseconds delay = Backoff(register_retries_);
+  const milliseconds delay = Backoff(counts_.register_retries);
   Log(Action::Level::kWarn, resource_ + ": " + e.detail + "; retrying in " + Ms(delay), out);
   ArmTimer(delay, out);
 }
 
 void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<Action>& out) {
-  if (e.stream != kubelet_stream_ || e.stream <= stream_floor_) {
+  if (e.stream != streams_.kubelet || e.stream <= streams_.floor) {
     Log(Action::Level::kDebug,
         resource_ + ": ListAndWatch stream " + std::to_string(e.stream) +
             " ended; not the kubelet's current one (another client's, or replaced by a newer "
@@ -406,9 +411,14 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
     return;
   }
   if (mode_ == Mode::kKubelet) {
-    // The stream of the attempt in flight: the answer may still say OK, but it is gone.
-    if (phase_ == Phase::kRegistering) lost_while_registering_ = true;
-    if (phase_ == Phase::kRegistered && OlderThanKubeletSocket(kubelet_stream_wall_ns_, f)) {
+    if (auto* r = In<phase::Registering>()) {
+      // The stream of the attempt in flight: the answer may still say OK, but it is gone.
+      r->stream_lost = true;
+      r->lost_stream_wall_ns = streams_.kubelet_wall_ns;
+      return;
+    }
+    if (!In<phase::Registered>()) return;  // already waiting to register
+    if (OlderThanKubeletSocket(streams_.kubelet_wall_ns, f)) {
       // A stream of a kubelet older than the current kubelet.sock: the kubelet now running
       // has not registered us (its stream would be newer). Its kubelet.sock event is why we
       // register, once, not a loss to damp.
@@ -420,21 +430,21 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
       Register(f, out);
       return;
     }
-    if (phase_ == Phase::kRegistered) LostStream(f, out);
-    return;  // otherwise already waiting to register
+    LostStream(f, out);
+    return;
   }
-  if (phase_ != Phase::kPublished && phase_ != Phase::kRegistered) return;
+  if (!In<phase::Published>() && !In<phase::Registered>()) return;
   // A stream accepted before the current kubelet.sock was created belongs to an older
   // kubelet, however late its events reach us (a stopped process resumes with the old
   // kubelet's Notify and the new kubelet.sock both in view).
-  const bool stream_of_current_kubelet = !OlderThanKubeletSocket(kubelet_stream_wall_ns_, f);
-  if (phase_ == Phase::kRegistered && f.kubelet_listening && f.kubelet_socket.present() &&
+  const bool stream_of_current_kubelet = !OlderThanKubeletSocket(streams_.kubelet_wall_ns, f);
+  if (In<phase::Registered>() && f.kubelet_listening && f.kubelet_socket.present() &&
       f.kubelet_socket == registered_with_ && stream_of_current_kubelet) {
     // The kubelet that registered us is alive and dropped us: it will not walk the
     // registry again, only a new socket brings it back.
     out.push_back({.kind = Action::Kind::kDropServer});
     server_ = 0;
-    phase_ = Phase::kServeBackoff;
+    state_ = phase::ServeBackoff{};
     const milliseconds delay = losses_.Take(f.now);
     Log(Action::Level::kWarn,
         resource_ +
@@ -445,7 +455,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
     ArmTimer(delay, out);
     return;
   }
-  phase_ = Phase::kStreamGrace;
+  state_ = phase::StreamGrace{};
   const milliseconds grace = kWatcherGrace + losses_.Take(f.now);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet's ListAndWatch stream ended; waiting " + Ms(grace) +
@@ -455,7 +465,7 @@ void RegistrationFsm::OnStreamEnded(const Event& e, const Facts& f, std::vector<
 }
 
 void RegistrationFsm::LostStream(const Facts& f, std::vector<Action>& out) {
-  phase_ = Phase::kRetryWait;
+  state_ = phase::RetryWait{};
   const milliseconds delay = losses_.Take(f.now);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet's ListAndWatch stream ended; registering again" +
@@ -468,27 +478,27 @@ void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Actio
   // Which kubelet registered us decides what its stream's end means (OnStreamEnded): an
   // answer handled before the current kubelet.sock existed came from an older kubelet.
   if (e.ok) registered_with_ = OlderThanKubeletSocket(e.wall_ns, f) ? SocketId{} : f.kubelet_socket;
-  if (e.ok && phase_ == Phase::kStreamGrace) {
+  if (e.ok && In<phase::StreamGrace>()) {
     // The answer to the registration whose stream already ended (a new registration would
     // have called GetInfo first): counted, and the grace keeps running.
-    ++registrations_;
+    ++counts_.registrations;
     return;
   }
   if (e.ok) {
     Registered("registered by the kubelet's plugin watcher", out);
     return;
   }
-  if (e.detail.find("already connected") != std::string::npos && kubelet_stream_open_) {
+  if (e.detail.find("already connected") != std::string::npos && streams_.kubelet_open) {
     Registered("the kubelet already holds our connection (" + e.detail + "); registered", out,
                /*stream_kept=*/true);
     return;
   }
   // The kubelet does not retry until the socket is re-created: re-create it, damped.
-  ++failures_;
+  ++counts_.failures;
   out.push_back({.kind = Action::Kind::kDropServer});
   server_ = 0;
-  phase_ = Phase::kServeBackoff;
-  const milliseconds delay = Backoff(register_retries_);
+  state_ = phase::ServeBackoff{};
+  const milliseconds delay = Backoff(counts_.register_retries);
   Log(Action::Level::kWarn,
       resource_ + ": the kubelet rejected the registration: " + e.detail +
           "; re-creating the socket in " + Ms(delay),
@@ -497,7 +507,7 @@ void RegistrationFsm::OnNotify(const Event& e, const Facts& f, std::vector<Actio
 }
 
 void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
-  switch (phase_) {
+  switch (phase()) {
     case Phase::kServeBackoff:
       Serve(out);
       return;
@@ -506,7 +516,7 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
       Register(f, out);
       return;
     case Phase::kStreamGrace:
-      if (f.streams_opened > newest_stream_) {  // a stream's open event is queued behind us
+      if (f.streams_opened > streams_.newest) {  // a stream's open event is queued behind us
         ArmTimer(kStreamWait, out);
         return;
       }
@@ -515,27 +525,26 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
           out);
       Serve(out);
       return;
-    case Phase::kRegistering:
-      out.push_back({.kind = Action::Kind::kCancelRegister});
-      attempt_ = 0;
-      ++failures_;
-      phase_ = Phase::kRetryWait;
-      {
-        const milliseconds delay = Backoff(register_retries_);
-        Log(Action::Level::kWarn,
-            resource_ + ": no answer to the registration within " + Ms(kRegisterAnswerDeadline) +
-                "; cancelled it, registering again in " + Ms(delay),
-            out);
-        ArmTimer(delay, out);
-      }
+    case Phase::kRegistering: {
+      CancelAttempt(out);
+      ++counts_.failures;
+      state_ = phase::RetryWait{};
+      const milliseconds delay = Backoff(counts_.register_retries);
+      Log(Action::Level::kWarn,
+          resource_ + ": no answer to the registration within " + Ms(kRegisterAnswerDeadline) +
+              "; cancelled it, registering again in " + Ms(delay),
+          out);
+      ArmTimer(delay, out);
       return;
-    case Phase::kRegistered:
-      if (!awaiting_stream_) return;
-      if (f.streams_opened > newest_stream_) {  // its open event is queued behind this timer
+    }
+    case Phase::kRegistered: {
+      auto* registered = In<phase::Registered>();
+      if (!registered->awaiting_stream) return;
+      if (f.streams_opened > streams_.newest) {  // its open event is queued behind this timer
         ArmTimer(kStreamWait, out);
         return;
       }
-      awaiting_stream_ = false;
+      registered->awaiting_stream = false;
       Log(Action::Level::kWarn,
           resource_ + ": registered, but the kubelet's ListAndWatch stream did not arrive within " +
               Ms(kStreamWait),
@@ -546,6 +555,7 @@ void RegistrationFsm::OnTimer(const Facts& f, std::vector<Action>& out) {
         Serve(out);  // the watcher registers a re-created socket again
       }
       return;
+    }
     default:
       return;
   }

@@ -1,7 +1,10 @@
 // The registration lifecycle of one resource, as a pure state machine: events and facts in,
 // actions out. No I/O, no threads, no clock of its own (the caller passes `now`), so every
-// path is a table-driven unit test. The Manager owns one per resource on the event loop and
-// carries out the actions (serve a socket, start or cancel a Register, arm a timer).
+// path is a unit test, and the table below is checked row by row. Each front end owns one
+// per resource (the DRA front end one for its driver) on the event loop, and carries out
+// the actions through RegistrationExecutor (registration_executor.h): serve a socket, start
+// or cancel a Register, arm a timer. Data that only one phase has lives in that phase
+// (PhaseData), so it cannot outlive it.
 //
 // Why it looks like this (docs/kubelet-versions.md):
 //  - exactly one registration per event: a successful registration disarms every pending
@@ -38,33 +41,116 @@
 //    per process and never repeat, so a result of an old incarnation can never match.
 //
 // clang-format off
-// State × event, kubelet mode ("—" = ignored; Register = start an attempt against the
-// kubelet.sock of `facts`, or NoKubelet + damped timer if it is missing; "retry" = RetryWait +
-// damped timer).
+// Transitions, one per line: in `phase`, `event` leads to `after` and these actions, in
+// order (logging left out). Any pair of phase and event not listed changes nothing that
+// decides a later event. test/unit/registration_table_test.cpp reads these lines, puts a
+// machine into each phase and hands it each event: a row that disagrees with the machine,
+// or a transition missing here, fails it.
 //
-//  state        | ServeDone ok | kubelet.sock new | RegisterDone          | kubelet stream end | Timer      | OwnSocketDeleted
-//  -------------+--------------+------------------+-----------------------+--------------------+------------+-----------------
-//  ServeBackoff | Register     | —                | —                     | —                  | Serve      | —
-//  NoKubelet    | Register     | Register (fresh) | —                     | —                  | Register   | Serve
-//  Registering  | keep the     | — (noted)        | ok: Registered        | noted: lost after  | no answer: | Serve, keep the
-//               | attempt      |                  | already + stream:     | the answer         | cancel,    | attempt
-//               |              |                  |   Registered          |                    | retry      |
-//               |              |                  | down: NoKubelet+probe |                    |            |
-//               |              |                  | failed: retry         |                    |            |
-//  Registered   | Register     | Register (same   | —                     | retry (at once     | no stream: | Serve
-//               |              | kubelet: —)      |                       | first)             | retry      |
-//  RetryWait    | Register     | Register (fresh) | —                     | —                  | Register   | Serve
+// Phases, as the test reaches them: ServeBackoff and NoSocketDir, the first serve failed
+// (the directory existed or not); NoKubelet, served with no kubelet.sock; Registering, a
+// Register in flight with the kubelet's stream open (v1.25+ opens it before answering);
+// Registered, answered with the stream open ("no stream yet": answered first, as v1.24
+// does, and the kStreamWait watchdog armed); RetryWait, the Register failed; watcher
+// Published, after the watcher's GetInfo and the kubelet's stream; StreamGrace, registered
+// and the stream ended while the kubelet was away.
+// Events: "ServeDone ok/failed" answers the re-serve the phase starts (its timer in
+// ServeBackoff, the directory in NoSocketDir, our socket's removal elsewhere); "kubelet.sock
+// new/same" is a kubelet.sock creation with a new or the same identity; "RegisterDone
+// already" is v1.37's "already connected"; "stream ends" is the kubelet's stream, with the
+// kubelet.sock listening or not. Actions: Serve (then its answer's), Drop (the server),
+// Register(fresh: no liveness probe), Cancel (the Register), Arm(ms), Disarm. The fresh
+// machine's retry policy is at its start: a failure retries at once, then 500 ms.
 //
-// State × event, watcher mode:
+//  mode    | phase                      | event                          | after                              | actions
+//  kubelet | ServeBackoff               | ServeDone ok                   | Registering                        | Register Arm(15000)
+//  kubelet | ServeBackoff               | ServeDone failed               | ServeBackoff                       | Arm(500)
+//  kubelet | ServeBackoff               | Timer                          | Registering                        | Serve Register Arm(15000)
+//  kubelet | ServeBackoff               | Stop                           | Idle                               | Disarm
+//  kubelet | NoSocketDir                | ServeDone ok                   | Registering                        | Register Arm(15000)
+//  kubelet | NoSocketDir                | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  kubelet | NoSocketDir                | SocketDirAppeared              | Registering                        | Serve Register Arm(15000)
+//  kubelet | NoSocketDir                | Stop                           | Idle                               | -
+//  kubelet | NoKubelet                  | ServeDone ok                   | NoKubelet                          | Arm(500)
+//  kubelet | NoKubelet                  | ServeDone failed               | ServeBackoff                       | Arm(500)
+//  kubelet | NoKubelet                  | kubelet.sock new               | Registering                        | Disarm Register(fresh) Arm(15000)
+//  kubelet | NoKubelet                  | Timer                          | NoKubelet                          | Arm(500)
+//  kubelet | NoKubelet                  | OwnSocketDeleted               | NoKubelet                          | Disarm Drop Serve Arm(500)
+//  kubelet | NoKubelet                  | Stop                           | Idle                               | Disarm Drop
+//  kubelet | Registering                | ServeDone ok                   | Registering                        | Arm(15000)
+//  kubelet | Registering                | ServeDone failed               | ServeBackoff                       | Cancel Arm(0)
+//  kubelet | Registering                | kubelet.sock new               | Registering (kubelet.sock changed) | -
+//  kubelet | Registering                | RegisterDone ok                | Registered                         | Disarm
+//  kubelet | Registering                | RegisterDone already           | Registered                         | Disarm
+//  kubelet | Registering                | RegisterDone down              | NoKubelet                          | Arm(0)
+//  kubelet | Registering                | RegisterDone failed            | RetryWait                          | Arm(0)
+//  kubelet | Registering                | stream ends                    | Registering (stream lost)          | -
+//  kubelet | Registering                | stream ends, kubelet listening | Registering (stream lost)          | -
+//  kubelet | Registering                | Timer                          | RetryWait                          | Cancel Arm(0)
+//  kubelet | Registering                | OwnSocketDeleted               | Registering                        | Disarm Drop Serve Arm(15000)
+//  kubelet | Registering                | Stop                           | Idle                               | Cancel Disarm Drop
+//  kubelet | Registered                 | ServeDone ok                   | Registering                        | Register Arm(15000)
+//  kubelet | Registered                 | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  kubelet | Registered                 | kubelet.sock new               | Registering                        | Register(fresh) Arm(15000)
+//  kubelet | Registered                 | stream ends                    | RetryWait                          | Arm(0)
+//  kubelet | Registered                 | stream ends, kubelet listening | RetryWait                          | Arm(0)
+//  kubelet | Registered                 | OwnSocketDeleted               | Registering                        | Drop Serve Register Arm(15000)
+//  kubelet | Registered                 | Stop                           | Idle                               | Drop
+//  kubelet | Registered (no stream yet) | ServeDone ok                   | Registering                        | Register Arm(15000)
+//  kubelet | Registered (no stream yet) | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  kubelet | Registered (no stream yet) | kubelet.sock new               | Registering                        | Disarm Register(fresh) Arm(15000)
+//  kubelet | Registered (no stream yet) | stream opens                   | Registered                         | Disarm
+//  kubelet | Registered (no stream yet) | Timer                          | RetryWait                          | Arm(0)
+//  kubelet | Registered (no stream yet) | OwnSocketDeleted               | Registering                        | Disarm Drop Serve Register Arm(15000)
+//  kubelet | Registered (no stream yet) | Stop                           | Idle                               | Disarm Drop
+//  kubelet | RetryWait                  | ServeDone ok                   | Registering                        | Register Arm(15000)
+//  kubelet | RetryWait                  | ServeDone failed               | ServeBackoff                       | Arm(500)
+//  kubelet | RetryWait                  | kubelet.sock new               | Registering                        | Disarm Register(fresh) Arm(15000)
+//  kubelet | RetryWait                  | kubelet.sock same              | Registering                        | Disarm Register(fresh) Arm(15000)
+//  kubelet | RetryWait                  | Timer                          | Registering                        | Register Arm(15000)
+//  kubelet | RetryWait                  | OwnSocketDeleted               | Registering                        | Disarm Drop Serve Register Arm(15000)
+//  kubelet | RetryWait                  | Stop                           | Idle                               | Disarm Drop
 //
-//  state        | ServeDone ok | GetInfo / new stream | Notify(true) | Notify(false)      | kubelet stream end        | kubelet.sock new | Timer
-//  -------------+--------------+----------------------+--------------+--------------------+---------------------------+------------------+-----------
-//  ServeBackoff | Published    | —                    | —            | —                  | —                         | —                | Serve
-//  Published    | —            | —                    | Registered   | drop, ServeBackoff | StreamGrace + timer       | —                | —
-//  Registered   | —            | —                    | Registered   | drop, ServeBackoff | same live kubelet: drop,  | —                | no stream:
-//               |              |                      |              |                    | ServeBackoff; else        |                  | Serve
-//               |              |                      |              |                    | StreamGrace + timer       |                  |
-//  StreamGrace  | —            | Published, disarm    | counted      | drop, ServeBackoff | —                         | re-arm grace     | Serve (once)
+//  watcher | ServeBackoff               | ServeDone ok                   | Published                          | -
+//  watcher | ServeBackoff               | ServeDone failed               | ServeBackoff                       | Arm(500)
+//  watcher | ServeBackoff               | Timer                          | Published                          | Serve
+//  watcher | ServeBackoff               | Stop                           | Idle                               | Disarm
+//  watcher | NoSocketDir                | ServeDone ok                   | Published                          | -
+//  watcher | NoSocketDir                | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  watcher | NoSocketDir                | SocketDirAppeared              | Published                          | Serve
+//  watcher | NoSocketDir                | Stop                           | Idle                               | -
+//  watcher | Published                  | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  watcher | Published                  | stream ends                    | StreamGrace                        | Arm(2500)
+//  watcher | Published                  | stream ends, kubelet listening | StreamGrace                        | Arm(2500)
+//  watcher | Published                  | Notify ok                      | Registered                         | -
+//  watcher | Published                  | Notify rejected                | ServeBackoff                       | Drop Arm(0)
+//  watcher | Published                  | OwnSocketDeleted               | Published                          | Drop Serve
+//  watcher | Published                  | Stop                           | Idle                               | Drop
+//  watcher | Registered                 | ServeDone ok                   | Published                          | -
+//  watcher | Registered                 | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  watcher | Registered                 | stream ends                    | StreamGrace                        | Arm(2500)
+//  watcher | Registered                 | stream ends, kubelet listening | ServeBackoff                       | Drop Arm(0)
+//  watcher | Registered                 | Notify rejected                | ServeBackoff                       | Drop Arm(0)
+//  watcher | Registered                 | OwnSocketDeleted               | Published                          | Drop Serve
+//  watcher | Registered                 | Stop                           | Idle                               | Drop
+//  watcher | Registered (no stream yet) | ServeDone ok                   | Published                          | -
+//  watcher | Registered (no stream yet) | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  watcher | Registered (no stream yet) | stream opens                   | Registered                         | Disarm
+//  watcher | Registered (no stream yet) | Notify ok                      | Registered (no stream yet)         | Disarm Arm(2000)
+//  watcher | Registered (no stream yet) | Notify rejected                | ServeBackoff                       | Drop Arm(0)
+//  watcher | Registered (no stream yet) | Timer                          | Published                          | Drop Serve
+//  watcher | Registered (no stream yet) | OwnSocketDeleted               | Published                          | Disarm Drop Serve
+//  watcher | Registered (no stream yet) | Stop                           | Idle                               | Disarm Drop
+//  watcher | StreamGrace                | ServeDone ok                   | Published                          | -
+//  watcher | StreamGrace                | ServeDone failed               | ServeBackoff                       | Arm(0)
+//  watcher | StreamGrace                | kubelet.sock new               | StreamGrace                        | Arm(2500)
+//  watcher | StreamGrace                | kubelet.sock same              | StreamGrace                        | Arm(2500)
+//  watcher | StreamGrace                | GetInfo                        | Published                          | Disarm
+//  watcher | StreamGrace                | Notify rejected                | ServeBackoff                       | Drop Arm(0)
+//  watcher | StreamGrace                | Timer                          | Published                          | Drop Serve
+//  watcher | StreamGrace                | OwnSocketDeleted               | Published                          | Disarm Drop Serve
+//  watcher | StreamGrace                | Stop                           | Idle                               | Disarm Drop
+// End of transitions.
 // clang-format on
 //
 // Kubelet mode, a restart seen late: a stream accepted before the current kubelet.sock was
@@ -87,6 +173,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace rdmadp::lifecycle {
@@ -253,6 +340,33 @@ enum class Phase {
   kStreamGrace,
 };
 
+// Each phase with the data that lives only while the machine is in it. PhaseData's
+// alternatives are in Phase's order: a phase is its index.
+namespace phase {
+struct Idle {};
+struct NoSocketDir {};
+struct ServeBackoff {};
+struct NoKubelet {};
+struct Registering {  // kubelet mode: a Register is in flight
+  uint64_t attempt = 0;
+  SocketId kubelet;  // the kubelet.sock it dialled
+  // The kubelet's stream ended before the answer came (the answer may still say OK), and
+  // when the server had accepted that stream (0: unknown).
+  bool stream_lost = false;
+  int64_t lost_stream_wall_ns = 0;
+  bool kubelet_changed = false;  // kubelet.sock was re-created meanwhile
+};
+struct Registered {
+  bool awaiting_stream = false;  // the watchdog for the kubelet's first stream is armed
+};
+struct RetryWait {};
+struct Published {};
+struct StreamGrace {};
+}  // namespace phase
+using PhaseData = std::variant<phase::Idle, phase::NoSocketDir, phase::ServeBackoff,
+                               phase::NoKubelet, phase::Registering, phase::Registered,
+                               phase::RetryWait, phase::Published, phase::StreamGrace>;
+
 // For debug traces: "Registering", "StreamEnded(server 4, stream 2)".
 std::string_view PhaseName(Phase phase);
 std::string Describe(const Event& event);
@@ -289,26 +403,53 @@ class RegistrationFsm {
 
   std::vector<Action> Handle(const Event& event, const Facts& facts);
 
-  Phase phase() const { return phase_; }
+  Phase phase() const { return static_cast<Phase>(state_.index()); }
+  const PhaseData& state() const { return state_; }
   Mode mode() const { return mode_; }
   // Registered and, as far as we know, connected.
-  bool registered() const { return phase_ == Phase::kRegistered; }
-  uint64_t registrations() const { return registrations_; }
-  uint64_t socket_recreations() const { return recreations_; }
+  bool registered() const { return phase() == Phase::kRegistered; }
+  uint64_t registrations() const { return counts_.registrations; }
+  uint64_t socket_recreations() const { return counts_.recreations; }
   // Registers that failed or were rejected, and negative notifications (not "no listener").
-  uint64_t registration_failures() const { return failures_; }
+  uint64_t registration_failures() const { return counts_.failures; }
   // Waits on a back-off timer before the next try (N > 0 in "retrying in N ms" and its
   // kin in the log): serve, after a socket that could not be served; register, after a
   // Register that failed, went unanswered or that the kubelet's watcher rejected. A retry
   // at once is no wait, and a directory that does not exist yet is no retry (its watch
   // reports it).
-  uint64_t serve_retries() const { return serve_retries_; }
-  uint64_t register_retries() const { return register_retries_; }
+  uint64_t serve_retries() const { return counts_.serve_retries; }
+  uint64_t register_retries() const { return counts_.register_retries; }
 
  private:
-  // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode).
+  // The streams of the current server incarnation (their ids restart with each one).
+  struct Streams {
+    uint64_t newest = 0;
+    uint64_t floor = 0;  // streams up to this id predate our latest registration
+    // The kubelet's stream: the first opened after the latest registration. Only its end
+    // means the kubelet lost us; other clients' streams (any process may call
+    // ListAndWatch on our socket) change nothing.
+    uint64_t kubelet = 0;
+    bool kubelet_open = false;
+    int64_t kubelet_wall_ns = 0;  // when the server accepted it (0: unknown)
+  };
+  struct Counts {
+    uint64_t registrations = 0;
+    uint64_t recreations = 0;
+    uint64_t failures = 0;
+    uint64_t serve_retries = 0;
+    uint64_t register_retries = 0;
+  };
+
+  template <typename P>
+  P* In() {
+    return std::get_if<P>(&state_);
+  }
+  // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode). The
+  // phase stays until the serve's answer.
   void Serve(std::vector<Action>& out, bool keep_attempt = false);
   void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
+  // Cancels the Register in flight, if any.
+  void CancelAttempt(std::vector<Action>& out);
   void ArmTimer(milliseconds delay, std::vector<Action>& out);
   // The next back-off wait after a failure, counted in `waits` unless it is none (at once).
   milliseconds Backoff(uint64_t& waits);
@@ -325,7 +466,7 @@ class RegistrationFsm {
   // Kubelet mode: register again, rate-limited.
   void LostStream(const Facts& f, std::vector<Action>& out);
   bool StreamSinceRegistration() const {
-    return kubelet_stream_ > stream_floor_ && kubelet_stream_open_;
+    return streams_.kubelet > streams_.floor && streams_.kubelet_open;
   }
   void OnTimer(const Facts& f, std::vector<Action>& out);
   // A stream accepted (or a Notify handled) at `wall_ns` (0: unknown) came from a kubelet
@@ -345,39 +486,21 @@ class RegistrationFsm {
   TokenSource* const tokens_;
   const bool expect_stream_;
   Mode mode_ = Mode::kKubelet;
-  Phase phase_ = Phase::kIdle;
-  RetryPolicy retry_;     // failures: Register failed, unanswered, no listener; serve failed
-  LossLimiter losses_;    // a live kubelet lost our stream
-  uint64_t server_ = 0;   // current server incarnation (0: none)
-  uint64_t attempt_ = 0;  // Register in flight (0: none)
-  uint64_t timer_ = 0;    // armed timer (0: none)
-  SocketId attempt_kubelet_;
+  PhaseData state_;
+  RetryPolicy retry_;    // failures: Register failed, unanswered, no listener; serve failed
+  LossLimiter losses_;   // a live kubelet lost our stream
+  uint64_t server_ = 0;  // current server incarnation (0: none)
+  uint64_t timer_ = 0;   // armed timer (0: none)
+  Streams streams_;
+  // The kubelet that registered us last, by its kubelet.sock (none: unknown, or a kubelet
+  // older than the current kubelet.sock).
   SocketId registered_with_;
   // The kubelet.sock whose creation inotify reported last, until we register with it: a
   // "no listener" for it means the kubelet sits between bind() and listen(), not dead.
   SocketId announced_;
-  // Streams of the current server incarnation (ids restart with every incarnation).
-  uint64_t newest_stream_ = 0;
-  uint64_t stream_floor_ = 0;  // streams up to this id predate our latest registration
-  // The kubelet's stream: the first opened after the latest registration. Only its end
-  // means the kubelet lost us; other clients' streams (any process may call ListAndWatch
-  // on our socket) change nothing.
-  uint64_t kubelet_stream_ = 0;
-  bool kubelet_stream_open_ = false;
-  int64_t kubelet_stream_wall_ns_ = 0;        // when the server accepted it (0: unknown)
-  int64_t kubelet_stream_ended_wall_ns_ = 0;  // the same, of the latest one that ended
-  bool waiting_logged_ = false;
-  // Kubelet mode: a stream of the attempt in flight ended before its answer arrived.
-  bool lost_while_registering_ = false;
-  // Kubelet mode: kubelet.sock was re-created while an attempt was in flight.
-  bool kubelet_changed_during_attempt_ = false;
-  bool awaiting_stream_ = false;  // registered; the watchdog for its first stream is armed
-  bool served_once_ = false;      // since the last Start: later serves are re-creations
-  uint64_t registrations_ = 0;
-  uint64_t recreations_ = 0;
-  uint64_t failures_ = 0;
-  uint64_t serve_retries_ = 0;
-  uint64_t register_retries_ = 0;
+  bool waiting_logged_ = false;  // the wait for kubelet.sock was reported once
+  bool served_once_ = false;     // since the last Start: later serves are re-creations
+  Counts counts_;
 };
 
 }  // namespace rdmadp::lifecycle

@@ -2,92 +2,14 @@
 // used to fight the kubelet (docs/kubelet-versions.md), each asserting exact counts.
 #include <gtest/gtest.h>
 
-#include "pkg/lifecycle/registration_fsm.h"
+#include "test/unit/fsm_driver.h"
 
 namespace rdmadp::lifecycle {
 namespace {
 
+using test_support::Driver;
+
 using std::chrono::milliseconds;
-
-// Carries out actions the way the Manager does, counting them. Serve succeeds unless told.
-struct Driver {
-  explicit Driver(Mode mode = Mode::kKubelet, bool expect_stream = true)
-      : fsm("rdma/a", &tokens, expect_stream) {
-    Do(Event::Start(mode));
-  }
-
-  std::vector<Action> Do(const Event& e) {
-    std::vector<Action> actions = fsm.Handle(e, facts);
-    std::vector<Action> all = actions;
-    for (const Action& a : actions) {
-      switch (a.kind) {
-        case Action::Kind::kServe: {
-          ++serves;
-          server = a.token;
-          auto more = Do(serve_fails ? Event::ServeFailed(a.token, dir_missing, "cannot listen")
-                                     : Event::ServeOk(a.token));
-          all.insert(all.end(), more.begin(), more.end());
-          break;
-        }
-        case Action::Kind::kDropServer:
-          ++drops;
-          break;
-        case Action::Kind::kRegister:
-          ++registers;
-          attempt = a.token;
-          break;
-        case Action::Kind::kCancelRegister:
-          ++cancels;
-          break;
-        case Action::Kind::kArmTimer:
-          timer = a.token;
-          timer_delay = a.delay;
-          break;
-        case Action::Kind::kDisarmTimer:
-          timer = 0;
-          break;
-        case Action::Kind::kLog:
-          log += a.message + "\n";
-          break;
-      }
-    }
-    return all;
-  }
-  void Advance(milliseconds d) { facts.now += d; }
-  // Fires the armed timer after its delay; false if none is armed.
-  bool FireTimer() {
-    if (timer == 0) return false;
-    Advance(timer_delay);
-    const uint64_t t = timer;
-    timer = 0;
-    Do(Event::Timer(t));
-    return true;
-  }
-  void RegisterAnswers(RegisterOutcome o, std::string detail = "") {
-    Do(Event::RegisterDone(attempt, o, std::move(detail)));
-  }
-  void KubeletRestarts(SocketId next) {
-    facts.kubelet_socket = next;
-    Do(Event::KubeletSocketCreated());
-  }
-  // Starts the machine again with kubelet.sock missing; answers the Registers made so far.
-  int RestartWithoutKubeletSock() {
-    facts.kubelet_socket = {};
-    Do(Event::Stop());
-    Do(Event::Start(Mode::kKubelet));
-    return registers;
-  }
-
-  TokenSource tokens;
-  RegistrationFsm fsm{"rdma/a", &tokens};
-  Facts facts{Clock::time_point{}, SocketId{.inode = 10, .ctime_ns = 1}};
-  bool serve_fails = false;
-  bool dir_missing = false;
-  uint64_t server = 0, attempt = 0, timer = 0;
-  milliseconds timer_delay{0};
-  int serves = 0, registers = 0, drops = 0, cancels = 0;
-  std::string log;
-};
 
 const SocketId kNewKubelet{.inode = 11, .ctime_ns = 2};
 
