@@ -78,6 +78,17 @@ class DevicePluginInProcess : public ::testing::Test {
     host_.scheduler().RunPosted();
     return true;
   }
+  // Runs the loop's posted work until the front end's own view shows `pred`: it learns of a
+  // registration when the Register's answer comes back through Post, which can be after
+  // the kubelet simulator recorded it (RunUntil's view).
+  bool RunUntilCollected(const std::function<bool(const metrics::View&)>& pred) {
+    const auto deadline = std::chrono::steady_clock::now() + kRealWait;
+    while (!pred(Collect())) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      host_.scheduler().AwaitPosted(50ms);
+    }
+    return true;
+  }
   metrics::View Collect() const {
     metrics::View view;
     front_end_->Collect(view);
@@ -143,6 +154,8 @@ TEST_F(DevicePluginInProcess, AHintChangeRepublishesAndASlotChangeRestarts) {
   ASSERT_TRUE(kubelet_.Start().ok());
   Start({}, Parse(kPool));
   ASSERT_TRUE(RunUntil(Registered));
+  ASSERT_TRUE(RunUntilCollected(
+      [](const metrics::View& v) { return v.resources.at(0).registrations == 1; }));
   front_end_->Apply(Parse(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 10,
                                               "envHints": ["nccl"],
                                               "selectors": {"vendors": ["15b3"]}}]})"),
