@@ -378,7 +378,8 @@ int main(int argc, char** argv) {
                            .kube_ca_file = opts.kube_ca_file,
                            .kube_token_file = opts.kube_token_file,
                            .user_agent = Cat("k8s-rdma-shared-dp/", RDMADP_VERSION),
-                           .cdi_spec_dir = opts.cdi_spec_dir};
+                           .cdi_spec_dir = opts.cdi_spec_dir,
+                           .health_timeout = std::chrono::seconds(opts.dra_health_timeout_seconds)};
   if (dra.kube_api_server.empty()) {
     if (auto api = kube::InClusterConfig([](const char* n) { return std::getenv(n); }, "", "");
         api.ok()) {

@@ -343,6 +343,21 @@ const std::vector<FlagSpec>& Specs() {
        "render command's DeviceClasses select (a DNS subdomain).",
        ShowString(&Options::dra_driver_name),
        SetString(&Options::dra_driver_name, "dra-driver-name")},
+      {"dra-health-timeout", "SECONDS",
+       "How long the kubelet keeps a DRA device's health without a report before it shows "
+       "the device Unknown in pod status (the health stream's health_check_timeout_seconds). "
+       "The driver reports every third of it, changed or not.",
+       [](const Options& o) { return std::to_string(o.dra_health_timeout_seconds); },
+       [](Options& o, std::string_view v) {
+         int n = 0;
+         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || ptr != v.data() + v.size() || n < 3 || n > 3600) {
+           return absl::InvalidArgumentError(
+               Cat("invalid value \"", v, "\" for -dra-health-timeout: use 3..3600"));
+         }
+         o.dra_health_timeout_seconds = n;
+         return absl::OkStatus();
+       }},
       {"gpu-device-class", "NAME",
        "render: the GPU DeviceClass of the GPU + HCA pairing template (same PCIe root), a "
        "DNS subdomain; \"none\" leaves the template out.",

@@ -41,6 +41,9 @@ struct Options {
   std::string health_address;    // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.
   std::string dra_driver_name = "rdma.k8s-rdma-shared-dp.io";
+  // The DRA health stream's timeout the kubelet is told (health_check_timeout_seconds); the
+  // driver reports every third of it.
+  int dra_health_timeout_seconds = 30;
   std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
   bool extended_resource_name = false;
   std::string render_namespace;  // the claim templates' namespace ("": kubectl's current one)

@@ -12,10 +12,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Well inside the kubelet's 30 s: a device not reported for that long turns "Unknown".
-constexpr milliseconds kHealthHeartbeat{10000};
-constexpr int64_t kHealthTimeoutSeconds = 30;
 constexpr size_t kMaxHealthMessage = 1024;
+
+void LogSlices(const DraView& view) {
+  if (!log::Enabled(log::Level::kDebug)) return;
+  for (const auto& pool : view.pools) {
+    size_t devices = 0;
+    for (const auto& s : pool.slices) devices += s["spec"]["devices"].size();
+    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ", pool.slices.size(),
+                   " slice(s)"));
+  }
+}
 
 }  // namespace
 
@@ -55,12 +62,25 @@ void DraFrontEnd::Apply(const config::Config& config, const sysfs::NodeInventory
 
 void DraFrontEnd::Publish() {
   loop::AssertOnLoop(host_.Loop());
-  const std::vector<pool::PoolModel>& pools = pools_;
   SliceContext ctx;
   ctx.driver = options_.driver;
   ctx.node_name = options_.node_name;
   ctx.memlock_hook = options_.memlock_hook;
   ctx.consumable_capacity = caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
+  ViewPtr view = RenderView(pools_, ctx);
+  view = WriteCdiSpecs(std::move(view), ctx);
+  {  // what Prepare reads from now on: before any slice names a device of it
+    std::lock_guard lock(shared_->mu);
+    shared_->view = view;
+  }
+  if (publisher_) publisher_->Publish(view->pools, caps_);
+  LogSlices(*view);
+  ServeWhileWanted(!pools_.empty());
+  PublishHealth();
+}
+
+DraFrontEnd::ViewPtr DraFrontEnd::RenderView(const std::vector<pool::PoolModel>& pools,
+                                             const SliceContext& ctx) {
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
     host_.ReportOnce(log::Level::kWarn, "config", p,
@@ -87,6 +107,10 @@ void DraFrontEnd::Publish() {
               {.resource = f.resource, .hca = {}, .event = "dra"});
   }
   fallbacks_ = view->fallbacks;
+  return view;
+}
+
+DraFrontEnd::ViewPtr DraFrontEnd::WriteCdiSpecs(ViewPtr view, SliceContext& ctx) {
   // Before any slice or Prepare names a device. An HCA whose spec cannot be written (a full
   // or read-only /var/run/cdi) would fail at container creation: it is published as
   // unhealthy (tainted, or left out where the server drops taints), its health stream says
@@ -94,37 +118,34 @@ void DraFrontEnd::Publish() {
   // "Capacity and data").
   const std::map<std::string, std::string> unwritable = SyncCdiSpecs(*view);
   cdi_problem_.clear();
-  if (!unwritable.empty()) {
-    std::vector<pool::PoolModel> marked = pools;
-    for (auto& pool : marked) {
-      for (auto& hca : pool.hcas) {
-        const auto it = unwritable.find(
-            Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"));
-        if (it == unwritable.end()) continue;
-        hca.healthy = false;
-        hca.health_reason = it->second;
-        ctx.cdi_unwritable.insert(hca.function.address);
-        if (cdi_problem_.empty()) cdi_problem_ = it->second;
-      }
+  if (unwritable.empty()) return view;
+  std::vector<pool::PoolModel> marked = pools_;
+  for (auto& pool : marked) {
+    for (auto& hca : pool.hcas) {
+      const auto it = unwritable.find(
+          Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"));
+      if (it == unwritable.end()) continue;
+      hca.healthy = false;
+      hca.health_reason = it->second;
+      ctx.cdi_unwritable.insert(hca.function.address);
+      if (cdi_problem_.empty()) cdi_problem_ = it->second;
     }
-    view = std::make_shared<const DraView>(BuildDraView(marked, ctx));
   }
-  {
-    std::lock_guard lock(shared_->mu);
-    shared_->view = view;
-  }
-  if (publisher_) publisher_->Publish(view->pools, caps_);
-  const bool wanted = !pools.empty();
+  return std::make_shared<const DraView>(BuildDraView(marked, ctx));
+}
+
+void DraFrontEnd::ServeWhileWanted(bool wanted) {
   if (wanted && !active_) {
     active_ = true;
-    fsm_ = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", ctx.driver),
+    fsm_ = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", options_.driver),
                                                         &host_.Tokens(), /*expect_stream=*/false);
     timer_ = host_.Loop().NewAlarm([this] { Drive(lifecycle::Event::Timer(timer_token_)); });
     heartbeat_ = host_.Loop().NewAlarm([this] { PublishHealth(); });
-    heartbeat_->ArmPeriodic(kHealthHeartbeat);
+    // Well inside the timeout: a device not reported for that long turns "Unknown".
+    heartbeat_->ArmPeriodic(std::chrono::duration_cast<milliseconds>(options_.health_timeout) / 3);
     Drive(lifecycle::Event::Start(lifecycle::Mode::kWatcher));
   } else if (!wanted && active_) {
-    log::Info(Cat("DRA driver ", ctx.driver,
+    log::Info(Cat("DRA driver ", options_.driver,
                   ": no DRA entry left; deregistering and deleting "
                   "its ResourceSlices"));
     Drive(lifecycle::Event::Stop());
@@ -133,13 +154,6 @@ void DraFrontEnd::Publish() {
     timer_.reset();
     fsm_.reset();
   }
-  for (const auto& pool : view->pools) {
-    size_t devices = 0;
-    for (const auto& s : pool.slices) devices += s["spec"]["devices"].size();
-    log::Debug(Cat("DRA pool ", pool.pool_name, ": ", devices, " device(s) in ", pool.slices.size(),
-                   " slice(s)"));
-  }
-  PublishHealth();
 }
 
 void DraFrontEnd::StartApi() {
@@ -264,7 +278,7 @@ void DraFrontEnd::PublishHealth() {
     h->mutable_device()->set_device_name(device.name);
     h->set_health(device.healthy ? v1::HEALTHY : v1::UNHEALTHY);
     h->set_last_updated_time(now);
-    h->set_health_check_timeout_seconds(kHealthTimeoutSeconds);
+    h->set_health_check_timeout_seconds(options_.health_timeout.count());
     h->set_message(device.health_message.substr(0, kMaxHealthMessage));
     Append(key, device.pool, "/", device.name, device.healthy ? " ok " : " bad ",
            device.health_message, "\n");

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,9 @@ struct FrontEndOptions {
   std::string user_agent;
   std::string cdi_spec_dir = "/var/run/cdi";
   std::string memlock_hook{};  // installed hook path ("" = none): SliceContext::memlock_hook
+  // The health stream's timeout the kubelet is told: a device not reported for this long
+  // shows Unknown. The driver reports every third of it (a heartbeat), changed or not.
+  std::chrono::seconds health_timeout{30};
 };
 
 // The problems of `config` this front end cannot serve with `options` under the kubelet
@@ -85,8 +89,19 @@ class DraFrontEnd final : public frontend::FrontEnd {
 
  private:
   class Executor;  // registration.cpp: the registration machine's world
-  // Publishes pools_: CDI specs, the Prepare view, slices, health, registration.
+  using ViewPtr = std::shared_ptr<const DraView>;
+  // Publishes pools_, in this order: the view rendered, its CDI specs written, the view
+  // handed to Prepare, the slices to the publisher, the driver served while some pool is
+  // wanted, the health streamed.
   void Publish();
+  // The view of `pools`, its problems and fallbacks reported (once each).
+  ViewPtr RenderView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx);
+  // Writes the view's CDI specs; an HCA whose spec could not be written is marked unhealthy
+  // (noted in `ctx`) and the view rendered again.
+  ViewPtr WriteCdiSpecs(ViewPtr view, SliceContext& ctx);
+  // Starts serving (socket, registration, health heartbeat) when the first DRA pool comes,
+  // stops when the last goes.
+  void ServeWhileWanted(bool wanted);
   // Writes the view's CDI specs; answers those that could not be written (file -> why).
   std::map<std::string, std::string> SyncCdiSpecs(const DraView& view);
   // Creates the API clients and the slice publisher (retried with back-off until it works).

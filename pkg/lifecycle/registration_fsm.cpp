@@ -71,14 +71,6 @@ std::string Describe(const Event& e) {
   return "?";
 }
 
-milliseconds LossLimiter::Take(Clock::time_point now) {
-  next_ = std::max(next_, now);
-  const Clock::time_point conforming = next_ - (kLossBurst - 1) * kLossInterval;
-  const Clock::time_point at = std::max(now, conforming);
-  next_ += kLossInterval;
-  return std::chrono::duration_cast<milliseconds>(at - now);
-}
-
 milliseconds RetryPolicy::Next() {
   if (step_ == 0) {
     step_ = 1;

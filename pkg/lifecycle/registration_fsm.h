@@ -176,6 +176,8 @@
 #include <variant>
 #include <vector>
 
+#include "pkg/rate/cell_rate_limiter.h"
+
 namespace rdmadp::lifecycle {
 
 using Clock = std::chrono::steady_clock;
@@ -381,16 +383,17 @@ class RetryPolicy {
   int step_ = 0;
 };
 
-// A rate limit on re-registrations after lost streams (the generic cell rate algorithm):
-// kLossBurst at once, then one every kLossInterval. Take() answers how long to wait before
-// the next one; a caller that waits it out before asking again never waits more than
-// kLossInterval.
+// A rate limit on re-registrations after lost streams (pkg/rate): kLossBurst at once, then
+// one every kLossInterval. Take() answers how long to wait before the next one; a caller
+// that waits it out before asking again never waits more than kLossInterval.
 class LossLimiter {
  public:
-  milliseconds Take(Clock::time_point now);
+  milliseconds Take(Clock::time_point now) {
+    return std::chrono::duration_cast<milliseconds>(limiter_.Take(now) - now);
+  }
 
  private:
-  Clock::time_point next_ = Clock::time_point::min();  // the theoretical arrival time
+  rate::CellRateLimiter limiter_{kLossBurst, kLossInterval};
 };
 
 class RegistrationFsm {

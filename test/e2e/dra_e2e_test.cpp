@@ -654,6 +654,50 @@ TEST_F(DraWithoutPluginsDirAtStart, ItIsServedOnceTheDirectoryAppears) {
   EXPECT_FALSE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations > 1; }, 1s));
 }
 
+// The kubelet turns a device "Unknown" in pod status when no report came for the timeout
+// the plugin states (health_check_timeout_seconds; the kubelet's healthinfo.go). The
+// plugin's heartbeat, a third of it, keeps a quiet device known for as long as it runs; a
+// plugin that stops (SIGSTOP: a hung process, not a crash, so the stream stays open) turns
+// every device Unknown, and the first heartbeat after SIGCONT makes them known again. On a
+// 3 s --dra-health-timeout, so the scenario takes seconds (the default is 30 s, below).
+class DraWithAShortHealthTimeout : public Dra {
+ protected:
+  std::vector<std::string> ExtraFlags() override { return {"--dra-health-timeout=3"}; }
+};
+
+TEST_F(DraWithAShortHealthTimeout, TheHeartbeatKeepsHealthKnownAndAStalledPluginTurnsUnknown) {
+  constexpr const char* kDevices[] = {"n1/hca-ib/hca-0000-10-00-0", "n1/hca-ib/hca-0000-11-00-0"};
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.health.size() == 2; }, 20s));
+  // 4 s without any change: longer than the timeout. The wait is the scenario.
+  std::this_thread::sleep_for(4s);
+  for (const char* device : kDevices) {
+    const DraDeviceHealth now = dra.HealthNow(device);
+    EXPECT_EQ(now.health, "Healthy") << device;
+    EXPECT_EQ(now.timeout, 3s) << device;  // the plugin states its timeout
+    // The contract, not a timing figure: the kubelet never saw a silence of the timeout.
+    EXPECT_LT(dra.State().health.at(device).longest_gap, 3s) << device;
+  }
+  const int lists = dra.State().health_lists;
+  h.plugin().Signal(SIGSTOP);
+  std::this_thread::sleep_for(3100ms);         // the timeout, counted from before the stop
+  EXPECT_EQ(dra.State().health_lists, lists);  // a stopped plugin sends nothing
+  for (const char* device : kDevices) {
+    const DraDeviceHealth now = dra.HealthNow(device);
+    EXPECT_EQ(now.health, "Unknown") << device;
+    EXPECT_EQ(now.message, "") << device;
+  }
+  h.plugin().Signal(SIGCONT);
+  ASSERT_TRUE(dra.WaitFor([&](const DraKubeletState& s) { return s.health_lists > lists; }, 20s));
+  for (const char* device : kDevices) EXPECT_EQ(dra.HealthNow(device).health, "Healthy");
+  EXPECT_EQ(dra.State().registrations, 1);  // a stall is not a restart
+  EXPECT_EQ(dra.State().health_streams, 1);
+}
+
+TEST_F(Dra, TheHealthStreamStatesTheKubeletsDefaultTimeout) {
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.health.size() == 2; }, 20s));
+  for (const auto& [device, health] : dra.State().health) EXPECT_EQ(health.timeout, 30s) << device;
+}
+
 class DraWithStaleSpec : public Dra {
  protected:
   void SetUp() override {

@@ -88,6 +88,7 @@ class Dra : public ::testing::Test {
                           std::string("--metrics-address=127.0.0.1:0")}) {
       flags.push_back(f);
     }
+    for (const auto& f : ExtraFlags()) flags.push_back(f);
     h.StartPlugin(flags);
   }
   int MetricsPort() { return h.MetricsPort(); }
@@ -120,6 +121,8 @@ class Dra : public ::testing::Test {
   double Sample(const std::string& series) { return h.Metric(series); }
   // What a case changes on the node between the kubelet's start and the plugin's.
   virtual void BeforeThePluginStarts() {}
+  // Flags a case adds to the plugin's.
+  virtual std::vector<std::string> ExtraFlags() { return {}; }
   void TearDown() override {
     // Every field the plugin sent is one the type declares: the fake drops unknown fields
     // with a warning as kube-apiserver does (fieldValidation unset), so a typo would

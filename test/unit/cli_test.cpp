@@ -75,6 +75,19 @@ TEST(Flags, Errors) {
   EXPECT_EQ(Parse({})->memlock_hook_path, "/var/lib/k8s-rdma-shared-dp/bin/rdmadp-memlock-hook");
 }
 
+TEST(Flags, TheDraHealthTimeoutIsSecondsTheKubeletCanKeep) {
+  EXPECT_EQ(Parse({})->dra_health_timeout_seconds, 30);
+  EXPECT_EQ(Parse({"-dra-health-timeout=3"})->dra_health_timeout_seconds, 3);
+  EXPECT_EQ(Parse({"--dra-health-timeout", "3600"})->dra_health_timeout_seconds, 3600);
+  for (std::string_view bad : {"2", "3601", "10s", "", "-5"}) {
+    const std::string arg = "--dra-health-timeout=" + std::string(bad);
+    EXPECT_EQ(Parse({arg}).status().message(),
+              "invalid value \"" + std::string(bad) + "\" for -dra-health-timeout: use 3..3600")
+        << bad;
+  }
+  EXPECT_THAT(Usage("k8s-rdma-shared-dp"), HasSubstr("--dra-health-timeout"));
+}
+
 TEST(Flags, StrayArgumentsAreUsageErrorsNeverARun) {
   EXPECT_EQ(Parse({"valdiate", "--config-file", "x"}).status().message(),
             "unexpected argument \"valdiate\"; did you mean `validate`?");

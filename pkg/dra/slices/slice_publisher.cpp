@@ -1,7 +1,5 @@
 #include "pkg/dra/slices/slice_publisher.h"
 
-#include <charconv>
-
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/kube/backoff.h"
 #include "pkg/kube/json_read.h"
@@ -15,13 +13,7 @@ using kube::Str;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
-constexpr size_t kMaxTombstones = 1024;  // a wipe of 1024 slices between two answers
-constexpr size_t kMaxSaid = 64;          // distinct problem lines remembered as said
-
-// The fields the capability probe carries; its answer is the truth about them.
-const std::set<std::string> kProbeFields = {"devices[].allowMultipleAllocations",
-                                            "devices[].capacity.shares.requestPolicy",
-                                            "devices[].taints"};
+constexpr size_t kMaxSaid = 64;  // distinct problem lines remembered as said
 
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -38,22 +30,6 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
-// resourceVersions are opaque; the API server's are integers, and an older one must never
-// replace a newer one we already hold (our own write's answer can precede its watch event).
-bool Older(const std::string& a, const std::string& b) {
-  uint64_t x = 0;
-  uint64_t y = 0;
-  const auto [pa, ea] = std::from_chars(a.data(), a.data() + a.size(), x);
-  const auto [pb, eb] = std::from_chars(b.data(), b.data() + b.size(), y);
-  if (ea != std::errc() || eb != std::errc()) return false;
-  return x < y;
-}
-
-PublishedSlice FromObject(const nlohmann::json& object) {
-  const auto& meta = Obj(object, "metadata");
-  return {Str(meta, "name"), Str(meta, "resourceVersion"), object};
-}
-
 std::string_view Verb(SliceWrite::Kind kind) {
   switch (kind) {
     case SliceWrite::Kind::kCreate:
@@ -64,10 +40,6 @@ std::string_view Verb(SliceWrite::Kind kind) {
       return "delete";
   }
   return "?";
-}
-
-std::string PoolOf(const nlohmann::json& object) {
-  return Str(Obj(Obj(object, "spec"), "pool"), "name");
 }
 
 std::string StatusMessage(const std::string& body) {
@@ -93,7 +65,8 @@ absl::StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::Start(PublisherO
 
 SlicePublisher::SlicePublisher(PublisherOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : kube::SteadyThreadClock()) {}
+      clock_(options_.clock != nullptr ? *options_.clock : kube::SteadyThreadClock()),
+      cache_(options_.node_name, options_.driver) {}
 
 SlicePublisher::~SlicePublisher() {
   {
@@ -125,53 +98,39 @@ void SlicePublisher::Publish(std::vector<WantedPool> wanted,
 bool SlicePublisher::WishWritable() const {
   // A caller that listens for capabilities makes wishes that depend on them: one made before
   // it heard of the current ones (nullopt: before any) waits for its next wish.
-  return have_wish_ && told_ && (!options_.on_capabilities || wish_assumed_ == told_);
+  const auto& told = fields_.told();
+  return have_wish_ && told && (!options_.on_capabilities || wish_assumed_ == told);
 }
 
 PublisherStats SlicePublisher::stats() const {
   std::lock_guard lock(mu_);
   PublisherStats s = stats_;
   s.problem = last_problem_;
-  for (const auto& [path, learned] : dropped_) s.dropped_fields.insert(path);
+  s.dropped_fields = fields_.Believed();
   return s;
-}
-
-bool SlicePublisher::Ours(const nlohmann::json& object) const {
-  const auto& spec = Obj(object, "spec");
-  return Str(spec, "nodeName") == options_.node_name && Str(spec, "driver") == options_.driver;
-}
-
-FieldPaths SlicePublisher::ActiveDropped(std::chrono::steady_clock::time_point now) {
-  FieldPaths active;
-  for (auto it = dropped_.begin(); it != dropped_.end();) {
-    // The probe's own fields are the probe's to refresh (hourly): expiring them here would
-    // tell the front end a gate came on while only the probe was late (a slots fallback
-    // never writes allowMultipleAllocations, so no answer would correct it).
-    if (now - it->second >= kRecheckDropped && kProbeFields.count(it->first) == 0) {
-      it = dropped_.erase(it);  // written once more: the answer tells again
-    } else {
-      active.insert(it->first);
-      ++it;
-    }
-  }
-  return active;
 }
 
 void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann::json& answer) {
   const FieldPaths dropped = DroppedFields(Obj(written, "spec"), Obj(answer, "spec"));
+  if (dropped.empty()) return;
   std::vector<std::string> news;
   {
     std::lock_guard lock(mu_);
-    const auto now = clock_.Now();
-    for (const std::string& path : dropped) {
-      dropped_[path] = now;
-      if (dropped_reported_.insert(path).second) news.push_back(path);
-    }
+    news = fields_.Learned(dropped, clock_.Now());
   }
-  if (!dropped.empty()) ReportCapabilities();  // returns at once when nothing changed
-  for (const std::string& path : news) {
+  ReportCapabilities();  // returns at once when nothing changed
+  ReportDropped(news, /*probe=*/false);
+}
+
+void SlicePublisher::ReportDropped(const std::vector<std::string>& paths, bool probe) {
+  if (!options_.on_info) return;
+  for (const std::string& path : paths) {
     const std::string gate = GateDropping(path);
-    if (options_.on_info) {
+    if (probe) {
+      options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
+                           gate.empty() ? "" : Cat(" (feature gate ", gate, " is off)"),
+                           "; publishing without it"));
+    } else {
       options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
                            gate.empty() ? " (a field this API server's release does not know)"
                                         : Cat(" (feature gate ", gate, " is off)"),
@@ -185,44 +144,12 @@ bool SlicePublisher::TakeWriteToken() {
   {
     std::lock_guard lock(mu_);
     const auto now = clock_.Now();
-    budget_next_ = std::max(budget_next_, now);
-    at = std::max(now, budget_next_ - (kWriteBurst - 1) * kWriteInterval);
-    budget_next_ += kWriteInterval;
+    at = write_budget_.Take(now);
     if (at > now) ++stats_.budget_waits;
   }
   std::unique_lock lock(mu_);
   kube::WaitUntil(clock_, changed_, lock, at, [this] { return stopping_; });
   return !stopping_;
-}
-
-std::vector<SliceWrite> SlicePublisher::HoldRecentlyUpdated(
-    std::vector<SliceWrite> writes, std::chrono::steady_clock::time_point now) {
-  // A pool with a slice to create (a new pool, a wiped slice, a pool that grew) is repaired
-  // at once: holding its updates would leave it half at one generation.
-  std::set<std::string> creating;
-  for (const auto& w : writes) {
-    if (w.kind == SliceWrite::Kind::kCreate) creating.insert(PoolOf(w.object));
-  }
-  std::set<std::string> held;
-  for (const auto& w : writes) {
-    if (w.kind != SliceWrite::Kind::kUpdate || creating.count(PoolOf(w.object)) != 0) continue;
-    auto it = last_update_.find(PoolOf(w.object));
-    if (it == last_update_.end() || now >= it->second + kUpdateSpacing) continue;
-    held.insert(it->first);
-    held_until_ =
-        std::min(held_until_.value_or(it->second + kUpdateSpacing), it->second + kUpdateSpacing);
-  }
-  if (held.empty()) return writes;
-  std::vector<SliceWrite> out;
-  for (auto& w : writes) {
-    std::string pool = PoolOf(w.object);
-    if (w.kind == SliceWrite::Kind::kDelete) {
-      auto it = published_.find(w.name);
-      pool = it == published_.end() ? "" : PoolOf(it->second.object);
-    }
-    if (held.count(pool) == 0) out.push_back(std::move(w));
-  }
-  return out;
 }
 
 std::string SlicePublisher::Selector() const {
@@ -284,15 +211,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   }
   std::lock_guard lock(mu_);
   ++stats_.lists;
-  published_.clear();
-  deleted_.clear();  // the list is the whole truth again
-  for (const auto& item : list["items"]) {
-    if (!Ours(item)) continue;  // another node's or driver's: never ours to delete
-    PublishedSlice s = FromObject(item);
-    if (s.name.empty()) continue;
-    published_[s.name] = std::move(s);
-  }
-  resource_version_ = Str(Obj(list, "metadata"), "resourceVersion");
+  cache_.Replace(list["items"], Str(Obj(list, "metadata"), "resourceVersion"));
   stats_.synced = true;
   relist_ = false;
   SetWatcherAway(false);
@@ -306,7 +225,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   std::string from;
   {
     std::lock_guard lock(mu_);
-    from = resource_version_;
+    from = cache_.resource_version();
     ++stats_.watches;
   }
   // The server ends a watch after timeoutSeconds; a jittered 5-10 minutes spreads the
@@ -331,21 +250,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
         }
         std::lock_guard lock(mu_);
         last_problem_.clear();  // the watch works
-        const std::string rv = Str(Obj(object, "metadata"), "resourceVersion");
-        if (!rv.empty()) resource_version_ = rv;
-        if (type == "BOOKMARK") return true;
-        if (!Ours(object)) return true;  // not ours, whatever the selector promised
-        PublishedSlice s = FromObject(object);
-        if (s.name.empty()) return true;
-        auto it = published_.find(s.name);
-        if (type == "DELETED") {
-          if (it != published_.end()) published_.erase(it);
-          if (deleted_.size() >= kMaxTombstones) deleted_.erase(deleted_.begin());
-          deleted_.insert(s.name);
-        } else if (it == published_.end() ||
-                   !Older(s.resource_version, it->second.resource_version)) {
-          published_[s.name] = std::move(s);
-        }
+        if (!cache_.Apply(type, object)) return true;
         dirty_ = true;
         changed_.notify_all();
         return true;
@@ -458,8 +363,8 @@ void SlicePublisher::WatchLoop() {
       Problem("the API server ends every ResourceSlice watch at once; backing off");
       failed = {};
     }
-    // A watch that failed resumes from resource_version_: the server replays what happened
-    // meanwhile, or answers 410 and we list (WatchOnce set relist_). One request, not two,
+    // A watch that failed resumes from the cache's resourceVersion: the server replays what
+    // happened meanwhile, or answers 410 and we list (WatchOnce set relist_). One request, not two,
     // for each node coming back after an outage.
     if (!AwaitWatchTurn(retry, failed)) return;
   }
@@ -521,19 +426,15 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
     last_problem_.clear();
     said_.clear();
     if (w.kind == SliceWrite::Kind::kDelete) {
-      published_.erase(w.name);
+      cache_.Erase(w.name);
     } else {
       auto object = nlohmann::json::parse(r->body, nullptr, false);
-      if (object.is_object() && Ours(object) && !FromObject(object).name.empty()) {
+      if (object.is_object() && cache_.Ours(object) &&
+          !Str(Obj(object, "metadata"), "name").empty()) {
         lock.unlock();
         LearnDropped(w.object, object);
         lock.lock();
-        PublishedSlice s = FromObject(object);
-        if (deleted_.count(s.name) != 0) return true;  // the watch saw it go meanwhile
-        auto it = published_.find(s.name);
-        if (it == published_.end() || !Older(s.resource_version, it->second.resource_version)) {
-          published_[s.name] = std::move(s);
-        }
+        cache_.Written(object);
       }
     }
     return true;
@@ -541,7 +442,7 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   ++stats_.failures;
   *failed = {r.ok() ? r->code : 0, r.ok() ? r->retry_after_seconds : 0};
   if (r.ok() && r->code == 404 && w.kind != SliceWrite::Kind::kCreate) {
-    published_.erase(w.name);  // already gone (a wipe raced us): reconcile again
+    cache_.Erase(w.name);  // already gone (a wipe raced us): reconcile again
     return true;
   }
   if (r.ok() && r->code == 409) {
@@ -591,21 +492,7 @@ void SlicePublisher::ReadOwner() {
 
 bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   // One device with every gated field we may set: the answer shows which the server keeps.
-  const nlohmann::json probe = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceSlice"},
-      {"metadata", {{"generateName", "rdma-capability-probe-"}}},
-      {"spec",
-       {{"driver", options_.driver},
-        {"nodeName", options_.node_name},
-        {"pool", {{"name", "capability-probe"}, {"generation", 1}, {"resourceSliceCount", 1}}},
-        {"devices",
-         {{{"name", "probe"},
-           {"allowMultipleAllocations", true},
-           // As the real slices say it (two shares: a valid range with a step on every
-           // release; one share with a step is refused on 1.36+).
-           {"capacity", SharesCapacity(2)},
-           {"taints", {{{"key", options_.driver + "/probe"}, {"effect", "NoSchedule"}}}}}}}}}};
+  const nlohmann::json probe = ProbeSlice(options_.driver, options_.node_name);
   if (!TakeWriteToken()) return false;
   auto r = write_client_->Call("POST", Cat(kSlices, "?dryRun=All"), probe.dump());
   auto answer =
@@ -623,52 +510,28 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
     return false;
   }
   const FieldPaths dropped = DroppedFields(Obj(probe, "spec"), Obj(answer, "spec"));
+  std::vector<std::string> news;  // told outside the lock: a callback may call stats()
   {
     std::lock_guard lock(mu_);
     const auto now = clock_.Now();
-    // The probe's answer is the current truth for its fields: an upgrade that enabled a
-    // gate takes the field out of dropped_, a downgrade puts it in.
-    for (const std::string& path : kProbeFields) {
-      if (dropped.count(path) != 0) {
-        dropped_[path] = now;
-      } else {
-        dropped_.erase(path);
-      }
-    }
+    news = fields_.Probed(dropped, now);
     next_probe_ =
         now + kRecheckDropped - std::chrono::minutes(kube::RandomUpTo(9, kube::ThreadRng()));
     dirty_ = true;
   }
-  std::vector<std::string> news;  // told outside the lock: a callback may call stats()
-  {
-    std::lock_guard lock(mu_);
-    for (const std::string& path : dropped) {
-      if (dropped_reported_.insert(path).second) news.push_back(path);
-    }
-  }
-  for (const std::string& path : news) {
-    const std::string gate = GateDropping(path);
-    if (options_.on_info) {
-      options_.on_info(Cat("the API server does not keep ResourceSlice field spec.", path,
-                           gate.empty() ? "" : Cat(" (feature gate ", gate, " is off)"),
-                           "; publishing without it"));
-    }
-  }
+  ReportDropped(news, /*probe=*/true);
   ReportCapabilities();
   return true;
 }
 
 void SlicePublisher::ReportCapabilities() {
-  ServerCapabilities caps;
+  std::optional<ServerCapabilities> caps;
   {
     std::lock_guard lock(mu_);
-    caps.consumable_capacity = dropped_.count("devices[].allowMultipleAllocations") == 0;
-    caps.device_taints = dropped_.count("devices[].taints") == 0;
-    if (told_ && *told_ == caps) return;
     // A wish stamped with other capabilities waits for the caller's next (WishWritable).
-    told_ = caps;
+    caps = fields_.ToTell();
   }
-  if (options_.on_capabilities) options_.on_capabilities(caps);
+  if (caps && options_.on_capabilities) options_.on_capabilities(*caps);
 }
 
 void SlicePublisher::WriteLoop() {
@@ -687,6 +550,7 @@ void SlicePublisher::WriteLoop() {
         // node's probe, or the watcher found it away twice running) it waits for its return.
         const bool probe_due = now >= next_probe_;
         const bool server_away = writer_away_ || watcher_away_ >= 1;
+        const auto& held_until = spacing_.held_until();
         if (!stats_.synced || relist_) {
           changed_.wait(lock);
         } else if (now < retry.not_before()) {
@@ -701,11 +565,11 @@ void SlicePublisher::WriteLoop() {
           // grid), for one answer's wait. A change sent now would be a second probe of the
           // same outage and could make a node's 8 requests in it 9.
           clock_.WaitUntil(changed_, lock, asking_since_ + kQuickRetryAnswerWait);
-        } else if ((dirty_ || (held_until_ && now >= *held_until_)) && WishWritable()) {
+        } else if ((dirty_ || (held_until && now >= *held_until)) && WishWritable()) {
           break;
-        } else if (held_until_ && now < *held_until_) {
+        } else if (held_until && now < *held_until) {
           clock_.WaitUntil(changed_, lock,
-                           probe_due ? *held_until_ : std::min(next_probe_, *held_until_));
+                           probe_due ? *held_until : std::min(next_probe_, *held_until));
         } else {
           // Nothing due, or a held pool's time came while the wish is not writable (it
           // waits for the caller's next wish, which notifies): never a wait already over.
@@ -744,7 +608,7 @@ void SlicePublisher::WriteLoop() {
         bool first = false;
         {
           std::lock_guard lock(mu_);
-          first = !told_;
+          first = !fields_.told();
         }
         if (first) ReportCapabilities();
       }
@@ -754,8 +618,8 @@ void SlicePublisher::WriteLoop() {
       std::unique_lock lock(mu_);
       dirty_ = false;
       const auto now = clock_.Now();
-      held_until_.reset();
-      writes = HoldRecentlyUpdated(Reconcile(published_, wanted_, ActiveDropped(now)), now);
+      writes = spacing_.Hold(Reconcile(cache_.slices(), wanted_, fields_.Active(now)),
+                             cache_.slices(), now);
       // A held pool's change is not "unpublished": its slices are there, one change behind
       // (readiness must not flap with a port).
       stats_.in_sync = writes.empty();
@@ -808,10 +672,7 @@ void SlicePublisher::WriteLoop() {
       wrote = stats_.writes != written_before;
       // The spacing counts from a pool's whole update; one broken off halfway is not held
       // (its slices would stay at two generations).
-      const auto now = clock_.Now();
-      for (const auto& w : writes) {
-        if (complete && w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
-      }
+      if (complete) spacing_.Written(writes, clock_.Now());
     }
     // A 409 relists (the watcher) and reconciles then; any other failure waits as the
     // schedule says, whatever is wished or seen meanwhile (the loop above).

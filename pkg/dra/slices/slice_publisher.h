@@ -2,7 +2,7 @@
 // slice_reconciler.h. Two threads of its own, both blocked while nothing happens:
 //  - the watcher lists this node's and driver's slices, then watches them (bookmarks on;
 //    a 410 or an ERROR event relists; a stream the server ends is resumed from the last
-//    resourceVersion), keeping `published_` as the API server has it;
+//    resourceVersion), keeping its SliceCache as the API server has the slices;
 //  - the writer waits for a change of either side (a wish from the event loop, an event
 //    from the watcher), reconciles and writes. A slice deleted behind our back (the
 //    kubelet wipes a node's slices at every start) is written again as soon as the watch
@@ -63,21 +63,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pkg/dra/slices/server_fields.h"
+#include "pkg/dra/slices/slice_cache.h"
 #include "pkg/dra/slices/slice_reconciler.h"
+#include "pkg/dra/slices/update_spacing.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/kube/retry_schedule.h"
 #include "pkg/kube/thread_clock.h"
+#include "pkg/rate/cell_rate_limiter.h"
 
 namespace rdmadp::dra {
-
-// What this cluster's API server keeps of a ResourceSlice, found by a dry-run create of a
-// probe slice (kube-apiserver runs its strategy, dropDisabledFields included, and stores
-// nothing) at start and about hourly, and corrected by what real writes' answers show.
-struct ServerCapabilities {
-  bool consumable_capacity = true;  // allowMultipleAllocations and requestPolicy kept
-  bool device_taints = true;        // devices[].taints kept
-  bool operator==(const ServerCapabilities&) const = default;
-};
 
 struct PublisherOptions {
   kube::ApiConfig api;
@@ -103,9 +98,7 @@ inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool:
 inline constexpr std::chrono::milliseconds kWriteInterval{1000};
 inline constexpr std::chrono::milliseconds kShortWatch{1000};
 inline constexpr std::chrono::seconds kStayedOpen{60};
-inline constexpr std::chrono::minutes kRecheckDropped{60};
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
-inline constexpr std::chrono::seconds kUpdateSpacing{10};
 // The longest a new change waits for the answer to the watcher's quick retry (a server that
 // accepted the connection and never answers must not hold a change for the watch's 90 s).
 inline constexpr std::chrono::seconds kQuickRetryAnswerWait{5};
@@ -147,9 +140,9 @@ class SlicePublisher {
   explicit SlicePublisher(PublisherOptions options);
   void WatchLoop();
   void WriteLoop();
-  // Replaces published_; false on failure, with what the server answered in `failed`.
+  // Replaces the cache; false on failure, with what the server answered in `failed`.
   bool List(kube::FailedAnswer* failed);
-  // Watches from resource_version_ until the stream ends; false on any failure, with what
+  // Watches from the cache's resourceVersion until the stream ends; false on any failure, with what
   // the server answered in `failed` (a 410 or an ERROR event also sets relist_).
   bool WatchOnce(kube::FailedAnswer* failed);
   // One write; false when the writer must stop this round: `failed` says what the server
@@ -162,25 +155,20 @@ class SlicePublisher {
   // A wish that may be written now: there is one, the capabilities are known and it was made
   // for them. Requires mu_.
   bool WishWritable() const;
-  // Takes out the writes of pools updated less than kUpdateSpacing ago (whole pools: a
-  // pool half written at a new generation is unusable) and notes when they may go in
-  // held_until_. Requires mu_.
-  std::vector<SliceWrite> HoldRecentlyUpdated(std::vector<SliceWrite> writes,
-                                              std::chrono::steady_clock::time_point now);
   // Waits for a token of the write budget; false when stopping.
   bool TakeWriteToken();
   // Learns the fields the server dropped from `written`, given its answer.
   void LearnDropped(const nlohmann::json& written, const nlohmann::json& answer);
-  FieldPaths ActiveDropped(std::chrono::steady_clock::time_point now);  // requires mu_
-  // Ours: this node's and this driver's.
-  bool Ours(const nlohmann::json& object) const;
   // The dry-run create of the probe slice; false when it must be tried again, with what the
   // server answered in `failed`.
   bool Probe(kube::FailedAnswer* failed);
   // Reads this node's object for the owner reference (once).
   void ReadOwner();
-  // Tells on_capabilities when what dropped_ implies changed (or was never told).
+  // Tells on_capabilities when what fields_ implies changed (or was never told).
   void ReportCapabilities();
+  // Tells on_info of fields the server dropped that were never reported; `probe`: learnt
+  // from the capability probe (else from a write, which is then not rewritten for them).
+  void ReportDropped(const std::vector<std::string>& paths, bool probe);
   void Problem(const std::string& line);
   // Counts one more list or watch that found the server away, or starts over; notifies when
   // it becomes or stops being nonzero. Requires mu_ (ClearWatcherAway takes it).
@@ -219,30 +207,19 @@ class SlicePublisher {
   std::vector<WantedPool> wanted_;
   bool have_wish_ = false;
   std::optional<ServerCapabilities> wish_assumed_;  // the caller's stamp (Publish)
-  std::map<std::string, PublishedSlice> published_;
-  // Slices the watch saw deleted since the last list. The answer to our own write can come
-  // after the watch's DELETED event for the same slice (the kubelet's wipe right after our
-  // create); it must not bring the slice back into published_. Names are generated, never
-  // reused, so a deleted name stays deleted; at most kMaxTombstones are kept.
-  std::set<std::string> deleted_;
-  std::string resource_version_;  // watch from here
+  SliceCache cache_;       // the watcher's, and the answers to the writer's writes
+  UpdateSpacing spacing_;  // the writer's
+  ServerFields fields_;    // both threads': the probe, write answers, the reconcile
+  // The hard ceiling on writes (the writer's): kWriteBurst at once, then one a second.
+  rate::CellRateLimiter write_budget_{kWriteBurst, kWriteInterval};
   std::string last_problem_;
   std::set<std::string> said_;  // problem lines told since something last worked
   PublisherStats stats_;
-  // Fields the server dropped, with when we learned it (re-checked after kRecheckDropped).
-  std::map<std::string, std::chrono::steady_clock::time_point> dropped_;
-  std::set<std::string> dropped_reported_;
   std::chrono::steady_clock::time_point next_probe_{};  // the first at once
-  std::optional<ServerCapabilities> told_;              // what on_capabilities last heard
   // This node as the owner of every slice we create: when the node object is deleted
   // (autoscaling), the garbage collector deletes its slices. Null until the node is read.
   nlohmann::json owner_;
   bool owner_read_ = false;  // tried once (a failure is reported; slices go without it)
-  // When each pool was last updated, and when the earliest held pool may be written.
-  std::map<std::string, std::chrono::steady_clock::time_point> last_update_;
-  std::optional<std::chrono::steady_clock::time_point> held_until_;
-  // The write budget (generic cell rate algorithm: the theoretical arrival time).
-  std::chrono::steady_clock::time_point budget_next_{};
 
   std::thread watcher_;
   std::thread writer_;
