@@ -195,7 +195,9 @@ void RegistrationFsm::CancelAttempt(std::vector<Action>& out) {
 void RegistrationFsm::Serve(std::vector<Action>& out, bool keep_attempt) {
   if (In<phase::Registering>() && !keep_attempt) {
     CancelAttempt(out);
-    state_ = phase::RetryWait{};  // still owed a registration: the serve's answer starts one
+    // Not reached today (Start stops first); a Registering phase must never outlive its
+    // attempt. Kubelet mode: the serve's answer registers from here.
+    state_ = phase::RetryWait{};
   }
   if (auto* r = In<phase::Registered>()) r->awaiting_stream = false;
   Disarm(out);

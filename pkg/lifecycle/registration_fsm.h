@@ -17,8 +17,9 @@
 //    stream is open means the kubelet already has us: counted as registered;
 //  - watcher mode never re-creates its socket because a kubelet restarted: the kubelet's
 //    plugin watcher walks plugins_registry at every start and finds the socket. Only when
-//    neither GetInfo nor a new stream comes within kWatcherGrace (longer than two 1 s
-//    reconciler passes) is the socket re-created, once; or after Notify(false); or at once
+//    no GetInfo comes within kWatcherGrace (longer than two 1 s reconciler passes; a new
+//    stream alone is no registration) is the socket re-created, once; or after
+//    Notify(false); or at once
 //    when the very kubelet that registered us is still listening (it dropped us, e.g. the
 //    old pod's socket went away in a rolling update on <= v1.36, and will not re-walk);
 //  - two damping policies, for two different things. A Register that fails, goes
@@ -42,10 +43,13 @@
 //
 // clang-format off
 // Transitions, one per line: in `phase`, `event` leads to `after` and these actions, in
-// order (logging left out). Any pair of phase and event not listed changes nothing that
-// decides a later event. test/unit/registration_table_test.cpp reads these lines, puts a
-// machine into each phase and hands it each event: a row that disagrees with the machine,
-// or a transition missing here, fails it.
+// order (logging left out). A pair of phase and event not listed changes neither the phase
+// nor any action; it may still note data for later (a GetInfo's stream floor, the kubelet
+// a Notify came from, an announced kubelet.sock). test/unit/registration_table_test.cpp
+// reads these lines, puts a machine into each phase (under fixed facts: one kubelet.sock
+// identity, no wall-clock stamps) and hands it each event: a row that disagrees with the
+// machine, or an action or phase change missing here, fails it. What depends on other
+// facts (a restart seen late, another kubelet's answer) is in lifecycle_test.
 //
 // Phases, as the test reaches them: ServeBackoff and NoSocketDir, the first serve failed
 // (the directory existed or not); NoKubelet, served with no kubelet.sock; Registering, a
@@ -448,7 +452,8 @@ class RegistrationFsm {
     return std::get_if<P>(&state_);
   }
   // `keep_attempt`: a Register in flight survives (same socket path, kubelet mode). The
-  // phase stays until the serve's answer.
+  // phase stays until the serve's answer, but for a Register in flight that is not kept:
+  // it is cancelled, and no phase holds an attempt that is gone.
   void Serve(std::vector<Action>& out, bool keep_attempt = false);
   void Register(const Facts& facts, std::vector<Action>& out, bool fresh = false);
   // Cancels the Register in flight, if any.
