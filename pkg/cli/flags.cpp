@@ -72,6 +72,26 @@ std::function<absl::Status(Options&, std::string_view)> SetBool(bool Options::*f
   };
 }
 
+// A whole number of seconds in [low, high] on `field`.
+std::function<absl::Status(Options&, std::string_view)> SetSeconds(int Options::*field,
+                                                                   std::string_view flag, int low,
+                                                                   int high) {
+  return [field, flag, low, high](Options& o, std::string_view v) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n < low || n > high) {
+      return absl::InvalidArgumentError(
+          Cat("invalid value \"", v, "\" for -", flag, ": use ", low, "..", high));
+    }
+    o.*field = n;
+    return absl::OkStatus();
+  };
+}
+
+std::function<std::string(const Options&)> ShowInt(int Options::*field) {
+  return [field](const Options& o) { return std::to_string(o.*field); };
+}
+
 // --- Listen addresses (--metrics-address, --health-address) ---
 // What metrics::HttpEndpoint takes (http_endpoint.cpp ParseAddress, then getaddrinfo), checked
 // here by syntax alone so that a typo is a usage error at start: the endpoint retries every
@@ -246,17 +266,8 @@ const std::vector<FlagSpec>& Specs() {
       {"auto-detect-timeout", "SECONDS",
        "In auto mode, how long to wait for the kubelet's plugin watcher to call GetInfo "
        "before falling back to kubelet.sock registration.",
-       [](const Options& o) { return std::to_string(o.auto_detect_timeout_seconds); },
-       [](Options& o, std::string_view v) {
-         int n = 0;
-         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || ptr != v.data() + v.size() || n < 1 || n > 600) {
-           return absl::InvalidArgumentError(
-               Cat("invalid value \"", v, "\" for -auto-detect-timeout: use 1..600"));
-         }
-         o.auto_detect_timeout_seconds = n;
-         return absl::OkStatus();
-       }},
+       ShowInt(&Options::auto_detect_timeout_seconds),
+       SetSeconds(&Options::auto_detect_timeout_seconds, "auto-detect-timeout", 1, 600)},
       {"sysfs-root", "DIR", "Root under which every sysfs path is resolved.",
        ShowString(&Options::sysfs_root), SetString(&Options::sysfs_root, "sysfs-root")},
       {"dev-root", "DIR",
@@ -347,17 +358,8 @@ const std::vector<FlagSpec>& Specs() {
        "How long the kubelet keeps a DRA device's health without a report before it shows "
        "the device Unknown in pod status (the health stream's health_check_timeout_seconds). "
        "The driver reports every third of it, changed or not.",
-       [](const Options& o) { return std::to_string(o.dra_health_timeout_seconds); },
-       [](Options& o, std::string_view v) {
-         int n = 0;
-         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || ptr != v.data() + v.size() || n < 3 || n > 3600) {
-           return absl::InvalidArgumentError(
-               Cat("invalid value \"", v, "\" for -dra-health-timeout: use 3..3600"));
-         }
-         o.dra_health_timeout_seconds = n;
-         return absl::OkStatus();
-       }},
+       ShowInt(&Options::dra_health_timeout_seconds),
+       SetSeconds(&Options::dra_health_timeout_seconds, "dra-health-timeout", 3, 3600)},
       {"gpu-device-class", "NAME",
        "render: the GPU DeviceClass of the GPU + HCA pairing template (same PCIe root), a "
        "DNS subdomain; \"none\" leaves the template out.",

@@ -241,11 +241,12 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
-  res->timer = host_.Loop().NewAlarm([this, name] {
-    if (auto it = resources_.find(name); it != resources_.end()) {
-      Drive(*it->second, lifecycle::Event::Timer(it->second->timer_token));
-    }
-  });
+  res->timer =
+      std::make_unique<frontend::RegistrationTimer>(host_.Loop(), [this, name](uint64_t token) {
+        if (auto it = resources_.find(name); it != resources_.end()) {
+          Drive(*it->second, lifecycle::Event::Timer(token));
+        }
+      });
   Resource& ref = *res;
   resources_[name] = std::move(res);
   Drive(ref, lifecycle::Event::Start(WatcherMode() ? lifecycle::Mode::kWatcher

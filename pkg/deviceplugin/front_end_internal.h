@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pkg/deviceplugin/front_end.h"
+#include "pkg/frontend/registration_timer.h"
 
 namespace rdmadp::deviceplugin {
 
@@ -24,8 +25,7 @@ struct DevicePluginFrontEnd::Resource {
   std::unique_ptr<lifecycle::RegistrationFsm> fsm;
   std::unique_ptr<ResourceServer> server;
   std::unique_ptr<KubeletRegistration> registration;
-  std::unique_ptr<loop::Alarm> timer;
-  uint64_t timer_token = 0;                    // the FSM's token for the armed timer
+  std::unique_ptr<frontend::RegistrationTimer> timer;
   std::shared_ptr<grpc::Channel> own_channel;  // to our own socket; path fixed per mode
   uint64_t allocations_before = 0;             // answered by earlier servers of this resource
   uint64_t rejections_before = 0;

@@ -2,7 +2,6 @@
 // machine (pkg/lifecycle) and the world. It observes facts, hands in events and carries out
 // the actions (serve a socket, start or cancel a Register, arm a timer, log). Loop thread
 // only; other threads reach it through PostTo().
-#include <algorithm>
 #include <optional>
 
 #include "pkg/deviceplugin/front_end_internal.h"
@@ -51,15 +50,8 @@ class DevicePluginFrontEnd::ResourceExecutor final : public lifecycle::Registrat
     front_end_.StartRegistration(res_, attempt, fresh);
   }
   void CancelRegister() override { res_.registration.reset(); }
-  void ArmTimer(uint64_t token, milliseconds delay) override {
-    res_.timer_token = token;
-    // "At once" still goes through the loop: no recursion, and other events interleave.
-    res_.timer->ArmOnce(std::max(delay, milliseconds(1)));
-  }
-  void DisarmTimer() override {
-    res_.timer->Disarm();
-    res_.timer_token = 0;
-  }
+  void ArmTimer(uint64_t token, milliseconds delay) override { res_.timer->Arm(token, delay); }
+  void DisarmTimer() override { res_.timer->Disarm(); }
   void Log(lifecycle::Action::Level level, const std::string& message) override {
     const std::string name = res_.config.FullName();  // outlives the fields that view it
     const log::Fields fields{.resource = name, .hca = {}, .event = "registration"};

@@ -67,7 +67,7 @@ void DraFrontEnd::Publish() {
   ctx.node_name = options_.node_name;
   ctx.memlock_hook = options_.memlock_hook;
   ctx.consumable_capacity = caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
-  ViewPtr view = RenderView(pools_, ctx);
+  ViewPtr view = RenderView(ctx);
   view = WriteCdiSpecs(std::move(view), ctx);
   {  // what Prepare reads from now on: before any slice names a device of it
     std::lock_guard lock(shared_->mu);
@@ -79,8 +79,8 @@ void DraFrontEnd::Publish() {
   PublishHealth();
 }
 
-DraFrontEnd::ViewPtr DraFrontEnd::RenderView(const std::vector<pool::PoolModel>& pools,
-                                             const SliceContext& ctx) {
+DraFrontEnd::ViewPtr DraFrontEnd::RenderView(const SliceContext& ctx) {
+  const std::vector<pool::PoolModel>& pools = pools_;
   auto view = std::make_shared<const DraView>(BuildDraView(pools, ctx));
   for (const auto& p : view->problems) {
     host_.ReportOnce(log::Level::kWarn, "config", p,
@@ -139,7 +139,8 @@ void DraFrontEnd::ServeWhileWanted(bool wanted) {
     active_ = true;
     fsm_ = std::make_unique<lifecycle::RegistrationFsm>(Cat("DRA driver ", options_.driver),
                                                         &host_.Tokens(), /*expect_stream=*/false);
-    timer_ = host_.Loop().NewAlarm([this] { Drive(lifecycle::Event::Timer(timer_token_)); });
+    timer_ = std::make_unique<frontend::RegistrationTimer>(
+        host_.Loop(), [this](uint64_t token) { Drive(lifecycle::Event::Timer(token)); });
     heartbeat_ = host_.Loop().NewAlarm([this] { PublishHealth(); });
     // Well inside the timeout: a device not reported for that long turns "Unknown".
     heartbeat_->ArmPeriodic(std::chrono::duration_cast<milliseconds>(options_.health_timeout) / 3);

@@ -23,6 +23,7 @@
 #include "pkg/dra/slices/dra_view.h"
 #include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/frontend/front_end.h"
+#include "pkg/frontend/registration_timer.h"
 #include "pkg/kube/backoff.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/lifecycle/registration_fsm.h"
@@ -94,8 +95,8 @@ class DraFrontEnd final : public frontend::FrontEnd {
   // handed to Prepare, the slices to the publisher, the driver served while some pool is
   // wanted, the health streamed.
   void Publish();
-  // The view of `pools`, its problems and fallbacks reported (once each).
-  ViewPtr RenderView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx);
+  // The view of pools_, its problems and fallbacks reported (once each).
+  ViewPtr RenderView(const SliceContext& ctx);
   // Writes the view's CDI specs; an HCA whose spec could not be written is marked unhealthy
   // (noted in `ctx`) and the view rendered again.
   ViewPtr WriteCdiSpecs(ViewPtr view, SliceContext& ctx);
@@ -131,8 +132,7 @@ class DraFrontEnd final : public frontend::FrontEnd {
   bool stale_specs_checked_ = false;  // the CDI directory was swept of specs of gone HCAs
   std::unique_ptr<lifecycle::RegistrationFsm> fsm_;
   std::unique_ptr<DraServer> server_;
-  std::unique_ptr<loop::Alarm> timer_;
-  uint64_t timer_token_ = 0;
+  std::unique_ptr<frontend::RegistrationTimer> timer_;
   std::unique_ptr<loop::Alarm> heartbeat_;
   std::unique_ptr<SlicePublisher> publisher_;
   std::map<std::string, std::string> specs_written_;  // CDI spec file name -> content

@@ -3,7 +3,6 @@
 // Loop thread only; the server's threads post their events back through the loop.
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -68,13 +67,9 @@ class DraFrontEnd::Executor final : public lifecycle::RegistrationExecutor {
   void Register(uint64_t /*attempt*/, bool /*fresh*/) override {}
   void CancelRegister() override {}
   void ArmTimer(uint64_t token, milliseconds delay) override {
-    front_end_.timer_token_ = token;
-    front_end_.timer_->ArmOnce(std::max(delay, milliseconds(1)));
+    front_end_.timer_->Arm(token, delay);
   }
-  void DisarmTimer() override {
-    front_end_.timer_->Disarm();
-    front_end_.timer_token_ = 0;
-  }
+  void DisarmTimer() override { front_end_.timer_->Disarm(); }
   void Log(lifecycle::Action::Level level, const std::string& message) override {
     if (level == lifecycle::Action::Level::kWarn) {
       host_.ReportProblem(
