@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The suites that wait out real timeouts or repeat for every release (label "slow", ~10 min):
-# a minute without the API server (test/e2e/dra_slow_test.cpp), and the DRA publisher and
-# driver suites against the fake kube-apiserver of 1.34, 1.35 and 1.36 (test/CMakeLists.txt).
+# the DRA publisher and driver suites against the fake kube-apiserver of every release
+# (test/CMakeLists.txt).
 # CI runs them after scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

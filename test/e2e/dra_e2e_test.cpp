@@ -693,6 +693,56 @@ TEST_F(DraWithAShortHealthTimeout, TheHeartbeatKeepsHealthKnownAndAStalledPlugin
   EXPECT_EQ(dra.State().health_streams, 1);
 }
 
+// The API server is away for longer than two of the kubelet's health timeouts: a control
+// plane upgrade, about a minute against the default 30 s; here 7 s against the 3 s this
+// fixture states, so the scenario runs in the default suite and on every release. The node
+// keeps serving what it serves: the kubelet's health stream reports the port that went down
+// at once, and its heartbeat never lapses; the device-plugin resource allocates; Prepare of
+// a claim it cannot read fails with the reason. Once the API server is back, the slice is
+// rewritten once, with the taint, on the grid of a waiting change (9.5 s), and nothing is
+// written after that. (The grid over a real minute, and the 30 s period after two minutes,
+// are the publisher's tests': slice_publisher_test, dra_test's Schedule.*.)
+TEST_F(DraWithAShortHealthTimeout, AnApiServerAwayForTwoHealthTimeoutsCostsNothingServed) {
+  constexpr char kHca0[] = "n1/hca-ib/hca-0000-10-00-0";
+  constexpr char kHca1[] = "n1/hca-ib/hca-0000-11-00-0";
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto claim = api.Admin("/claims", Claim("c", {"hca-0000-11-00-0"}));
+  ASSERT_TRUE(h.kubelet().WaitRegistered({"rdma/hca_roce"}, 1, 20s));
+  api.Admin("/down");
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  EXPECT_TRUE(dra.WaitFor(
+      [&](const DraKubeletState& s) {
+        auto it = s.health.find(kHca0);
+        return it != s.health.end() && it->second.health == "Unhealthy";
+      },
+      20s));
+  EXPECT_TRUE(h.kubelet().Allocate("rdma/hca_roce", {"0"}).ok());
+  auto prepared = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_THAT(prepared->claims().at(claim["metadata"]["uid"].get<std::string>()).error(),
+              HasSubstr("resourceclaim"));
+  std::this_thread::sleep_for(7s);  // the outage itself: its length is the scenario
+  // The heartbeat went on through the outage: the kubelet never saw a silence of the timeout.
+  EXPECT_EQ(dra.HealthNow(kHca1).health, "Healthy");
+  EXPECT_LT(dra.State().health.at(kHca1).longest_gap, 3s);
+  ASSERT_TRUE(api.Admin("/up").is_object());
+  auto r = api.Await("stats.updates === 1", 20s);  // the 9.5 s grid at most
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["slices"][0]["spec"]["devices"][0]["taints"][0]["key"], "rdma.example.com/port-down");
+  EXPECT_EQ(r["slices"][0]["spec"]["pool"]["generation"], 2);
+  auto quiet = api.Await("stats.writes > 2", 3s);
+  EXPECT_FALSE(quiet["ok"].get<bool>());
+  EXPECT_EQ(quiet["stats"]["creates"], 1);
+  EXPECT_THAT(quiet["stats"]["invalid"], ::testing::IsEmpty());
+  prepared = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(prepared.ok());
+  EXPECT_EQ(prepared->claims().at(claim["metadata"]["uid"].get<std::string>()).error(), "");
+  EXPECT_EQ(dra.State().registrations, 1);
+  EXPECT_EQ(dra.State().health_streams, 1);
+}
+
 TEST_F(Dra, TheHealthStreamStatesTheKubeletsDefaultTimeout) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.health.size() == 2; }, 20s));
   for (const auto& [device, health] : dra.State().health) EXPECT_EQ(health.timeout, 30s) << device;

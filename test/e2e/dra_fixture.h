@@ -1,4 +1,4 @@
-// The DRA end-to-end fixture shared by dra_e2e_test and dra_slow_test: the real plugin
+// The DRA end-to-end fixture of dra_e2e_test: the real plugin
 // binary on a fake node with one DRA resource (two InfiniBand HCAs, 4 shares each) and one
 // device-plugin resource, the kubelet simulator with its DRA side, and the fake
 // kube-apiserver, whose wipe the simulated kubelet calls.

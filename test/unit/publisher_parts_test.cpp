@@ -1,11 +1,13 @@
 // The slice publisher's pure parts, each on its own (fake time, no threads): the cache of
-// what the API server has, the update spacing, what the server keeps, and the rate limiter
-// behind the write budget. The publisher's threads and the server are slice_publisher_test's.
+// what the API server has, the update spacing, what the server keeps and when it is probed,
+// who of the two threads talks to a server that is away, and the rate limiter behind the
+// write budget. The publisher's threads and the server are slice_publisher_test's.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <vector>
 
+#include "pkg/dra/slices/outage_turns.h"
 #include "pkg/dra/slices/server_fields.h"
 #include "pkg/dra/slices/slice_cache.h"
 #include "pkg/dra/slices/update_spacing.h"
@@ -103,7 +105,8 @@ TEST(UpdateSpacing, APoolWithASliceToCreateIsNeverHeldNorAreItsDeletesSplitOff) 
 TEST(ServerFields, TheProbeIsTheTruthForItsFieldsAndWritesTeachTheRest) {
   ServerFields fields;
   const TimePoint t0{};
-  EXPECT_EQ(fields.Probed({"devices[].taints"}, t0), std::vector<std::string>{"devices[].taints"});
+  EXPECT_EQ(fields.Probed({"devices[].taints"}, t0, t0 + kRecheckDropped),
+            std::vector<std::string>{"devices[].taints"});
   auto told = fields.ToTell();
   ASSERT_TRUE(told.has_value());
   EXPECT_FALSE(told->device_taints);
@@ -116,7 +119,8 @@ TEST(ServerFields, TheProbeIsTheTruthForItsFieldsAndWritesTeachTheRest) {
   // An hour on, the learnt field is written once more (its answer tells again); the
   // probe's field stays until the probe says otherwise.
   EXPECT_EQ(fields.Active(t0 + kRecheckDropped), (FieldPaths{"devices[].taints"}));
-  fields.Probed({}, t0 + kRecheckDropped);  // the gate came on (an upgrade)
+  fields.Probed({}, t0 + kRecheckDropped,
+                t0 + 2 * kRecheckDropped);  // the gate came on (an upgrade)
   EXPECT_TRUE(fields.Believed().empty());
   told = fields.ToTell();
   ASSERT_TRUE(told.has_value());
@@ -130,6 +134,108 @@ TEST(ServerFields, TheProbeCarriesEveryGatedFieldWeMaySet) {
   EXPECT_TRUE(device["capacity"]["shares"].contains("requestPolicy"));
   EXPECT_TRUE(device.contains("taints"));
   EXPECT_EQ(probe["spec"]["nodeName"], "n1");
+}
+
+TEST(ServerFields, TheProbeIsDueAtOnceThenWhenItsLastAnswerSays) {
+  ServerFields fields;
+  const TimePoint t0 = TimePoint{} + seconds(100);
+  EXPECT_EQ(fields.next_probe(), TimePoint{});  // the first at once
+  fields.Probed({"devices[].taints"}, t0, t0 + kRecheckDropped);
+  EXPECT_EQ(fields.next_probe(), t0 + kRecheckDropped);
+  // A failed probe is tried again sooner, and what is known stays known.
+  fields.ProbeFailed(t0 + kRecheckDropped + seconds(60));
+  EXPECT_EQ(fields.next_probe(), t0 + kRecheckDropped + seconds(60));
+  EXPECT_EQ(fields.Believed(), FieldPaths{"devices[].taints"});
+  EXPECT_EQ(fields.Active(t0 + 2 * kRecheckDropped), FieldPaths{"devices[].taints"});
+}
+
+TEST(OutageTurns, TheWatchersSecondFailureInARowMakesAChangeJoinTheGrid) {
+  OutageTurns turns;
+  EXPECT_FALSE(turns.JoinsGrid());
+  EXPECT_TRUE(turns.WatcherAnswered(true));  // away: the probe now waits (notify)
+  EXPECT_TRUE(turns.server_away());
+  EXPECT_FALSE(turns.JoinsGrid());  // one failure may be a blip
+  // Still away: nobody to wake (a change held for the quick retry is woken when the
+  // asking ends, which follows).
+  EXPECT_FALSE(turns.WatcherAnswered(true));
+  EXPECT_TRUE(turns.JoinsGrid());
+  turns.Joined();
+  EXPECT_TRUE(turns.writer_away());  // the writer's retries are the node's probes now
+  EXPECT_FALSE(turns.JoinsGrid());   // joined once
+  EXPECT_TRUE(turns.WatcherAnswered(false));
+  EXPECT_TRUE(turns.server_away());  // the writer still is
+}
+
+TEST(OutageTurns, AChangeWaitsForTheQuickRetrysAnswerFiveSecondsAtMost) {
+  OutageTurns turns;
+  const TimePoint t0 = TimePoint{} + seconds(100);
+  EXPECT_TRUE(turns.WatcherAsking(true, t0));
+  EXPECT_FALSE(turns.QuickRetryHold(t0).has_value());  // a first request, not a retry
+  EXPECT_TRUE(turns.WatcherAsking(false, t0));
+  turns.WatcherAnswered(true);
+  EXPECT_TRUE(turns.WatcherAsking(true, t0));
+  EXPECT_FALSE(turns.WatcherAsking(true, t0 + seconds(1)));  // no change, and no new start
+  EXPECT_EQ(turns.QuickRetryHold(t0 + seconds(1)), t0 + kQuickRetryAnswerWait);
+  EXPECT_FALSE(turns.QuickRetryHold(t0 + kQuickRetryAnswerWait).has_value());
+  EXPECT_TRUE(turns.WatcherAsking(false, t0 + seconds(2)));  // answered
+  EXPECT_FALSE(turns.QuickRetryHold(t0 + seconds(2)).has_value());
+  // The second failure: the change joins the grid instead of waiting.
+  turns.WatcherAnswered(true);
+  turns.WatcherAsking(true, t0 + seconds(3));
+  EXPECT_FALSE(turns.QuickRetryHold(t0 + seconds(3)).has_value());
+  EXPECT_TRUE(turns.JoinsGrid());
+}
+
+TEST(OutageTurns, AnAnsweredWriteEndsTheOutageForBothThreads) {
+  OutageTurns turns;
+  turns.WatcherAnswered(true);
+  turns.WatcherAnswered(true);
+  turns.Joined();
+  turns.BatchStarts();
+  EXPECT_TRUE(turns.writing());
+  EXPECT_TRUE(turns.BatchEnded(/*answered=*/true, std::nullopt));
+  EXPECT_FALSE(turns.writing());
+  EXPECT_FALSE(turns.writer_away());
+  EXPECT_FALSE(turns.server_away());
+  EXPECT_FALSE(turns.JoinsGrid());  // the watcher's count started over
+  EXPECT_EQ(turns.writer_answers(), 1u);
+}
+
+TEST(OutageTurns, AFailedWriteMakesTheWriterAwayOnlyForAServerThatIsAway) {
+  struct Case {
+    kube::FailedAnswer failed;
+    bool away;
+  };
+  for (const Case& c : {Case{{503, 0}, true}, Case{{0, 0}, true}, Case{{429, 0}, true},
+                        Case{{503, 7}, false},  // throttled: its Retry-After, the watcher goes on
+                        Case{{429, 7}, false}, Case{{403, 0}, false}, Case{{422, 0}, false}}) {
+    for (const bool was_away : {false, true}) {  // a failure decides afresh either way
+      OutageTurns turns;
+      if (was_away) turns.Joined();
+      turns.BatchStarts();
+      EXPECT_TRUE(turns.BatchEnded(false, c.failed));
+      EXPECT_EQ(turns.writer_away(), c.away)
+          << c.failed.code << " " << c.failed.retry_after_seconds << " was away: " << was_away;
+      EXPECT_FALSE(turns.writing());
+      EXPECT_EQ(turns.writer_answers(), 0u);
+    }
+  }
+}
+
+TEST(OutageTurns, NothingLeftToWriteEndsTheWritersProbing) {
+  OutageTurns turns;
+  EXPECT_FALSE(turns.NothingToWrite());  // nobody waits on it
+  turns.WatcherAnswered(true);
+  turns.WatcherAnswered(true);
+  turns.Joined();
+  EXPECT_TRUE(turns.NothingToWrite());  // the watcher's turn
+  EXPECT_FALSE(turns.writer_away());
+  EXPECT_TRUE(turns.server_away());  // the watcher's own failures still count
+  // A round that sent nothing decides nothing about the writer.
+  turns.Joined();
+  EXPECT_TRUE(turns.BatchEnded(false, std::nullopt));
+  EXPECT_TRUE(turns.writer_away());
+  EXPECT_EQ(turns.writer_answers(), 0u);
 }
 
 TEST(CellRateLimiter, TheBurstAtOnceThenOnePerInterval) {

@@ -33,7 +33,9 @@ std::vector<std::string> ServerFields::Learned(const FieldPaths& dropped, TimePo
   return Report(dropped);
 }
 
-std::vector<std::string> ServerFields::Probed(const FieldPaths& dropped, TimePoint now) {
+std::vector<std::string> ServerFields::Probed(const FieldPaths& dropped, TimePoint now,
+                                              TimePoint next) {
+  next_probe_ = next;
   for (const std::string& path : kProbeFields) {
     if (dropped.count(path) != 0) {
       dropped_[path] = now;

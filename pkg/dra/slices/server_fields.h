@@ -4,7 +4,8 @@
 // its fields, repeated about hourly) and from the answers to real writes, and are left out
 // of what is written so that nothing is rewritten for ever. A field learnt from a write is
 // written once more after kRecheckDropped, so an enabled gate is picked up without a
-// restart; the probe's own fields are the probe's to refresh.
+// restart; the probe's own fields are the probe's to refresh. It also keeps when the probe
+// is due.
 //
 // Pure; not thread-safe: the publisher's lock covers it.
 #pragma once
@@ -40,8 +41,13 @@ class ServerFields {
   // The answer to a write dropped `dropped`. Returns the paths never reported before.
   std::vector<std::string> Learned(const FieldPaths& dropped, TimePoint now);
   // The probe's answer dropped `dropped`: an upgrade that enabled a gate takes its field
-  // out, a downgrade puts it in. Returns the paths never reported before.
-  std::vector<std::string> Probed(const FieldPaths& dropped, TimePoint now);
+  // out, a downgrade puts it in. The probe is due again at `next`. Returns the paths never
+  // reported before.
+  std::vector<std::string> Probed(const FieldPaths& dropped, TimePoint now, TimePoint next);
+  // The probe failed: it is tried again at `next`; what is known stays known.
+  void ProbeFailed(TimePoint next) { next_probe_ = next; }
+  // When the capability probe is due (the first: at once).
+  TimePoint next_probe() const { return next_probe_; }
   // The fields to leave out of what is written at `now`.
   FieldPaths Active(TimePoint now);
   // Every field believed dropped now (stats).
@@ -58,6 +64,7 @@ class ServerFields {
   std::map<std::string, TimePoint> dropped_;  // with when it was learnt
   std::set<std::string> reported_;
   std::optional<ServerCapabilities> told_;
+  TimePoint next_probe_{};
 };
 
 }  // namespace rdmadp::dra

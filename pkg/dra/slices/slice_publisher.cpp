@@ -10,43 +10,7 @@ namespace {
 
 using kube::Obj;
 using kube::Str;
-using std::chrono::milliseconds;
-
-constexpr std::string_view kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr size_t kMaxSaid = 64;  // distinct problem lines remembered as said
-
-std::string PercentEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string_view Verb(SliceWrite::Kind kind) {
-  switch (kind) {
-    case SliceWrite::Kind::kCreate:
-      return "create";
-    case SliceWrite::Kind::kUpdate:
-      return "update";
-    case SliceWrite::Kind::kDelete:
-      return "delete";
-  }
-  return "?";
-}
-
-std::string StatusMessage(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  const std::string message = Str(j, "message");
-  return message.empty() ? body.substr(0, 200) : message;
-}
 
 }  // namespace
 
@@ -57,7 +21,7 @@ absl::StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::Start(PublisherO
   auto write = kube::RestClient::Create(p->options_.api);
   if (!write.ok()) return write.status();
   p->watch_client_ = std::move(*watch);
-  p->write_client_ = std::move(*write);
+  p->writes_ = std::make_unique<SliceWriter>(std::move(*write), p->options_.node_name);
   p->watcher_ = std::thread([raw = p.get()] { raw->WatchLoop(); });
   p->writer_ = std::thread([raw = p.get()] { raw->WriteLoop(); });
   return p;
@@ -75,7 +39,7 @@ SlicePublisher::~SlicePublisher() {
   }
   changed_.notify_all();
   if (watch_client_) watch_client_->Shutdown();  // no ResetCancel can undo these
-  if (write_client_) write_client_->Shutdown();
+  if (writes_) writes_->Shutdown();
   if (watcher_.joinable()) watcher_.join();
   if (writer_.joinable()) writer_.join();
 }
@@ -86,10 +50,8 @@ void SlicePublisher::Publish(std::vector<WantedPool> wanted,
     std::lock_guard lock(mu_);
     // An unchanged wish (every rescan makes one) is no news: it neither wakes the writer
     // nor marks anything to reconcile.
-    if (have_wish_ && wish_assumed_ == assumed && wanted_ == wanted) return;
-    wanted_ = std::move(wanted);
-    wish_assumed_ = assumed;
-    have_wish_ = true;
+    if (wish_ && wish_->assumed == assumed && wish_->pools == wanted) return;
+    wish_ = Wish{std::move(wanted), assumed};
     dirty_ = true;
   }
   changed_.notify_all();
@@ -99,7 +61,7 @@ bool SlicePublisher::WishWritable() const {
   // A caller that listens for capabilities makes wishes that depend on them: one made before
   // it heard of the current ones (nullopt: before any) waits for its next wish.
   const auto& told = fields_.told();
-  return have_wish_ && told && (!options_.on_capabilities || wish_assumed_ == told);
+  return wish_ && told && (!options_.on_capabilities || wish_->assumed == told);
 }
 
 PublisherStats SlicePublisher::stats() const {
@@ -156,22 +118,12 @@ std::string SlicePublisher::Selector() const {
   return PercentEncode(Cat("spec.nodeName=", options_.node_name, ",spec.driver=", options_.driver));
 }
 
-void SlicePublisher::SetWatcherAway(bool away) {
-  const int was = watcher_away_;
-  watcher_away_ = away ? watcher_away_ + 1 : 0;
-  if ((was == 0) != (watcher_away_ == 0)) changed_.notify_all();  // a held probe, a join
+void SlicePublisher::WatcherAnswered(bool away) {
+  if (turns_.WatcherAnswered(away)) changed_.notify_all();
 }
 
-void SlicePublisher::SetWatcherAsking(bool asking) {
-  if (watcher_asking_ == asking) return;
-  watcher_asking_ = asking;
-  if (asking) asking_since_ = clock_.Now();
-  changed_.notify_all();  // a change waiting for the quick retry's answer
-}
-
-void SlicePublisher::ClearWatcherAway() {
-  std::lock_guard lock(mu_);
-  SetWatcherAway(false);
+void SlicePublisher::WatcherAsking(bool asking) {
+  if (turns_.WatcherAsking(asking, clock_.Now())) changed_.notify_all();
 }
 
 void SlicePublisher::Problem(const std::string& line) {
@@ -188,7 +140,7 @@ void SlicePublisher::Problem(const std::string& line) {
 }
 
 bool SlicePublisher::List(kube::FailedAnswer* failed) {
-  auto r = watch_client_->Call("GET", Cat(kSlices, "?fieldSelector=", Selector()));
+  auto r = watch_client_->Call("GET", Cat(kSlicesPath, "?fieldSelector=", Selector()));
   auto list =
       r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
@@ -197,7 +149,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
       std::lock_guard lock(mu_);
       ++stats_.lists;
       ++stats_.failures;
-      SetWatcherAway(kube::Classify(*failed) != kube::FailureClass::kRefused);
+      WatcherAnswered(kube::Classify(*failed) != kube::FailureClass::kRefused);
     }
     Problem(
         !r.ok() ? std::string(r.status().message())
@@ -214,7 +166,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   cache_.Replace(list["items"], Str(Obj(list, "metadata"), "resourceVersion"));
   stats_.synced = true;
   relist_ = false;
-  SetWatcherAway(false);
+  WatcherAnswered(false);
   dirty_ = true;
   last_problem_.clear();
   changed_.notify_all();
@@ -234,7 +186,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   bool relist = false;
   std::string error;
   auto code = watch_client_->Stream(
-      Cat(kSlices, "?watch=true&allowWatchBookmarks=true&timeoutSeconds=", timeout,
+      Cat(kSlicesPath, "?watch=true&allowWatchBookmarks=true&timeoutSeconds=", timeout,
           "&resourceVersion=", from, "&fieldSelector=", Selector()),
       [&](std::string_view line) {
         auto event = nlohmann::json::parse(line, nullptr, false);
@@ -261,14 +213,14 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
         // would otherwise stay on /readyz while everything works.
         std::lock_guard lock(mu_);
         last_problem_.clear();
-        SetWatcherAway(false);
-        SetWatcherAsking(false);
+        WatcherAnswered(false);
+        WatcherAsking(false);
       });
   if (!code.ok()) {
     *failed = {};  // transport, a dead connection, an over-long line: the server is away
     {
       std::lock_guard lock(mu_);
-      SetWatcherAway(true);
+      WatcherAnswered(true);
     }
     Problem(std::string(code.status().message()));
     return false;
@@ -280,7 +232,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
     {
       std::lock_guard lock(mu_);
       if (*code == 410) relist_ = true;
-      SetWatcherAway(*code == 429 || *code >= 500);
+      WatcherAnswered(*code == 429 || *code >= 500);
     }
     *failed = {*code == 410 ? 0 : *code, watch_client_->stream_retry_after_seconds()};
     Problem(Cat("watching ResourceSlices: HTTP ", *code,
@@ -320,14 +272,15 @@ void SlicePublisher::WatchLoop() {
     // Marks a list or a watch as out until the server answers (a watch: its 200).
     auto asking = [&](bool on) {
       std::lock_guard lock(mu_);
-      SetWatcherAsking(on);
+      WatcherAsking(on);
     };
     if (relist) asking(true);
     const bool listed = !relist || List(&failed);
     if (relist) asking(false);
     if (!listed) {
       if (asked_to_relist()) {
-        ClearWatcherAway();  // our own cancel, not the server's answer
+        std::lock_guard lock(mu_);
+        WatcherAnswered(false);  // our own cancel, not the server's answer
         continue;
       }
       if (!AwaitWatchTurn(retry, failed)) return;
@@ -339,7 +292,8 @@ void SlicePublisher::WatchLoop() {
     const bool healthy = WatchOnce(&failed);
     asking(false);
     if (asked_to_relist()) {
-      ClearWatcherAway();
+      std::lock_guard lock(mu_);
+      WatcherAnswered(false);
       continue;
     }
     const auto lasted = clock_.Now() - opened;
@@ -349,7 +303,7 @@ void SlicePublisher::WatchLoop() {
       {
         std::lock_guard lock(mu_);
         said_.clear();
-        writer_away = writer_away_;
+        writer_away = turns_.writer_away();
       }
       // ... unless the writer is already retrying against a server that is away: then
       // this is the watcher's turn after a failure (its grid, after the writer's).
@@ -374,22 +328,22 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
   std::unique_lock lock(mu_);
   // Without a list (the first, or a relist) the writer cannot write a wish it holds: then a
   // change waits on the watcher, which retries at the writer's pace.
-  const bool writer_waits = have_wish_ && (!stats_.synced || relist_);
+  const bool writer_waits = wish_ && (!stats_.synced || relist_);
   auto until =
       retry.Failed(clock_.Now(), failed, writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
   while (true) {
     kube::WaitUntil(clock_, changed_, lock, until, [&] { return stopping_; });
     // A write in flight is waited for: its answer says whether the writer is away (else a
     // quick retry and the write's failure could both be spent on the same outage).
-    changed_.wait(lock, [&] { return stopping_ || !writing_; });
+    changed_.wait(lock, [&] { return stopping_ || !turns_.writing(); });
     // While the writer is retrying a change against a server that is away, its retries
     // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
     // whatever the writer waits for (the writer waits for the list).
-    if (stopping_ || !writer_away_ || relist_) return !stopping_;
-    const uint64_t writes_seen = writer_successes_;
-    changed_.wait(lock, [&] { return stopping_ || !writer_away_ || relist_; });
+    if (stopping_ || !turns_.writer_away() || relist_) return !stopping_;
+    const uint64_t answers_seen = turns_.writer_answers();
+    changed_.wait(lock, [&] { return stopping_ || !turns_.writer_away() || relist_; });
     if (stopping_) return false;
-    if (writer_successes_ == writes_seen || relist_) return true;  // nothing left to write
+    if (turns_.writer_answers() == answers_seen || relist_) return true;  // nothing left to write
     // The writer found the server back: the watch resumes at its own next grid point,
     // spread with the other nodes' re-watches, not on the heels of the write.
     until = retry.NextGridPoint(clock_.Now(), kube::Pace::kIdle);
@@ -397,28 +351,7 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
 }
 
 bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
-  absl::StatusOr<kube::HttpResponse> r;
-  switch (w.kind) {
-    case SliceWrite::Kind::kCreate: {
-      nlohmann::json object = w.object;
-      {
-        std::lock_guard lock(mu_);
-        if (!owner_.is_null()) object["metadata"]["ownerReferences"] = {owner_};
-      }
-      r = write_client_->Call("POST", std::string(kSlices), object.dump());
-      break;
-    }
-    case SliceWrite::Kind::kUpdate:
-      r = write_client_->Call("PUT", Cat(kSlices, "/", w.name), w.object.dump());
-      break;
-    case SliceWrite::Kind::kDelete: {
-      const nlohmann::json options = {{"kind", "DeleteOptions"},
-                                      {"apiVersion", "v1"},
-                                      {"preconditions", {{"resourceVersion", w.resource_version}}}};
-      r = write_client_->Call("DELETE", Cat(kSlices, "/", w.name), options.dump());
-      break;
-    }
-  }
+  const SliceWriter::Answer r = writes_->Send(w);
   std::unique_lock lock(mu_);
   ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
@@ -452,49 +385,16 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
     watch_client_->Cancel();  // under mu_: the watcher's ResetCancel is too
     return false;
   }
-  const std::string what = w.kind == SliceWrite::Kind::kCreate   ? "creating"
-                           : w.kind == SliceWrite::Kind::kUpdate ? "updating"
-                                                                 : "deleting";
   lock.unlock();
-  if (!r.ok()) {
-    Problem(Cat(what, " a ResourceSlice: ", std::string(r.status().message())));
-  } else {
-    Problem(Cat(what, " ResourceSlice ", w.name.empty() ? "(new)" : w.name, ": HTTP ", r->code,
-                ": ", StatusMessage(r->body),
-                r->code == 403 ? Cat(" (grant the DaemonSet's service account \"", Verb(w.kind),
-                                     "\" on resourceslices.resource.k8s.io: images/overlays/dra)")
-                               : ""));
-  }
+  Problem(WriteProblem(w, r));
   return false;
-}
-
-void SlicePublisher::ReadOwner() {
-  owner_read_ = true;
-  auto r = write_client_->Call("GET", Cat("/api/v1/nodes/", PercentEncode(options_.node_name)));
-  auto node =
-      r.ok() && r->code == 200 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
-  const std::string uid = Str(Obj(node, "metadata"), "uid");
-  if (uid.empty()) {
-    Problem(Cat("reading Node ", options_.node_name, " for the slices' owner reference: ",
-                !r.ok() ? std::string(r.status().message()) : Cat("HTTP ", r->code),
-                "; slices are published without it (they outlive a deleted node: grant "
-                "\"get\" on nodes, images/overlays/dra)"));
-    return;
-  }
-  // As the reference helper in k8s.io/dynamic-resource-allocation/resourceslice does.
-  std::lock_guard lock(mu_);
-  owner_ = {{"apiVersion", "v1"},
-            {"kind", "Node"},
-            {"name", options_.node_name},
-            {"uid", uid},
-            {"controller", true}};
 }
 
 bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   // One device with every gated field we may set: the answer shows which the server keeps.
   const nlohmann::json probe = ProbeSlice(options_.driver, options_.node_name);
   if (!TakeWriteToken()) return false;
-  auto r = write_client_->Call("POST", Cat(kSlices, "?dryRun=All"), probe.dump());
+  const SliceWriter::Answer r = writes_->Probe(probe);
   auto answer =
       r.ok() && r->code == 201 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
   {
@@ -514,9 +414,9 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   {
     std::lock_guard lock(mu_);
     const auto now = clock_.Now();
-    news = fields_.Probed(dropped, now);
-    next_probe_ =
-        now + kRecheckDropped - std::chrono::minutes(kube::RandomUpTo(9, kube::ThreadRng()));
+    news = fields_.Probed(
+        dropped, now,
+        now + kRecheckDropped - std::chrono::minutes(kube::RandomUpTo(9, kube::ThreadRng())));
     dirty_ = true;
   }
   ReportDropped(news, /*probe=*/true);
@@ -537,98 +437,33 @@ void SlicePublisher::ReportCapabilities() {
 void SlicePublisher::WriteLoop() {
   kube::RetrySchedule retry(options_.jitter, nullptr, options_.phase);
   while (true) {
-    std::vector<SliceWrite> writes;
     bool probe = false;
     bool join_series = false;
+    std::vector<SliceWrite> writes;
     {
       std::unique_lock lock(mu_);
-      // Probe when one is due, write when there is a wish to write and something to do;
-      // both only once the list is in, and never before the server's wait is over.
-      while (!stopping_) {
+      probe = AwaitWork(lock, retry);
+      if (stopping_) return;
+      if (!probe) {
+        dirty_ = false;
         const auto now = clock_.Now();
-        // The probe is never urgent: while the server is away (the writer's change is the
-        // node's probe, or the watcher found it away twice running) it waits for its return.
-        const bool probe_due = now >= next_probe_;
-        const bool server_away = writer_away_ || watcher_away_ >= 1;
-        const auto& held_until = spacing_.held_until();
-        if (!stats_.synced || relist_) {
-          changed_.wait(lock);
-        } else if (now < retry.not_before()) {
-          clock_.WaitUntil(changed_, lock, retry.not_before());
-        } else if (probe_due && !server_away) {
-          probe = true;
-          break;
-        } else if (watcher_away_ == 1 && watcher_asking_ && !writer_away_ &&
-                   now < asking_since_ + kQuickRetryAnswerWait) {
-          // The watcher found the server away once and its quick retry is out: the answer
-          // tells a blip (the change goes at once) from an outage (the change joins the
-          // grid), for one answer's wait. A change sent now would be a second probe of the
-          // same outage and could make a node's 8 requests in it 9.
-          clock_.WaitUntil(changed_, lock, asking_since_ + kQuickRetryAnswerWait);
-        } else if ((dirty_ || (held_until && now >= *held_until)) && WishWritable()) {
-          break;
-        } else if (held_until && now < *held_until) {
-          clock_.WaitUntil(changed_, lock,
-                           probe_due ? *held_until : std::min(next_probe_, *held_until));
+        writes = spacing_.Hold(Reconcile(cache_.slices(), wish_->pools, fields_.Active(now)),
+                               cache_.slices(), now);
+        // A held pool's change is not "unpublished": its slices are there, one change
+        // behind (readiness must not flap with a port).
+        stats_.in_sync = writes.empty();
+        if (writes.empty()) {
+          if (turns_.NothingToWrite()) changed_.notify_all();  // the watcher's turn
+        } else if (turns_.JoinsGrid()) {
+          join_series = true;
         } else {
-          // Nothing due, or a held pool's time came while the wish is not writable (it
-          // waits for the caller's next wish, which notifies): never a wait already over.
-          // A probe due while the server is away waits for its return (both flags notify
-          // when they clear).
-          if (probe_due) {
-            changed_.wait(lock);
-          } else {
-            clock_.WaitUntil(changed_, lock, next_probe_);
-          }
+          turns_.BatchStarts();
         }
       }
-      if (stopping_) return;
     }
     if (probe) {
-      if (!owner_read_) ReadOwner();
-      kube::FailedAnswer failed;
-      if (Probe(&failed)) {
-        retry.Succeeded();
-      } else {
-        {
-          std::lock_guard lock(mu_);
-          if (stopping_) return;
-        }
-        // Publishing does not wait for the probe: what the server keeps is then learnt from
-        // the answers to real writes (LearnDropped), and the probe is tried again later.
-        const auto now = clock_.Now();
-        retry.Failed(now, failed, kube::Pace::kIdle);
-        {
-          std::lock_guard lock(mu_);
-          next_probe_ = now + kube::Jittered(kProbeRetry);
-        }
-        // Publishing must not wait for ever on a server that refuses dry runs: the first
-        // failure lets writes go, and their answers teach what the server keeps. Later
-        // failures change nothing: what is known stays known.
-        bool first = false;
-        {
-          std::lock_guard lock(mu_);
-          first = !fields_.told();
-        }
-        if (first) ReportCapabilities();
-      }
+      if (!ProbeOnce(retry)) return;
       continue;
-    }
-    {
-      std::unique_lock lock(mu_);
-      dirty_ = false;
-      const auto now = clock_.Now();
-      writes = spacing_.Hold(Reconcile(cache_.slices(), wanted_, fields_.Active(now)),
-                             cache_.slices(), now);
-      // A held pool's change is not "unpublished": its slices are there, one change behind
-      // (readiness must not flap with a port).
-      stats_.in_sync = writes.empty();
-      if (writes.empty() && writer_away_) {
-        writer_away_ = false;  // nothing left to probe with: the watcher's turn
-        changed_.notify_all();
-      }
-      join_series = !writes.empty() && watcher_away_ >= 2 && !writer_away_;
-      writing_ = !writes.empty() && !join_series;
     }
     if (join_series) {
       // The watcher found the server away twice running (not a blip its quick retry got
@@ -636,64 +471,126 @@ void SlicePublisher::WriteLoop() {
       // (RetrySchedule::Join), so that the node's requests in a 60 s outage stay at 8.
       retry.Join(clock_.Now());
       std::lock_guard lock(mu_);
-      writer_away_ = true;
+      turns_.Joined();
       dirty_ = true;
       changed_.notify_all();
       continue;
     }
-    bool ok = true;
-    kube::FailedAnswer failed;
-    uint64_t written_before = 0;
-    {
-      std::lock_guard lock(mu_);
-      written_before = stats_.writes;
-    }
-    bool complete = true;
-    for (const auto& w : writes) {
-      if (!TakeWriteToken()) return;
-      {
-        // The batch was planned for a wish and a listing: a capability learnt from an
-        // earlier write's answer, or a relist, makes the rest stale; plan again.
-        std::lock_guard lock(mu_);
-        if (!WishWritable() || relist_) {
-          complete = false;
-          break;
-        }
+    if (!WriteBatch(writes, retry)) return;
+  }
+}
+
+bool SlicePublisher::AwaitWork(std::unique_lock<std::mutex>& lock,
+                               const kube::RetrySchedule& retry) {
+  // Probe when one is due, write when there is a wish to write and something to do; both
+  // only once the list is in, and never before the server's wait is over.
+  while (!stopping_) {
+    const auto now = clock_.Now();
+    // The probe is never urgent: while the server is away (the writer's change is the
+    // node's probe, or the watcher found it away) it waits for its return.
+    const auto next_probe = fields_.next_probe();
+    const bool probe_due = now >= next_probe;
+    const auto& held_until = spacing_.held_until();
+    if (!stats_.synced || relist_) {
+      changed_.wait(lock);
+    } else if (now < retry.not_before()) {
+      clock_.WaitUntil(changed_, lock, retry.not_before());
+    } else if (probe_due && !turns_.server_away()) {
+      return true;
+    } else if (const auto hold = turns_.QuickRetryHold(now)) {
+      // The watcher's quick retry is out: its answer tells a blip from an outage.
+      clock_.WaitUntil(changed_, lock, *hold);
+    } else if ((dirty_ || (held_until && now >= *held_until)) && WishWritable()) {
+      return false;
+    } else if (held_until && now < *held_until) {
+      clock_.WaitUntil(changed_, lock, probe_due ? *held_until : std::min(next_probe, *held_until));
+    } else {
+      // Nothing due, or a held pool's time came while the wish is not writable (it waits
+      // for the caller's next wish, which notifies): never a wait already over. A probe due
+      // while the server is away waits for its return (OutageTurns' changes notify).
+      if (probe_due) {
+        changed_.wait(lock);
+      } else {
+        clock_.WaitUntil(changed_, lock, next_probe);
       }
-      if (!(ok = Write(w, &failed))) {
+    }
+  }
+  return false;
+}
+
+bool SlicePublisher::ProbeOnce(kube::RetrySchedule& retry) {
+  if (auto problem = writes_->ReadOwnerOnce()) Problem(*problem);
+  kube::FailedAnswer failed;
+  if (Probe(&failed)) {
+    retry.Succeeded();
+    return true;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return false;
+  }
+  // Publishing does not wait for the probe: what the server keeps is then learnt from the
+  // answers to real writes (LearnDropped), and the probe is tried again later.
+  const auto now = clock_.Now();
+  retry.Failed(now, failed, kube::Pace::kIdle);
+  // Publishing must not wait for ever on a server that refuses dry runs: the first failure
+  // lets writes go, and their answers teach what the server keeps. Later failures change
+  // nothing: what is known stays known.
+  bool first = false;
+  {
+    std::lock_guard lock(mu_);
+    fields_.ProbeFailed(now + kube::Jittered(kProbeRetry));
+    first = !fields_.told();
+  }
+  if (first) ReportCapabilities();
+  return true;
+}
+
+bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::RetrySchedule& retry) {
+  bool ok = true;
+  kube::FailedAnswer failed;
+  uint64_t written_before = 0;
+  {
+    std::lock_guard lock(mu_);
+    written_before = stats_.writes;
+  }
+  bool complete = true;
+  for (const auto& w : writes) {
+    if (!TakeWriteToken()) return false;
+    {
+      // The batch was planned for a wish and a listing: a capability learnt from an
+      // earlier write's answer, or a relist, makes the rest stale; plan again.
+      std::lock_guard lock(mu_);
+      if (!WishWritable() || relist_) {
         complete = false;
         break;
       }
     }
-    bool wrote = false;
-    {
-      std::lock_guard lock(mu_);
-      if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
-      wrote = stats_.writes != written_before;
-      // The spacing counts from a pool's whole update; one broken off halfway is not held
-      // (its slices would stay at two generations).
-      if (complete) spacing_.Written(writes, clock_.Now());
+    if (!(ok = Write(w, &failed))) {
+      complete = false;
+      break;
     }
-    // A 409 relists (the watcher) and reconciles then; any other failure waits as the
-    // schedule says, whatever is wished or seen meanwhile (the loop above).
-    const bool answered = wrote || (!ok && failed.code == 409);
-    const bool failed_here = !ok && failed.code != 409;
-    if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
-    if (failed_here) retry.Failed(clock_.Now(), failed, kube::Pace::kUrgent);
+  }
+  bool wrote = false;
+  {
     std::lock_guard lock(mu_);
-    if (answered) {
-      // The server answers: the watcher, waiting on a change that was due, may go now.
-      writer_away_ = false;
-      SetWatcherAway(false);
-      ++writer_successes_;
-    } else if (failed_here) {
-      // Away: 5xx, 429 without Retry-After, no answer. A throttled write waits its
-      // Retry-After and the watcher goes on; a refused one is the operator's to fix.
-      writer_away_ = kube::Classify(failed) == kube::FailureClass::kTransient;
-    }
-    writing_ = false;  // with writer_away_ decided: the watcher waits for both at once
+    if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
+    wrote = stats_.writes != written_before;
+    // The spacing counts from a pool's whole update; one broken off halfway is not held
+    // (its slices would stay at two generations).
+    if (complete) spacing_.Written(writes, clock_.Now());
+  }
+  // A 409 relists (the watcher) and reconciles then; any other failure waits as the
+  // schedule says, whatever is wished or seen meanwhile (AwaitWork).
+  const bool answered = wrote || (!ok && failed.code == 409);
+  const bool failed_here = !ok && failed.code != 409;
+  if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
+  if (failed_here) retry.Failed(clock_.Now(), failed, kube::Pace::kUrgent);
+  std::lock_guard lock(mu_);
+  if (turns_.BatchEnded(answered, failed_here ? std::optional(failed) : std::nullopt)) {
     changed_.notify_all();
   }
+  return true;
 }
 
 }  // namespace rdmadp::dra

@@ -11,16 +11,15 @@
 // Retry-After, slow for 401/403, and a server that is away is retried on a grid of its own
 // random phase: the writer's every 9.5 s when a change waits, the watcher's after one quick
 // retry every 30 s), one schedule per thread; nothing of ours (a wish, a watch event) ends
-// such a wait: a wipe meanwhile is repaired when it ends. While the writer retries a change
-// against a server that is away, its retries are the node's only requests: the watcher
-// waits until one works, then for its own next grid point. A change that comes while the
-// watcher's quick retry is unanswered waits for that answer (at most kQuickRetryAnswerWait);
-// one that comes after the watcher found the server away twice joins the grid a whole period
-// out (docs/performance.md, "A fleet against one API server"). A failed watch resumes from the last
-// resourceVersion; a 409, a 410 or an ERROR event relists. The watcher's back-off starts over only
-// after a watch that stayed open (kStayedOpen) or ended as a healthy watch ends: a successful list
-// does not count, or a watch refused while lists work (403 without "watch", 410, ERROR events)
-// would loop at the first step. A watch the server ends within kShortWatch is a failure.
+// such a wait: a wipe meanwhile is repaired when it ends. Which of the two threads talks to a
+// server that is away, and when, is OutageTurns' (outage_turns.h: one series of retries per
+// node into an outage, not two; docs/performance.md, "A fleet against one API server"); its
+// writes' HTTP is SliceWriter's (slice_writer.h). A failed watch resumes from the last
+// resourceVersion; a 409, a 410 or an ERROR event relists. The watcher's back-off starts over
+// only after a watch that stayed open (kStayedOpen) or ended as a healthy watch ends: a
+// successful list does not count, or a watch refused while lists work (403 without "watch",
+// 410, ERROR events) would loop at the first step. A watch the server ends within kShortWatch
+// is a failure.
 //
 // A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
 // kWriteBurst writes refilled at one a second. One node's publisher can never send the API
@@ -63,9 +62,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pkg/dra/slices/outage_turns.h"
 #include "pkg/dra/slices/server_fields.h"
 #include "pkg/dra/slices/slice_cache.h"
 #include "pkg/dra/slices/slice_reconciler.h"
+#include "pkg/dra/slices/slice_writer.h"
 #include "pkg/dra/slices/update_spacing.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/kube/retry_schedule.h"
@@ -99,9 +100,6 @@ inline constexpr std::chrono::milliseconds kWriteInterval{1000};
 inline constexpr std::chrono::milliseconds kShortWatch{1000};
 inline constexpr std::chrono::seconds kStayedOpen{60};
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
-// The longest a new change waits for the answer to the watcher's quick retry (a server that
-// accepted the connection and never answers must not hold a change for the watch's 90 s).
-inline constexpr std::chrono::seconds kQuickRetryAnswerWait{5};
 
 struct PublisherStats {
   uint64_t writes = 0;  // creates + updates + deletes answered 2xx
@@ -138,88 +136,81 @@ class SlicePublisher {
 
  private:
   explicit SlicePublisher(PublisherOptions options);
+  // The watcher (its thread).
   void WatchLoop();
-  void WriteLoop();
   // Replaces the cache; false on failure, with what the server answered in `failed`.
   bool List(kube::FailedAnswer* failed);
   // Watches from the cache's resourceVersion until the stream ends; false on any failure, with what
   // the server answered in `failed` (a 410 or an ERROR event also sets relist_).
   bool WatchOnce(kube::FailedAnswer* failed);
-  // One write; false when the writer must stop this round: `failed` says what the server
-  // answered (409: relist, no back-off; anything else goes to the RetrySchedule).
-  bool Write(const SliceWrite& write, kube::FailedAnswer* failed);
   // The watcher's wait after a failure: its schedule's time, then for as long as the writer
   // is retrying a change against a server that is away (its retries probe for the node);
   // once one works, until the watcher's own next grid point. False when stopping.
   bool AwaitWatchTurn(kube::RetrySchedule& retry, const kube::FailedAnswer& failed);
-  // A wish that may be written now: there is one, the capabilities are known and it was made
-  // for them. Requires mu_.
-  bool WishWritable() const;
-  // Waits for a token of the write budget; false when stopping.
-  bool TakeWriteToken();
-  // Learns the fields the server dropped from `written`, given its answer.
-  void LearnDropped(const nlohmann::json& written, const nlohmann::json& answer);
+  std::string Selector() const;
+
+  // The writer (its thread).
+  void WriteLoop();
+  // Waits until the writer has something to do: true to probe, false to reconcile and write
+  // (or when stopping). Requires mu_ held in `lock`.
+  bool AwaitWork(std::unique_lock<std::mutex>& lock, const kube::RetrySchedule& retry);
+  // The capability probe (and the owner reference, once); false when stopping.
+  bool ProbeOnce(kube::RetrySchedule& retry);
+  // Sends `writes` (each within the write budget) until one fails or the plan goes stale;
+  // false when stopping.
+  bool WriteBatch(const std::vector<SliceWrite>& writes, kube::RetrySchedule& retry);
+  // One write; false when the writer must stop this round: `failed` says what the server
+  // answered (409: relist, no back-off; anything else goes to the RetrySchedule).
+  bool Write(const SliceWrite& write, kube::FailedAnswer* failed);
   // The dry-run create of the probe slice; false when it must be tried again, with what the
   // server answered in `failed`.
   bool Probe(kube::FailedAnswer* failed);
-  // Reads this node's object for the owner reference (once).
-  void ReadOwner();
+  // Waits for a token of the write budget; false when stopping.
+  bool TakeWriteToken();
+  // A wish that may be written now: there is one, the capabilities are known and it was made
+  // for them. Requires mu_.
+  bool WishWritable() const;
+  // Learns the fields the server dropped from `written`, given its answer.
+  void LearnDropped(const nlohmann::json& written, const nlohmann::json& answer);
+
+  // Both threads.
   // Tells on_capabilities when what fields_ implies changed (or was never told).
   void ReportCapabilities();
   // Tells on_info of fields the server dropped that were never reported; `probe`: learnt
   // from the capability probe (else from a write, which is then not rewritten for them).
   void ReportDropped(const std::vector<std::string>& paths, bool probe);
   void Problem(const std::string& line);
-  // Counts one more list or watch that found the server away, or starts over; notifies when
-  // it becomes or stops being nonzero. Requires mu_ (ClearWatcherAway takes it).
-  void SetWatcherAway(bool away);
-  void ClearWatcherAway();
-  // Sets watcher_asking_, notifying when it changes. Requires mu_.
-  void SetWatcherAsking(bool asking);
-  std::string Selector() const;
+  // turns_.WatcherAnswered / WatcherAsking, notifying as they say. Require mu_.
+  void WatcherAnswered(bool away);
+  void WatcherAsking(bool asking);
 
   const PublisherOptions options_;
   const kube::ThreadClock& clock_;
-  std::unique_ptr<kube::RestClient> watch_client_;
-  std::unique_ptr<kube::RestClient> write_client_;
+  std::unique_ptr<kube::RestClient> watch_client_;  // the watcher's (Cancel: the writer's 409)
+  std::unique_ptr<SliceWriter> writes_;             // the writer's
 
+  // From here to the threads, everything is under mu_; the comment names the thread that
+  // changes it.
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  bool stopping_ = false;
-  bool dirty_ = true;   // reconcile due
-  bool relist_ = true;  // the watcher must list first
-  // The writer's last write found the server away (5xx, 429 without Retry-After, no
-  // answer) and a change waits: the writer's retries are the node's probes, the watcher
-  // waits (AwaitWatchTurn).
-  bool writer_away_ = false;
-  // How many of the watcher's last lists and watches in a row found the server away; from
-  // 1 on, the dry-run probe waits; from 2 on, a new change is not sent at once but joins
-  // the grid (WriteLoop). Changed only through SetWatcherAway.
-  int watcher_away_ = 0;
-  // The watcher has a list or a watch out that the server has not answered yet (a watch
-  // counts until its 200): with watcher_away_ at 1 that is its quick retry, whose answer
-  // tells a blip from an outage, and a new change waits for it (WriteLoop).
-  bool watcher_asking_ = false;
-  std::chrono::steady_clock::time_point asking_since_{};  // when watcher_asking_ became true
-  bool writing_ = false;  // the writer has a batch in flight (its answer decides writer_away_)
-  uint64_t writer_successes_ = 0;  // writes the server answered since the start
-  uint64_t relist_requests_ = 0;   // the writer's 409s (each cancels the watcher's call)
-  std::vector<WantedPool> wanted_;
-  bool have_wish_ = false;
-  std::optional<ServerCapabilities> wish_assumed_;  // the caller's stamp (Publish)
-  SliceCache cache_;       // the watcher's, and the answers to the writer's writes
-  UpdateSpacing spacing_;  // the writer's
-  ServerFields fields_;    // both threads': the probe, write answers, the reconcile
+  bool stopping_ = false;  // the destructor's
+  bool dirty_ = true;      // reconcile due: a wish, a watch event, a list, a write's answer
+  bool relist_ = true;     // the watcher must list first (set by both: a 410, the writer's 409)
+  uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
+  struct Wish {
+    std::vector<WantedPool> pools;
+    std::optional<ServerCapabilities> assumed;  // the caller's stamp (Publish)
+  };
+  std::optional<Wish> wish_;  // Publish's (the caller's thread)
+  SliceCache cache_;          // the watcher's, and the answers to the writer's writes
+  OutageTurns turns_;         // both threads': who talks to a server that is away
+  UpdateSpacing spacing_;     // the writer's
+  ServerFields fields_;       // the writer's: the probe and write answers
   // The hard ceiling on writes (the writer's): kWriteBurst at once, then one a second.
   rate::CellRateLimiter write_budget_{kWriteBurst, kWriteInterval};
   std::string last_problem_;
   std::set<std::string> said_;  // problem lines told since something last worked
   PublisherStats stats_;
-  std::chrono::steady_clock::time_point next_probe_{};  // the first at once
-  // This node as the owner of every slice we create: when the node object is deleted
-  // (autoscaling), the garbage collector deletes its slices. Null until the node is read.
-  nlohmann::json owner_;
-  bool owner_read_ = false;  // tried once (a failure is reported; slices go without it)
 
   std::thread watcher_;
   std::thread writer_;
