@@ -184,7 +184,11 @@ TEST_F(E2E, ConnectionsDoNotProbeBandwidth) {
   ASSERT_TRUE(registered);
   ASSERT_EQ(allocated, 20);
   EXPECT_GT(g_probe_lines.load(), 0) << "this gRPC does not trace its bandwidth probe";
-  EXPECT_THAT(h.PluginLog(), Not(HasSubstr("bdp[")));
+  // The plugin's own gRPC logs at INFO into its log (a line of gRPC's format, "<file>.cc:<n>]"),
+  // so no "bdp[" line there means its estimator traced nothing, not that its lines were lost.
+  const std::string log = h.PluginLog();
+  EXPECT_THAT(log, ::testing::ContainsRegex("\\.cc:[0-9]+\\]"));
+  EXPECT_THAT(log, Not(HasSubstr("bdp[")));
 }
 
 TEST_F(E2E, SelectorsAndDeprecatedDevicesPickTheRightHcas) {
@@ -258,7 +262,6 @@ TEST_F(E2E, YamlConfigAndCustomPrefix) {
       "      linkTypes: [infiniband]\n");
   ASSERT_TRUE(WaitRegistered("example.com/ib_pool"));
   EXPECT_EQ(Resource("example.com/ib_pool").capacity, 63);
-  EXPECT_TRUE(LogShows("periodic rescans off"));
 }
 
 // With `ulimit -n 32` and 8 resources none registered, and the reason was only in gRPC's
