@@ -193,7 +193,7 @@ TEST(OutageTurns, AnAnsweredWriteEndsTheOutageForBothThreads) {
   turns.Joined();
   turns.BatchStarts();
   EXPECT_TRUE(turns.writing());
-  EXPECT_TRUE(turns.BatchEnded(/*answered=*/true, std::nullopt));
+  turns.BatchEnded(/*answered=*/true, std::nullopt);
   EXPECT_FALSE(turns.writing());
   EXPECT_FALSE(turns.writer_away());
   EXPECT_FALSE(turns.server_away());
@@ -213,7 +213,7 @@ TEST(OutageTurns, AFailedWriteMakesTheWriterAwayOnlyForAServerThatIsAway) {
       OutageTurns turns;
       if (was_away) turns.Joined();
       turns.BatchStarts();
-      EXPECT_TRUE(turns.BatchEnded(false, c.failed));
+      turns.BatchEnded(false, c.failed);
       EXPECT_EQ(turns.writer_away(), c.away)
           << c.failed.code << " " << c.failed.retry_after_seconds << " was away: " << was_away;
       EXPECT_FALSE(turns.writing());
@@ -233,7 +233,7 @@ TEST(OutageTurns, NothingLeftToWriteEndsTheWritersProbing) {
   EXPECT_TRUE(turns.server_away());  // the watcher's own failures still count
   // A round that sent nothing decides nothing about the writer.
   turns.Joined();
-  EXPECT_TRUE(turns.BatchEnded(false, std::nullopt));
+  turns.BatchEnded(false, std::nullopt);
   EXPECT_TRUE(turns.writer_away());
   EXPECT_EQ(turns.writer_answers(), 0u);
 }

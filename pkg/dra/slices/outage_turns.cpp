@@ -29,7 +29,7 @@ bool OutageTurns::NothingToWrite() {
   return true;
 }
 
-bool OutageTurns::BatchEnded(bool answered, const std::optional<kube::FailedAnswer>& failed) {
+void OutageTurns::BatchEnded(bool answered, const std::optional<kube::FailedAnswer>& failed) {
   if (answered) {
     // The server answers: the watcher, waiting on a change that was due, may go now.
     writer_away_ = false;
@@ -41,7 +41,6 @@ bool OutageTurns::BatchEnded(bool answered, const std::optional<kube::FailedAnsw
     writer_away_ = kube::Classify(*failed) == kube::FailureClass::kTransient;
   }
   writing_ = false;  // with writer_away_ decided: the watcher waits for both at once
-  return true;
 }
 
 }  // namespace rdmadp::dra

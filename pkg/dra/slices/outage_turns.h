@@ -14,7 +14,7 @@
 //    spent on the same outage.
 //  - The capability probe waits while the server is away (server_away()).
 //
-// Pure: time is passed in, nothing waits here. A call that returns bool returns whether a
+// Pure: time is passed in, nothing waits here. A mutator that returns bool returns whether a
 // waiter of the other thread must be woken (the caller then notifies, under its lock). One
 // change wakes nobody on purpose: the watcher's second failure in a row. A change held for
 // the quick retry's answer is woken by the end of the asking that follows it.
@@ -64,8 +64,8 @@ class OutageTurns {
   void BatchStarts() { writing_ = true; }
   // The batch's end (also after a round that sent nothing). `answered`: the server answered
   // a write with a 2xx or a 409; `failed`: what it answered when a write failed otherwise
-  // (nullopt: no such failure). Always notifies: the watcher waits for it.
-  bool BatchEnded(bool answered, const std::optional<kube::FailedAnswer>& failed);
+  // (nullopt: no such failure). The caller always notifies: the watcher waits for it.
+  void BatchEnded(bool answered, const std::optional<kube::FailedAnswer>& failed);
   // The capability probe waits: the writer is away, or the watcher found the server away.
   bool server_away() const { return writer_away_ || watcher_away_ >= 1; }
 

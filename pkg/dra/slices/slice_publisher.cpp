@@ -102,14 +102,10 @@ void SlicePublisher::ReportDropped(const std::vector<std::string>& paths, bool p
 }
 
 bool SlicePublisher::TakeWriteToken() {
-  std::chrono::steady_clock::time_point at;
-  {
-    std::lock_guard lock(mu_);
-    const auto now = clock_.Now();
-    at = write_budget_.Take(now);
-    if (at > now) ++stats_.budget_waits;
-  }
   std::unique_lock lock(mu_);
+  const auto now = clock_.Now();
+  const auto at = write_budget_.Take(now);
+  if (at > now) ++stats_.budget_waits;
   kube::WaitUntil(clock_, changed_, lock, at, [this] { return stopping_; });
   return !stopping_;
 }
@@ -587,9 +583,8 @@ bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::Ret
   if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
   if (failed_here) retry.Failed(clock_.Now(), failed, kube::Pace::kUrgent);
   std::lock_guard lock(mu_);
-  if (turns_.BatchEnded(answered, failed_here ? std::optional(failed) : std::nullopt)) {
-    changed_.notify_all();
-  }
+  turns_.BatchEnded(answered, failed_here ? std::optional(failed) : std::nullopt);
+  changed_.notify_all();
   return true;
 }
 
