@@ -72,10 +72,12 @@ bool CheckRdmaNetnsMode() {
 // The device-plugin front end's checks that depend on the flags as well as the config
 // (socket paths under the kubelet root; in CDI mode the CDI kinds), for `validate`, which
 // runs offline: the DRA front end's environment checks (node name) need the running pod.
-std::vector<std::string> ModeProblems(const cli::Options& opts, const config::LoadedConfig& l) {
-  return deviceplugin::ConfigProblems(
-      {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi}, opts.kubelet_root_dir,
-      l.config, l.indices);
+config::EntryChecks ModeChecks(const cli::Options& opts) {
+  return [&opts](const config::Config& c, const std::vector<size_t>& indices) {
+    return deviceplugin::ConfigProblems(
+        {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi},
+        opts.kubelet_root_dir, c, indices);
+  };
 }
 
 // `validate`: the daemon's own config checks, nothing started.
@@ -138,24 +140,19 @@ std::string InstallMemlockHook(const cli::Options& opts, const config::LoadedCon
 }
 
 int RunValidate(const cli::Options& opts) {
-  auto loaded = config::LoadConfigFile(opts.config_file);
+  auto loaded = config::LoadConfigFile(opts.config_file, ModeChecks(opts));
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
-    std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
+    std::fprintf(stderr, "%s: invalid; nothing would start\n", opts.config_file.c_str());
     return 1;
   }
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const config::Config& c = loaded->config;
-  const auto problems = ModeProblems(opts, *loaded);
-  for (const auto& entry : loaded->skipped) {
-    for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  }
-  if (!problems.empty()) {
-    for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
-    std::fprintf(stderr, "%s: invalid\n", opts.config_file.c_str());
-    return 1;
-  }
   if (!loaded->skipped.empty()) {
+    // The same entries a start skips: the daemon runs the same checks (main below).
+    for (const auto& entry : loaded->skipped) {
+      for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
+    }
     for (const auto& entry : loaded->skipped) {
       std::fprintf(stderr, "%s would be skipped at start; the other entries would serve\n",
                    entry.Label().c_str());
@@ -185,7 +182,7 @@ int RunValidate(const cli::Options& opts) {
 int RunDiscover(const cli::Options& opts) {
   config::Config config;
   report::ConfigFindings findings;
-  if (auto loaded = config::LoadConfigFile(opts.config_file); loaded.ok()) {
+  if (auto loaded = config::LoadConfigFile(opts.config_file, ModeChecks(opts)); loaded.ok()) {
     config = loaded->config;
     findings.skipped = loaded->skipped;
     findings.problems = loaded->warnings;
@@ -355,13 +352,6 @@ int main(int argc, char** argv) {
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));
   for (const auto& w : opts.warnings) log::Warn(w);
 
-  auto loaded = config::LoadConfigFile(opts.config_file);
-  if (!loaded.ok()) {
-    log::Error(std::string(loaded.status().message()));
-    log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
-    return 1;
-  }
-  for (const auto& w : loaded->warnings) log::Warn(w);
   const char* node_env = std::getenv("NODE_NAME");
   const std::string node_name =
       !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
@@ -390,16 +380,20 @@ int main(int argc, char** argv) {
   // hook), with the front ends' own checks: the functions their Problems() run, which the
   // manager asks at every reload. An entry with a problem is skipped; when none is left,
   // nothing starts.
-  auto problems =
-      deviceplugin::ConfigProblems(dp, opts.kubelet_root_dir, loaded->config, loaded->indices);
-  for (auto& p : dra::ConfigProblems(dra, opts.kubelet_root_dir, loaded->config, loaded->indices)) {
-    problems.push_back(std::move(p));
-  }
-  if (!problems.empty() && !config::SkipEntries(*loaded, problems)) {
-    for (const auto& p : problems) log::Error(p);
+  auto loaded = config::LoadConfigFile(
+      opts.config_file, [&](const config::Config& c, const std::vector<size_t>& indices) {
+        auto problems = deviceplugin::ConfigProblems(dp, opts.kubelet_root_dir, c, indices);
+        for (auto& p : dra::ConfigProblems(dra, opts.kubelet_root_dir, c, indices)) {
+          problems.push_back(std::move(p));
+        }
+        return problems;
+      });
+  if (!loaded.ok()) {
+    log::Error(std::string(loaded.status().message()));
     log::Error(Cat("invalid config ", opts.config_file, "; nothing was started"));
     return 1;
   }
+  for (const auto& w : loaded->warnings) log::Warn(w);
   for (const auto& entry : loaded->skipped) {
     for (const auto& p : entry.problems) log::Error(p);
     log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -98,6 +99,31 @@ absl::Status InstallMemlockHook(const std::string& source, const std::string& de
     return absl::InternalError(Cat("cannot install ", dest, ": ", std::strerror(err)));
   }
   return absl::OkStatus();
+}
+
+std::string MemlockHookProblem(const std::string& hook) {
+  if (hook.empty()) {
+    return "the hook is not installed (the start-up log says why: --memlock-hook-path, "
+           "images/components/memlock)";
+  }
+  struct stat st {};
+  if (::lstat(hook.c_str(), &st) != 0) {
+    return Cat("the hook ", hook, " is gone (", std::strerror(errno),
+               "): restart the plugin's pod to install it again");
+  }
+  if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 ||
+      (st.st_mode & S_IXUSR) == 0) {
+    return Cat("the hook ", hook,
+               " is no longer a root-owned executable file others cannot write: restart the "
+               "plugin's pod to install it again");
+  }
+  struct statvfs fs {};
+  if (::statvfs(hook.c_str(), &fs) == 0 && (fs.f_flag & ST_NOEXEC) != 0) {
+    return Cat("the hook ", hook,
+               " is on a noexec mount: the runtime cannot run it, so every container of the "
+               "pool fails at creation; set --memlock-hook-path to a directory on an exec mount");
+  }
+  return "";
 }
 
 }  // namespace rdmadp::cdi

@@ -22,4 +22,10 @@ std::string BundledMemlockHook();
 // can write to (the runtime runs the hook as root).
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest);
 
+// Why a container runtime could not run the hook at `hook` ("" when it could): none is
+// installed (""), the file is gone, is not a root-owned regular file others cannot write,
+// is not executable, or sits on a noexec mount (exec fails with EACCES). A stat and a
+// statvfs: cheap enough for every scrape, so a hook deleted after start shows at once.
+std::string MemlockHookProblem(const std::string& hook);
+
 }  // namespace rdmadp::cdi

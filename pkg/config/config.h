@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,10 @@ struct ResourceConfig {
   // container given the pool's devices through CDI, set by a createRuntime hook
   // (cmd/rdmadp-memlock-hook). Unset: the runtime's own limit.
   std::optional<uint64_t> memlock;
+  // `pciDeviceEnv` (default true): containers get PCIDEVICE_<RESOURCE> and its _INFO, as
+  // from the Go plugin. false: neither (a pod that reads its devices another way, or a
+  // variable name the pod's own environment already uses).
+  bool pci_device_env = true;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }
@@ -91,13 +96,20 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
+// A number that changes when anything of `config` does (48 bits, so a Prometheus sample
+// holds it exactly): rdma_shared_dp_config_hash, to tell which nodes run the same config.
+uint64_t Fingerprint(const Config& config);
+
 // A configList entry invalid on its own (kubelet name rules, an unknown key inside it,
 // impossible selector values, a duplicate name): left out so that the others serve.
 struct SkippedEntry {
   size_t index = 0;
   std::string resource_name;          // as written; may be empty or invalid
   std::vector<std::string> problems;  // `config: configList[N]...: ...`, one line each
-  std::string Label() const;          // `configList[N] (name)`
+  // A reload only: the entry's resourceName serves under the running config, which keeps
+  // serving it (manager::Manager::KeepRunningVersions).
+  bool running_version_kept = false;
+  std::string Label() const;  // `configList[N] (name)`
   bool operator==(const SkippedEntry&) const = default;
 };
 
@@ -118,28 +130,35 @@ struct LoadedConfig {
   std::vector<SkippedEntry> skipped;
 };
 
-// Parses and validates config text. A problem outside any entry (the file cannot be
-// parsed, a bad top-level value), or every entry invalid, fails the whole file: the status
-// message holds one line per problem, each `config: <field path>: <problem>`; every problem
-// is reported, not just the first (and then the unknown top-level keys too). Entries invalid
-// on their own are returned in `skipped` while the valid ones are in `config` (one bad entry
-// never takes down good ones). An unknown top-level key is a warning and is not read, as the
-// Go plugin ignores it; an unknown key inside an entry is that entry's problem.
-absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text);
+// Checks that need more than the file (the flags: socket paths under the kubelet root, CDI
+// kinds; the front ends' Problems()), run on the entries valid on their own. One line per
+// problem; a line naming an entry (`config: configList[N]...`) skips that entry, any other
+// fails the file.
+using EntryChecks = std::function<std::vector<std::string>(const Config& config,
+                                                           const std::vector<size_t>& indices)>;
+
+// Parses and validates config text, in this order: the file's structure and each entry on
+// its own; the rules between entries (a name given twice, two entries setting one variable)
+// over the entries that passed; `checks`; last, the whole-file bound on slots over what is
+// left, in file order. Each rule skips the entries it finds wrong and counts none already
+// skipped: one bad entry never costs a good one. A problem outside any entry (the file
+// cannot be parsed, a bad top-level value), or no entry left, fails the whole file: the
+// status message holds one line per problem, each `config: <field path>: <problem>`; every
+// problem is reported, not just the first (and then the unknown top-level keys too).
+// Skipped entries are in `skipped`, the others in `config`. An unknown top-level key is a
+// warning and is not read, as the Go plugin ignores it; an unknown key inside an entry is
+// that entry's problem.
+absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks = {});
 
 // The configList index a problem line names (`config: configList[N]...`), if any.
 std::optional<size_t> EntryOf(std::string_view problem);
-
-// Moves the entries named by entry-local `problems` (checks that need the flags: socket
-// paths, CDI kinds) into `loaded.skipped`. Returns false, changing nothing, if a problem
-// is not entry-local or no entry would be left.
-bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems);
 
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 
 // Reads `path` (a regular file of at most kMaxConfigBytes) and calls ParseConfig. A read failure is
 // one line naming the path.
-absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path);
+absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path,
+                                            const EntryChecks& checks = {});
 
 // The kernel keeps a unix socket path in 108 bytes (107 characters). Our sockets are
 // `<dir>/.<resourceName>-<8 hex>.sock` while they are being published (see

@@ -237,34 +237,35 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
     r.findings.Error(path, Cat("must be an object, got ", Describe(node)));
     return res;
   }
-  ForEachKnownKey(node, path,
-                  {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices",
-                   "frontend", "deviceModel", "envHints", "skipUnusable", "memlock"},
-                  UnknownKeys::kError, r,
-                  [&](std::string_view key, const YAML::Node& v, const std::string& p) {
-                    if (key == "resourceName") res.resource_name = ReadString(v, p, r);
-                    if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
-                    if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
-                    if (key == "selectors") {
-                      res.selectors = ReadSelectors(v, p, r);
-                      res.selectors_given = v.IsMap() && v.size() > 0;
-                    }
-                    if (key == "devices") res.devices = ReadStringList(v, p, r);
-                    if (key == "frontend") res.frontend = ReadString(v, p, r);
-                    if (key == "deviceModel") res.device_model = ReadString(v, p, r);
-                    if (key == "envHints") res.env_hints = ReadStringList(v, p, r);
-                    if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
-                    if (key == "memlock") {
-                      // A quantity may be written as a number too (64 = 64 bytes).
-                      if (v.IsScalar() && v.Scalar().size() <= 64) {
-                        res.memlock = v.Scalar();
-                      } else {
-                        r.findings.Error(p, Cat("must be \"unlimited\" or a quantity such as "
-                                                "\"64Gi\", got ",
-                                                Describe(v)));
-                      }
-                    }
-                  });
+  ForEachKnownKey(
+      node, path,
+      {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices", "frontend",
+       "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv"},
+      UnknownKeys::kError, r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
+        if (key == "resourceName") res.resource_name = ReadString(v, p, r);
+        if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
+        if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
+        if (key == "selectors") {
+          res.selectors = ReadSelectors(v, p, r);
+          res.selectors_given = v.IsMap() && v.size() > 0;
+        }
+        if (key == "devices") res.devices = ReadStringList(v, p, r);
+        if (key == "frontend") res.frontend = ReadString(v, p, r);
+        if (key == "deviceModel") res.device_model = ReadString(v, p, r);
+        if (key == "envHints") res.env_hints = ReadStringList(v, p, r);
+        if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
+        if (key == "pciDeviceEnv") res.pci_device_env = ReadBool(v, p, r);
+        if (key == "memlock") {
+          // A quantity may be written as a number too (64 = 64 bytes).
+          if (v.IsScalar() && v.Scalar().size() <= 64) {
+            res.memlock = v.Scalar();
+          } else {
+            r.findings.Error(p, Cat("must be \"unlimited\" or a quantity such as "
+                                    "\"64Gi\", got ",
+                                    Describe(v)));
+          }
+        }
+      });
   return res;
 }
 
@@ -373,9 +374,41 @@ std::string TabHint(std::string_view text) {
   return "";
 }
 
+// Moves the entries `problems` name into `loaded.skipped`, keeping file order. False, with
+// nothing changed, when a problem names no entry or no entry would be left.
+bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems) {
+  if (problems.empty()) return true;
+  std::map<size_t, std::vector<std::string>> per_entry;
+  for (const auto& p : problems) {
+    auto entry = EntryOf(p);
+    if (!entry) return false;
+    per_entry[*entry].push_back(p);
+  }
+  std::vector<ResourceConfig> kept;
+  std::vector<size_t> kept_indices;
+  std::vector<SkippedEntry> skipped;
+  for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
+    const size_t index = loaded.indices[i];
+    auto it = per_entry.find(index);
+    if (it == per_entry.end()) {
+      kept.push_back(loaded.config.resources[i]);
+      kept_indices.push_back(index);
+    } else {
+      skipped.push_back({index, loaded.config.resources[i].resource_name, it->second});
+    }
+  }
+  if (kept.empty()) return false;
+  loaded.config.resources = std::move(kept);
+  loaded.indices = std::move(kept_indices);
+  loaded.skipped.insert(loaded.skipped.end(), skipped.begin(), skipped.end());
+  std::sort(loaded.skipped.begin(), loaded.skipped.end(),
+            [](const SkippedEntry& a, const SkippedEntry& b) { return a.index < b.index; });
+  return true;
+}
+
 }  // namespace
 
-absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
+absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     return absl::InvalidArgumentError("config: file is empty; it needs a configList");
@@ -400,71 +433,31 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text) {
     findings.errors.push_back(
         Cat("config: over ", kMaxErrors, " problems; the first ones are above: fix those first"));
   }
-  if (!findings.errors.empty()) {
-    // Entry-local problems only, and at least one entry left: isolate the bad entries.
-    std::map<size_t, std::vector<std::string>> per_entry;
-    bool whole_file = loaded.config.resources.size() != raw.resources.size();
-    for (const auto& e : findings.errors) {
-      if (auto entry = EntryOf(e)) {
-        per_entry[*entry].push_back(e);
-      } else {
-        whole_file = true;
+  // The whole file fails on a problem outside any entry, or when no entry is left; the
+  // ignored top-level keys are said then too: `{"configLists": [...]}` fails for want of a
+  // configList, and the line that says so is the one naming the misspelled key.
+  auto whole_file = [&](std::vector<std::string> errors) {
+    for (const auto& w : reader.ignored_keys) errors.push_back(w);
+    return absl::InvalidArgumentError(Join(errors, "\n"));
+  };
+  if (loaded.config.resources.size() != raw.resources.size()) return whole_file(findings.errors);
+  for (size_t i = 0; i < raw.resources.size(); ++i) loaded.indices.push_back(i);
+  if (!SkipEntries(loaded, findings.errors)) return whole_file(findings.errors);
+  if (checks) {
+    const auto problems = checks(loaded.config, loaded.indices);
+    if (!SkipEntries(loaded, problems)) {
+      std::vector<std::string> all;
+      for (const auto& entry : loaded.skipped) {
+        all.insert(all.end(), entry.problems.begin(), entry.problems.end());
       }
+      all.insert(all.end(), problems.begin(), problems.end());
+      return whole_file(std::move(all));
     }
-    if (whole_file || per_entry.size() >= loaded.config.resources.size()) {
-      // The ignored top-level keys too: `{"configLists": [...]}` fails for want of a
-      // configList, and the line that says so is the one naming the misspelled key.
-      for (const auto& w : reader.ignored_keys) findings.errors.push_back(w);
-      return absl::InvalidArgumentError(Join(findings.errors, "\n"));
-    }
-    std::vector<ResourceConfig> kept;
-    for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
-      auto it = per_entry.find(i);
-      if (it == per_entry.end()) {
-        kept.push_back(std::move(loaded.config.resources[i]));
-      } else {
-        loaded.skipped.push_back(
-            {i, loaded.config.resources[i].resource_name, std::move(it->second)});
-      }
-    }
-    loaded.config.resources = std::move(kept);
   }
-  for (size_t i = 0; i < raw.resources.size(); ++i) {
-    const bool skipped = std::any_of(loaded.skipped.begin(), loaded.skipped.end(),
-                                     [i](const SkippedEntry& e) { return e.index == i; });
-    if (!skipped) loaded.indices.push_back(i);
-  }
+  // Cannot empty the file: the first entry left is always within the bound.
+  SkipEntries(loaded, TotalSlotProblems(loaded.config, loaded.indices));
   loaded.warnings = std::move(findings.warnings);
   return loaded;
-}
-
-bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems) {
-  std::map<size_t, std::vector<std::string>> per_entry;
-  for (const auto& p : problems) {
-    auto entry = EntryOf(p);
-    if (!entry) return false;
-    per_entry[*entry].push_back(p);
-  }
-  std::vector<ResourceConfig> kept;
-  std::vector<size_t> kept_indices;
-  std::vector<SkippedEntry> skipped;
-  for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
-    const size_t index = i < loaded.indices.size() ? loaded.indices[i] : i;
-    auto it = per_entry.find(index);
-    if (it == per_entry.end()) {
-      kept.push_back(loaded.config.resources[i]);
-      kept_indices.push_back(index);
-    } else {
-      skipped.push_back({index, loaded.config.resources[i].resource_name, it->second});
-    }
-  }
-  if (kept.empty()) return false;
-  loaded.config.resources = std::move(kept);
-  loaded.indices = std::move(kept_indices);
-  loaded.skipped.insert(loaded.skipped.end(), skipped.begin(), skipped.end());
-  std::sort(loaded.skipped.begin(), loaded.skipped.end(),
-            [](const SkippedEntry& a, const SkippedEntry& b) { return a.index < b.index; });
-  return true;
 }
 
 std::string SkippedEntry::Label() const {
@@ -472,7 +465,7 @@ std::string SkippedEntry::Label() const {
                                : Cat("configList[", index, "] (", resource_name, ")");
 }
 
-absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
+absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path, const EntryChecks& checks) {
   // Type and size before reading: the loop thread reads this on every reload, and a FIFO
   // or a huge file must neither block it nor fill memory.
   struct stat st {};
@@ -507,7 +500,7 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path) {
                                           " bytes while being read; a config is at most ",
                                           kMaxConfigBytes, " bytes"));
   }
-  return ParseConfig(*text);
+  return ParseConfig(*text, checks);
 }
 
 }  // namespace rdmadp::config

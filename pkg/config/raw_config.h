@@ -68,6 +68,7 @@ struct RawResource {
   std::optional<std::string> device_model;
   std::vector<std::string> env_hints;
   std::optional<bool> skip_unusable;
+  std::optional<bool> pci_device_env;
   std::optional<std::string> memlock;
 };
 
@@ -76,7 +77,14 @@ struct RawConfig {
   std::vector<RawResource> resources;
 };
 
-// Semantic checks and defaults; appends to `findings`.
+// Semantic checks and defaults; appends to `findings`. Every rule but the total of slots:
+// the entries' own, then the rules between entries over the entries valid on their own.
 Config Validate(const RawConfig& raw, Findings& findings);
+
+// The whole-file bound on slots (kMaxTotalRdmaHcaMax) over the entries that serve, in file
+// order: one line for each entry that would take the total past it, naming it
+// (`config: configList[N].rdmaHcaMax: ...`). `indices`: configList index of each resource.
+std::vector<std::string> TotalSlotProblems(const Config& config,
+                                           const std::vector<size_t>& indices);
 
 }  // namespace rdmadp::config

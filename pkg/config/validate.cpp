@@ -174,6 +174,7 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
     }
   }
   rc.skip_unusable = r.skip_unusable.value_or(false);
+  rc.pci_device_env = r.pci_device_env.value_or(true);
 }
 
 void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {
@@ -202,7 +203,95 @@ void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
   }
 }
 
+// The rules between entries, over the entries valid on their own, in file order; each
+// problem is the later entry's, so the first valid entry keeps what it claims.
+void CrossEntryRules(const RawConfig& raw, const Config& config, const std::vector<bool>& entry_ok,
+                     Findings& f) {
+  struct FirstUse {
+    std::string path;
+    Frontend frontend;
+  };
+  std::map<std::string, FirstUse> seen;  // resourceName -> its first entry
+  // DRA entries: the DNS label of the name -> the entry's path and name. The pool and the
+  // DeviceClass are named by it, so "rdma_A" and "rdma_a" would publish one pool from two
+  // writers, each overwriting the other.
+  std::map<std::string, std::pair<std::string, std::string>> dra_labels;
+  // Device-plugin entries that serve: each PCIDEVICE_ variable they set (the address list and
+  // its _INFO) -> the entry's path and full resource name. Two entries setting one variable
+  // ("rdma/env_dp" and "rdma/ENV_DP"; "a-b/c" and "a/b_c"; "rdma/a" and "rdma/a_INFO") would
+  // give a container holding both one value of the two, which the kubelet picks at random
+  // (docs/pod-env.md).
+  std::map<std::string, std::pair<std::string, std::string>> env_vars;
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    if (!entry_ok[i]) continue;
+    const ResourceConfig& rc = config.resources[i];
+    const std::string& path = raw.resources[i].path;
+    const std::string& name = rc.resource_name;
+    auto [it, inserted] = seen.emplace(name, FirstUse{path, rc.frontend});
+    if (!inserted && it->second.frontend != rc.frontend) {
+      // The kubelet would see the name twice: as a device plugin's extended resource and
+      // as the DRA driver's (KEP-5004); each pod's request would go to one of them at random.
+      f.Error(path + ".resourceName",
+              Cat("\"", name, "\" is already served by the ", FrontendName(it->second.frontend),
+                  " front end (", it->second.path,
+                  "); a node serves a name through one front end: rename one of them"));
+      continue;
+    }
+    if (!inserted) {
+      f.Error(path + ".resourceName", Cat("\"", name, "\" already exists (", it->second.path, ")"));
+      continue;
+    }
+    if (rc.frontend == Frontend::kDra) {
+      const std::string label = DnsLabel(name);
+      auto [other, fresh] = dra_labels.emplace(label, std::make_pair(path, name));
+      if (!fresh) {
+        f.Error(path + ".resourceName",
+                Cat("\"", name, "\" and \"", other->second.second, "\" (", other->second.first,
+                    ") both name DRA pool and DeviceClass \"", label,
+                    "\" (names are lower-cased, '_' becomes '-', at most 63 characters): "
+                    "rename one of them"));
+      }
+      continue;
+    }
+    if (!rc.pci_device_env) continue;  // sets no PCIDEVICE_ variable
+    const std::string var = PciDeviceEnvName(rc.FullName());
+    const std::string info = var + "_INFO";
+    const auto taken = env_vars.count(var) != 0 ? env_vars.find(var) : env_vars.find(info);
+    if (taken != env_vars.end()) {
+      f.Error(path + ".resourceName",
+              Cat("\"", Echo(name), "\" gives the same variable ", taken->first, " as ",
+                  taken->second.first, " (", taken->second.second,
+                  "); a container given both would get one of the two values: rename one of "
+                  "them"));
+    } else {
+      env_vars.emplace(var, std::make_pair(path, rc.FullName()));
+      env_vars.emplace(info, std::make_pair(path, rc.FullName()));
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> TotalSlotProblems(const Config& config,
+                                           const std::vector<size_t>& indices) {
+  std::vector<std::string> problems;
+  int64_t total = 0;
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    const int64_t slots = std::max<int64_t>(config.resources[i].rdma_hca_max, 0);
+    if (total + slots <= kMaxTotalRdmaHcaMax) {
+      total += slots;
+      continue;
+    }
+    const size_t index = i < indices.size() ? indices[i] : i;
+    problems.push_back(Cat("config: configList[", index, "].rdmaHcaMax: ", slots,
+                           " slots would bring the entries before it from ", total, " to ",
+                           total + slots, "; all entries together have at most ",
+                           kMaxTotalRdmaHcaMax,
+                           " (the plugin's memory grows with the slots: raise the DaemonSet's "
+                           "memory limit before this bound)"));
+  }
+  return problems;
+}
 
 absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
   if (text == "unlimited") return kMemlockUnlimited;
@@ -295,21 +384,9 @@ Config Validate(const RawConfig& raw, Findings& f) {
   if (raw.resources.empty()) {
     f.Error("configList", "no resources configuration found; add at least one entry");
   }
-  struct FirstUse {
-    std::string path;
-    Frontend frontend;
-  };
-  std::map<std::string, FirstUse> seen;  // resourceName -> its first entry
-  // DRA entries: the DNS label of the name -> the entry's path and name. The pool and the
-  // DeviceClass are named by it, so "rdma_A" and "rdma_a" would publish one pool from two
-  // writers, each overwriting the other.
-  std::map<std::string, std::pair<std::string, std::string>> dra_labels;
-  // Device-plugin entries that serve: each PCIDEVICE_ variable they set (the address list and
-  // its _INFO) -> the entry's path and full resource name. Two entries setting one variable
-  // ("rdma/env_dp" and "rdma/ENV_DP"; "a-b/c" and "a/b_c"; "rdma/a" and "rdma/a_INFO") would
-  // give a container holding both one value of the two, which the kubelet picks at random
-  // (docs/pod-env.md).
-  std::map<std::string, std::pair<std::string, std::string>> env_vars;
+  // Entry-local checks first; then the rules between entries, over the entries that passed
+  // them (a skipped entry claims no name, variable or slot: one bad entry never costs a good one).
+  std::vector<bool> entry_ok;
   for (const RawResource& r : raw.resources) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
@@ -324,32 +401,6 @@ Config Validate(const RawConfig& raw, Findings& f) {
     ValidateFrontend(r, rc, f);
     ValidateEnvHints(r, rc, f);
     ValidateMemlock(r, rc, f);
-    if (GoNameOk(name)) {
-      auto [it, inserted] = seen.emplace(name, FirstUse{r.path, rc.frontend});
-      if (!inserted && it->second.frontend != rc.frontend) {
-        // The kubelet would see the name twice: as a device plugin's extended resource and
-        // as the DRA driver's (KEP-5004); each pod's request would go to one of them at random.
-        f.Error(r.path + ".resourceName",
-                Cat("\"", name, "\" is already served by the ", FrontendName(it->second.frontend),
-                    " front end (", it->second.path,
-                    "); a node serves a name through one front "
-                    "end: rename one of them"));
-      } else if (!inserted) {
-        f.Error(r.path + ".resourceName",
-                Cat("\"", name, "\" already exists (", it->second.path, ")"));
-      }
-    }
-    if (GoNameOk(name) && rc.frontend == Frontend::kDra) {
-      const std::string label = DnsLabel(name);
-      auto [it, inserted] = dra_labels.emplace(label, std::make_pair(r.path, name));
-      if (!inserted && it->second.second != name) {
-        f.Error(r.path + ".resourceName",
-                Cat("\"", name, "\" and \"", it->second.second, "\" (", it->second.first,
-                    ") both name DRA pool and DeviceClass \"", label,
-                    "\" (names are lower-cased, '_' becomes '-', at most 63 characters): "
-                    "rename one of them"));
-      }
-    }
     rc.resource_name = name;
     if (r.resource_prefix && !r.resource_prefix->empty()) {
       rc.resource_prefix = *r.resource_prefix;
@@ -416,33 +467,10 @@ Config Validate(const RawConfig& raw, Findings& f) {
     } else {
       ValidateSelectors(r.selectors, r.path + ".selectors", rc.selectors, f);
     }
-    // Last, and only for an entry that is otherwise fine: a skipped entry sets nothing, and
-    // a name given twice is said once (above).
-    if (rc.frontend == Frontend::kDevicePlugin && f.errors.size() == errors_before) {
-      const std::string var = PciDeviceEnvName(rc.FullName());
-      const std::string info = var + "_INFO";
-      const auto taken = env_vars.count(var) != 0 ? env_vars.find(var) : env_vars.find(info);
-      if (taken != env_vars.end()) {
-        f.Error(r.path + ".resourceName",
-                Cat("\"", Echo(name), "\" gives the same variable ", taken->first, " as ",
-                    taken->second.first, " (", taken->second.second,
-                    "); a container given both would get one of the two values: rename one of "
-                    "them"));
-      } else {
-        env_vars.emplace(var, std::make_pair(r.path, rc.FullName()));
-        env_vars.emplace(info, std::make_pair(r.path, rc.FullName()));
-      }
-    }
+    entry_ok.push_back(f.errors.size() == errors_before);
     config.resources.push_back(std::move(rc));
   }
-  int64_t total = 0;
-  for (const auto& rc : config.resources) total += std::max<int64_t>(rc.rdma_hca_max, 0);
-  if (total > kMaxTotalRdmaHcaMax) {
-    f.Error("configList",
-            Cat("rdmaHcaMax totals ", total, " over all entries; at most ", kMaxTotalRdmaHcaMax,
-                " (the plugin's memory grows with the slots: raise the DaemonSet's "
-                "memory limit before this bound)"));
-  }
+  CrossEntryRules(raw, config, entry_ok, f);
   return config;
 }
 

@@ -3,6 +3,7 @@
 #include "pkg/deviceplugin/front_end.h"
 
 #include "pkg/cdi/cdi_spec.h"
+#include "pkg/cdi/memlock_hook.h"
 #include "pkg/deviceplugin/front_end_internal.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
@@ -146,14 +147,16 @@ void DevicePluginFrontEnd::RemoveDeadSockets() const {
 // change of what its pods are told (envHints) or of which functions it leaves out
 // (skipUnusable) is a new snapshot on the running server, not a re-registration.
 namespace {
+// An Allocate answer has devices, mounts, env and annotations, no hook and no rlimit.
+constexpr std::string_view kMemlockNeedsCdi =
+    "memlock needs CDI (--use-cdi); with DeviceSpecs its containers keep the runtime's "
+    "RLIMIT_MEMLOCK";
+
 // Said when an entry starts or its memlock changes: a memlock that is not applied is never
 // silent.
 void WarnIfMemlockNotApplied(const config::ResourceConfig& rc, const FrontEndOptions& options) {
   if (rc.memlock && !options.use_cdi) {
-    // An Allocate answer has devices, mounts, env and annotations, no hook and no rlimit.
-    log::Warn(Cat(rc.FullName(),
-                  ": memlock needs CDI (--use-cdi); with DeviceSpecs its "
-                  "containers keep the runtime's RLIMIT_MEMLOCK"),
+    log::Warn(Cat(rc.FullName(), ": ", kMemlockNeedsCdi),
               {.resource = rc.FullName(), .hca = {}, .event = "config"});
   } else if (rc.memlock && options.memlock_hook.empty()) {
     log::Warn(Cat(rc.FullName(),
@@ -351,6 +354,11 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
     r.allocate_rejections =
         res->rejections_before + (res->server ? res->server->allocate_rejections() : 0);
     view.resources.push_back(std::move(r));
+    if (const auto& memlock = res->config.memlock) {
+      view.memlock.push_back({res->config.FullName(), *memlock,
+                              options_.use_cdi ? cdi::MemlockHookProblem(options_.memlock_hook)
+                                               : std::string(kMemlockNeedsCdi)});
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // specs, its slices (through the publisher) and the health the kubelet is streamed.
 #include "pkg/dra/front_end.h"
 
+#include "pkg/cdi/memlock_hook.h"
 #include "pkg/cdi/spec_files.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
@@ -323,6 +324,11 @@ void DraFrontEnd::Collect(metrics::View& view) const {
   d.prepare_calls = sh.prepare_calls;
   d.prepare_seconds_sum = static_cast<double>(sh.prepare_nanos.load()) / 1e9;
   d.unprepares = sh.unprepares;
+  for (const auto& pool : pools_) {
+    if (!pool.resource.memlock) continue;
+    view.memlock.push_back({pool.resource.FullName(), *pool.resource.memlock,
+                            cdi::MemlockHookProblem(options_.memlock_hook)});
+  }
 }
 
 std::vector<std::string> ConfigProblems(const FrontEndOptions& options,

@@ -17,6 +17,7 @@
 #include "pkg/pool/selector.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/json.h"
 
 namespace rdmadp::manager {
 namespace {
@@ -43,6 +44,11 @@ std::string RescanTrigger(std::string_view reason) {
     }
   }
   return "other";
+}
+
+// Unix time, for the metrics' timestamps.
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -128,8 +134,9 @@ int Manager::Run() {
   });
   OpenKernelEventSources();
 
-  start_time_seconds_ =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  start_time_seconds_ = WallSeconds();
+  config_status_.hash = config::Fingerprint(config_);
+  NoteLoaded();
   StartHttp();
   InitialStart();
   loop_->Run();
@@ -303,22 +310,34 @@ void Manager::Rescan(std::string_view reason, const std::set<std::string>* only)
 
 void Manager::Reload(std::string_view reason) {
   loop::AssertOnLoop(*loop_);
-  auto loaded = config::LoadConfigFile(options_.config_file);
-  if (loaded.ok()) {
-    // The checks a start makes (the front ends' own), then the entries' own.
-    auto problems = ConfigProblems(loaded->config, loaded->indices);
-    // Reload keeps the strict rule: a new config with any invalid entry changes nothing.
-    for (const auto& entry : loaded->skipped) {
-      problems.insert(problems.end(), entry.problems.begin(), entry.problems.end());
-    }
-    if (!problems.empty()) loaded = absl::InvalidArgumentError(Join(problems, "\n"));
-  }
+  // The checks a start makes: the entries' own, the front ends', then the whole-file bounds
+  // over what is left. An entry with a problem is skipped, as at start.
+  auto loaded = config::LoadConfigFile(
+      options_.config_file, [this](const config::Config& c, const std::vector<size_t>& indices) {
+        return ConfigProblems(c, indices);
+      });
   if (!loaded.ok()) {
+    const std::string message(loaded.status().message());
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
-    ReportProblem(log::Level::kError, "config", std::string(loaded.status().message()));
+    ReportProblem(log::Level::kError, "config", message);
+    config_status_.last_load_complete = false;
+    config_status_.rejected = Cat(options_.config_file, " was rejected at the last reload (",
+                                  QuotedExcerpt(message.substr(0, message.find('\n')), 200),
+                                  "); the previous config keeps serving");
     return;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
+  KeepRunningVersions(*loaded);
+  for (const auto& entry : loaded->skipped) {  // one error each, as a start counts none
+    ReportProblem(log::Level::kError, "config", Join(entry.problems, "\n"));
+    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; ",
+                   entry.running_version_kept
+                       ? "its running version keeps serving"
+                       : Cat("the other ", loaded->config.resources.size(), " resource(s) serve"),
+                   " (/readyz stays 503 until the ConfigMap is fixed)"));
+  }
+  skipped_ = std::move(loaded->skipped);
+  NoteLoaded();
   if (loaded->config == config_) {
     log::Info(Cat("reload (", reason, "): config unchanged; rescanning"));
     Rescan(reason);
@@ -327,11 +346,36 @@ void Manager::Reload(std::string_view reason) {
   log::Info(Cat("reload (", reason, "): applying the new config"),
             {.resource = {}, .hca = {}, .event = "reload"});
   config_ = std::move(loaded->config);
-  skipped_.clear();
+  config_status_.hash = config::Fingerprint(config_);
   ++counters_.reloads;
   ApplyPeriodicInterval();
   Rescan(reason);  // every front end restarts what changed and stops what went
   LogInventoryDetail();
+}
+
+void Manager::KeepRunningVersions(config::LoadedConfig& loaded) const {
+  for (auto& entry : loaded.skipped) {
+    auto named = [&](const config::ResourceConfig& rc) {
+      return rc.resource_name == entry.resource_name;
+    };
+    const auto running = std::find_if(config_.resources.begin(), config_.resources.end(), named);
+    if (running == config_.resources.end() ||
+        std::any_of(loaded.config.resources.begin(), loaded.config.resources.end(), named)) {
+      continue;
+    }
+    // In file order among the entries that serve.
+    const auto at = std::lower_bound(loaded.indices.begin(), loaded.indices.end(), entry.index);
+    const auto offset = at - loaded.indices.begin();
+    loaded.config.resources.insert(loaded.config.resources.begin() + offset, *running);
+    loaded.indices.insert(at, entry.index);
+    entry.running_version_kept = true;
+  }
+}
+
+void Manager::NoteLoaded() {
+  config_status_.last_load_complete = skipped_.empty();
+  config_status_.rejected.clear();
+  if (skipped_.empty()) config_status_.last_complete_unix_seconds = WallSeconds();
 }
 
 void Manager::ReportProblem(log::Level level, std::string_view error_class,
@@ -341,8 +385,7 @@ void Manager::ReportProblem(log::Level level, std::string_view error_class,
   ++counters_.errors;
   ++counters_.errors_by_class[std::string(error_class)];
   counters_.last_error_class = error_class;
-  counters_.last_error_unix_seconds =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  counters_.last_error_unix_seconds = WallSeconds();
 }
 
 void Manager::ReportOnce(log::Level level, std::string_view error_class, const std::string& message,
@@ -354,8 +397,9 @@ metrics::View Manager::BuildView() const {
   metrics::View v;
   v.version = options_.version;
   for (const auto& entry : skipped_) {
-    v.skipped_entries.push_back({entry.index, entry.resource_name});
+    v.skipped_entries.push_back({entry.index, entry.resource_name, entry.running_version_kept});
   }
+  v.config = config_status_;
   v.counters = counters_;
   static_assert(static_cast<int>(sysfs::PortState::kActive) == 4, "the kernel's numbering");
   for (const sysfs::PciFunction* fn : SelectedFunctions()) {

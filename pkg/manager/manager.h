@@ -89,8 +89,16 @@ class Manager final : private frontend::Host {
   // Re-reads sysfs (all of it, or only the PCI functions in `only`) and hands the result to
   // every front end.
   void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
-  // Reads the config file again; a config with any invalid entry changes nothing.
+  // Reads the config file again and applies it with the checks a start makes: an invalid
+  // entry is skipped and the others apply; a file that fails as a whole changes nothing
+  // (config_status_ says so until a reload succeeds).
   void Reload(std::string_view reason);
+  // Nothing already serving is lost to a bad edit: an entry skipped now whose resourceName
+  // serves under the running config, and that no valid entry of the new file takes, keeps
+  // its running version (at its place in file order; the skipped entry is marked so).
+  void KeepRunningVersions(config::LoadedConfig& loaded) const;
+  // After a start or reload applied: the gauges of config_status_ follow skipped_.
+  void NoteLoaded();
   // Every front end's problems with `config` (FrontEnd::Problems), one line each.
   std::vector<std::string> ConfigProblems(const config::Config& config,
                                           const std::vector<size_t>& indices) const;
@@ -122,6 +130,7 @@ class Manager final : private frontend::Host {
   ManagerOptions options_;
   config::Config config_;
   std::vector<config::SkippedEntry> skipped_;
+  metrics::ConfigStatus config_status_;  // which config is in force, and the last load's fate
   sysfs::Scanner scanner_;
   std::string instance_id_;
   frontend::KubeletDirs dirs_;

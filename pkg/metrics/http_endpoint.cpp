@@ -314,7 +314,7 @@ class HttpEndpoint::Connections {
         r.body = "ok\n";
       } else if (const std::string why = NotReadyReason(*view); !why.empty()) {
         r.status = 503;
-        r.body = why + "\n";
+        r.body = why + "\n" + ReadyNotes(*view);
       } else {
         r.body = "ready\n" + ReadyNotes(*view);
       }

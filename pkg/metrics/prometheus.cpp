@@ -200,6 +200,27 @@ std::string FormatPrometheus(const View& v) {
              "]\",resource_name=\"", Label(e.resource_name), "\"} 1\n");
     }
   }
+  Family(out, "rdma_shared_dp_config_last_reload_successful", "gauge",
+         "1 when the last load or reload applied the whole config file; 0 when it was rejected "
+         "or an entry of it was skipped.");
+  Append(out, "rdma_shared_dp_config_last_reload_successful ", v.config.last_load_complete ? 1 : 0,
+         "\n");
+  Family(out, "rdma_shared_dp_config_last_reload_success_timestamp_seconds", "gauge",
+         "When a load or reload last applied the whole config file (0: never).");
+  Append(out, "rdma_shared_dp_config_last_reload_success_timestamp_seconds ",
+         Number(v.config.last_complete_unix_seconds), "\n");
+  Family(out, "rdma_shared_dp_config_hash", "gauge",
+         "A hash of the config in force (48 bits): nodes that differ run different configs.");
+  Append(out, "rdma_shared_dp_config_hash ", v.config.hash, "\n");
+  if (!v.memlock.empty()) {
+    Family(out, "rdma_shared_dp_memlock_applied", "gauge",
+           "1 for an entry whose memlock its containers get; 0 when it is configured and not "
+           "applied (/readyz says why).");
+    for (const auto& m : v.memlock) {
+      Append(out, "rdma_shared_dp_memlock_applied{resource=\"", Label(m.resource), "\"} ",
+             m.not_applied.empty() ? 1 : 0, "\n");
+    }
+  }
   if (v.dra) FormatDra(out, *v.dra);
   const ProcessView& p = v.process;
   Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
@@ -223,8 +244,14 @@ std::string NotReadyReason(const View& v) {
   if (!v.skipped_entries.empty()) {
     const auto& e = v.skipped_entries.front();
     return Cat("config entry configList[", e.index, "] (", e.resource_name,
-               ") is invalid and was skipped; fix it in the ConfigMap (the plugin's log names "
-               "the field)");
+               ") is invalid and was skipped",
+               e.running_version_kept ? " (its running version keeps serving)" : "",
+               "; fix it in the ConfigMap (the plugin's log names the field)");
+  }
+  for (const auto& m : v.memlock) {
+    if (!m.not_applied.empty()) {
+      return Cat(m.resource, ": memlock is configured and not applied: ", m.not_applied);
+    }
   }
   for (const auto& r : v.resources) {
     if (!r.problem.empty()) return Cat(r.resource, ": ", r.problem);
@@ -247,6 +274,7 @@ std::string NotReadyReason(const View& v) {
 
 std::string ReadyNotes(const View& v) {
   std::string notes;
+  if (!v.config.rejected.empty()) Append(notes, v.config.rejected, "\n");
   if (!v.dra) return notes;
   for (const auto& f : v.dra->model_fallbacks) {
     Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ", f.configured,

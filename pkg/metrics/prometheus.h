@@ -60,10 +60,27 @@ struct Counters {
   uint64_t functions_read = 0;
 };
 
-// A config entry left out at start because it is invalid on its own.
+// A config entry left out because it is invalid (on its own, or past a whole-file bound).
 struct SkippedView {
   size_t index = 0;
   std::string resource_name;
+  bool running_version_kept = false;  // a reload: the running version of it serves on
+};
+
+// Which config is in force, and whether the last load or reload applied all of its file.
+struct ConfigStatus {
+  // false after a reload rejected as a whole, or a load or reload that skipped an entry.
+  bool last_load_complete = true;
+  uint64_t hash = 0;                      // config::Fingerprint of the config in force
+  double last_complete_unix_seconds = 0;  // the last load that applied the whole file
+  std::string rejected;                   // a reload rejected as a whole, pending; "" if none
+};
+
+// An entry with `memlock` (memlock.md): applied when its containers get the hook; else why.
+struct MemlockView {
+  std::string resource;     // rdma/hca_shared_devices_a
+  uint64_t bytes = 0;       // UINT64_MAX: unlimited
+  std::string not_applied;  // "" when the hook applies it
 };
 
 // The DRA front end, when some entry uses it.
@@ -107,17 +124,21 @@ struct View {
   std::string registration_mode;
   std::vector<ResourceView> resources;
   std::vector<SkippedView> skipped_entries;
+  ConfigStatus config;
+  std::vector<MemlockView> memlock;  // every entry with `memlock`, both front ends
   Counters counters;
   ProcessView process;
 };
 
 std::string FormatPrometheus(const View& view);
 
-// Why the plugin is not ready ("" when ready): no config entry skipped, and every resource
-// without a problem, registered with the kubelet, holding an open ListAndWatch stream.
+// Why the plugin is not ready ("" when ready): no config entry skipped, every `memlock`
+// applied, and every resource without a problem, registered with the kubelet, holding an
+// open ListAndWatch stream.
 std::string NotReadyReason(const View& view);
-// What a ready plugin still wants an operator to know, one line each ("" when nothing):
-// DRA pools published in another model than configured.
+// What the plugin wants an operator to know beside its readiness, one line each ("" when
+// nothing): a reload rejected as a whole (the previous config serves, so readiness does not
+// change: docs/observability.md), DRA pools published in another model than configured.
 std::string ReadyNotes(const View& view);
 
 }  // namespace rdmadp::metrics

@@ -150,6 +150,7 @@ std::map<std::string, std::string> PodEnv(const PoolModel& model, std::string* i
   }
   const std::string name = PciDeviceEnvName(model.resource.FullName());
   std::map<std::string, std::string> env = HintEnv(functions, model.resource.env_hints);
+  if (!model.resource.pci_device_env) return env;  // `pciDeviceEnv: false`: the hints only
   env[name] = addresses;
   std::string info = DeviceInfoJson(functions);
   if (info.size() <= kMaxInfoBytes) {

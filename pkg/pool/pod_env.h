@@ -58,16 +58,16 @@ std::string PortsJson(const sysfs::PciFunction& fn);
 
 // `linkLayer` in _INFO: the kernel's name of an RDMA port's link layer ("InfiniBand",
 // "Ethernet", as sysfs and ibv_devinfo say) for a netdev's link type ("infiniband", "ether").
-// Before 0.2.0 _INFO carried the netdev's name ("ether").
 std::string_view RdmaLinkLayer(std::string_view link_type);
 
 // The _INFO document for `functions` (keyed by PCI address, in the order given).
 std::string DeviceInfoJson(const std::vector<sysfs::PciFunction>& functions);
 
 // PCIDEVICE_<RESOURCE>, _INFO, and the pool's hints (HintEnv over the pool's HCAs) for
-// `model`; none for an empty pool. When _INFO is left out (over kMaxInfoBytes), and
-// `info_left_out` is given, it is set to one line saying so that names the pool, the
-// variable, the size and the limit, for the caller to log (this is pure); else it is cleared.
+// `model`; none for an empty pool; the hints only with `pciDeviceEnv: false`. When _INFO is left
+// out (over kMaxInfoBytes), and `info_left_out` is given, it is set to one line saying so that
+// names the pool, the variable, the size and the limit, for the caller to log (this is pure); else
+// it is cleared.
 std::map<std::string, std::string> PodEnv(const PoolModel& model,
                                           std::string* info_left_out = nullptr);
 

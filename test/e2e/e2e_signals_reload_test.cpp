@@ -1,4 +1,5 @@
 // Signals and reloads: SIGTERM/SIGINT/SIGQUIT exits, SIGHUP and file-watch reloads.
+#include "pkg/text/cat.h"
 #include "test/e2e/e2e_fixture.h"
 
 namespace rdmadp::testing {
@@ -61,19 +62,6 @@ TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
   EXPECT_EQ(Resource("rdma/hca_shared_devices_c").capacity, 7);
 }
 
-TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServing) {
-  StartAll(PluginHarness::DemoConfig(), {kMetricsFlag});
-  ASSERT_TRUE(WaitRegistered(kA));
-  h.WriteConfig(R"({"configList": [{"resourceName": "x", "rdmaHcaMax": -1, "devices": ["ib0"]}]})");
-  h.plugin().Signal(SIGHUP);
-  // The counted config error is the barrier; nothing was applied.
-  ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_errors_by_class_total{class=\"config\"}", 1), 1);
-  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 0);
-  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_slots", kA)), 1000);
-  EXPECT_TRUE(Resource(kA).stream_open);
-  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
-}
-
 // The demo config with resource b's shares changed from 500 to 250.
 constexpr char kBAt250[] = R"({"configList": [
     {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
@@ -81,6 +69,107 @@ constexpr char kBAt250[] = R"({"configList": [
     {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 250,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
 ]})";
+
+// /readyz's body once it answers `status` (polled 50 ms apart, 5 s at most).
+std::string AwaitReadyz(PluginHarness& h, int status) {
+  std::pair<int, std::string> r;
+  for (int i = 0; i < 100; ++i) {
+    r = h.MetricsHttp("/readyz");
+    if (r.first == status) return r.second;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Cat("<", r.first, "> ", r.second);
+}
+
+// A file rejected as a whole changes nothing that serves; the gauges and a /readyz detail
+// line say so (readiness unchanged: the previous config serves in full), until a good reload.
+TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServingAndSaysSo) {
+  StartAll(PluginHarness::DemoConfig(), {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 1);
+  const double hash = h.Metric("rdma_shared_dp_config_hash");
+  EXPECT_GT(hash, 0);
+  EXPECT_EQ(AwaitReadyz(h, 200), "ready\n");
+  h.WriteConfig(R"({"configList": [{"resourceName": "x", "rdmaHcaMax": -1, "devices": ["ib0"]}]})");
+  h.plugin().Signal(SIGHUP);
+  // The counted config error is the barrier; nothing was applied.
+  ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_errors_by_class_total{class=\"config\"}", 1), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 0);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 0);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_hash"), hash);
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_slots", kA)), 1000);
+  EXPECT_TRUE(Resource(kA).stream_open);
+  EXPECT_TRUE(h.kubelet().Allocate(kA, {"0"}).ok());
+  EXPECT_EQ(h.MetricsHttp("/readyz"),
+            std::make_pair(200, "ready\n" + h.config_path() +
+                                    " was rejected at the last reload (\"config: "
+                                    "configList[0].rdmaHcaMax: must be >= 0, got -1\"); the "
+                                    "previous config keeps serving\n"));
+  EXPECT_THAT(h.PluginLog(), HasSubstr("error: reload (SIGHUP) rejected; the running config "
+                                       "keeps serving:"));
+  // A good reload clears both.
+  h.WriteConfig(kBAt250);
+  h.plugin().Signal(SIGHUP);
+  ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_reloads_total", 1), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 1);
+  EXPECT_NE(h.Metric("rdma_shared_dp_config_hash"), hash);
+  ASSERT_TRUE(h.kubelet().WaitFor(
+      [](const SimState& s) { return s.resources.at(kB).capacity == 250; }, milliseconds(3000)));
+  EXPECT_EQ(AwaitReadyz(h, 200), "ready\n") << "no rejected file pending";
+}
+
+// Issue: one rdmaHcaMax of 1000000000 made the whole file invalid (the total counted the
+// entry its own bound had skipped): nothing started. Now it is skipped, at start and on
+// reload, and every other entry serves; on reload an entry that was serving keeps its
+// running version.
+TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
+  StartAll(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 100000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "absurd", "rdmaHcaMax": 1000000000, "selectors": {"vendors": ["15b3"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 100000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})",
+           {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(WaitRegistered(kB));
+  EXPECT_EQ(Resource(kB).capacity, 100000);
+  EXPECT_EQ(h.kubelet().State().resources.count("rdma/absurd"), 0u);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 0);
+  // validate says what a start does.
+  RunResult v = h.RunCommand({"validate"});
+  EXPECT_EQ(v.status, 1);
+  EXPECT_THAT(v.output, HasSubstr("configList[1] (absurd) would be skipped at start; the other "
+                                  "entries would serve"));
+
+  // b turns absurd, c is new: c serves, b keeps its running version.
+  h.WriteConfig(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 100000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 1000000000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}},
+    {"resourceName": "hca_shared_devices_c", "rdmaHcaMax": 7, "selectors": {"linkTypes": ["ether"]}}
+  ]})");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitRegistered("rdma/hca_shared_devices_c", 1, milliseconds(5000)));
+  EXPECT_EQ(Resource(kB).capacity, 100000);
+  EXPECT_EQ(Resource(kB).registrations, 1);
+  EXPECT_TRUE(Resource(kB).stream_open);
+  EXPECT_EQ(Resource(kA).registrations, 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entry_skipped{entry=\"configList[1]\",resource_name="
+                     "\"hca_shared_devices_b\"}"),
+            1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 0);
+  const auto [status, body] = h.MetricsHttp("/readyz");
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(body,
+            "config entry configList[1] (hca_shared_devices_b) is invalid and was skipped (its "
+            "running version keeps serving); fix it in the ConfigMap (the plugin's log names the "
+            "field)\n");
+}
 
 TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   StartAll();
@@ -191,7 +280,13 @@ TEST_F(E2E, SigtermWhileRegisterHangsDoesNotWaitForIt) {
   EXPECT_EQ(*status, 0);
 }
 
-// The demo config plus one DRA entry.
+// The demo config's entries without envHints, then plus one DRA entry.
+constexpr char kDemoPlain[] = R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}
+]})";
 constexpr char kDemoPlusDra[] = R"({"configList": [
     {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
@@ -213,8 +308,8 @@ bool NoDraRegistration(const std::string& registry) {
 // Start and reload share one check per front end. Without a node name (the base DaemonSet
 // sets no NODE_NAME), a start skips a DRA entry; a reload that adds one used to be applied:
 // slices with an empty spec.nodeName (422) and a DRA driver registered with the kubelet. Now
-// it is refused as any invalid reload is: nothing applied.
-TEST_F(E2E, AReloadAddingADraEntryWithoutANodeNameIsRefusedAsAStartIs) {
+// a reload skips it as a start does, and the rest of the file applies.
+TEST_F(E2E, AReloadAddingADraEntryWithoutANodeNameSkipsItAsAStartDoes) {
   ::unsetenv("NODE_NAME");
   StartAll(kDemoPlusDra, {kMetricsFlag});
   ASSERT_TRUE(WaitRegistered(kA));
@@ -224,13 +319,14 @@ TEST_F(E2E, AReloadAddingADraEntryWithoutANodeNameIsRefusedAsAStartIs) {
   ASSERT_EQ(h.plugin().WaitExit(milliseconds(10000)), 0);
   h.kubelet().Stop();
 
-  StartAll(PluginHarness::DemoConfig(), {kMetricsFlag});
+  StartAll(kDemoPlain, {kMetricsFlag});
   ASSERT_TRUE(WaitRegistered(kA));
   h.WriteConfig(kDemoPlusDra);
   h.plugin().Signal(SIGHUP);
   ASSERT_EQ(h.AwaitMetric("rdma_shared_dp_errors_by_class_total{class=\"config\"}", 1), 1);
-  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 0);
-  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 0);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_reloads_total"), 0) << "what serves is unchanged";
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 1);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 0);
   EXPECT_TRUE(NoDraRegistration(h.kubelet().plugins_registry_dir()));
   EXPECT_TRUE(Resource(kA).stream_open);
 }

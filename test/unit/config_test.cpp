@@ -424,17 +424,98 @@ TEST(ParseConfig, AnEntryInvalidOnItsOwnIsSkippedAndTheOthersServe) {
                                                    "already exists (configList[0])"));
 }
 
-TEST(ParseConfig, TotalSlotsAreBoundedByWhatTheMemoryLimitHolds) {
-  EXPECT_EQ(Errors(R"({"configList": [
-      {"resourceName": "a1", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
-      {"resourceName": "a2", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}}]})"),
-            "<ok>");
-  EXPECT_THAT(Errors(R"({"configList": [
-      {"resourceName": "a1", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
-      {"resourceName": "a2", "rdmaHcaMax": 100000, "selectors": {"vendors": ["15b3"]}},
-      {"resourceName": "a3", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})"),
-              HasSubstr("config: configList: rdmaHcaMax totals 200001 over all entries; at most "
-                        "200000"));
+// The entries that serve, by configList index, then every skipped entry's problems.
+std::string Outcome(const absl::StatusOr<LoadedConfig>& r) {
+  if (!r.ok()) return Cat("<file fails>\n", std::string(r.status().message()));
+  std::string out = "serve:";
+  for (size_t i : r->indices) Append(out, " ", i);
+  for (const auto& e : r->skipped) {
+    for (const auto& p : e.problems) Append(out, "\n", p);
+  }
+  return out;
+}
+
+std::string Entry(std::string_view name, int64_t slots, std::string_view extra = "") {
+  return Cat(R"({"resourceName": ")", name, R"(", "rdmaHcaMax": )", slots,
+             R"(, "selectors": {"vendors": ["15b3"]})", extra, "}");
+}
+
+std::string File(const std::vector<std::string>& entries) {
+  return Cat(R"({"configList": [)", Join(entries, ", "), "]}");
+}
+
+TEST(ParseConfig, TotalSlotsSkipTheEntriesPastTheBoundInFileOrder) {
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("a1", 100000), Entry("a2", 100000)}))), "serve: 0 1");
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("a1", 100000), Entry("a2", 100000), Entry("a3", 1)}))),
+            "serve: 0 1\n"
+            "config: configList[2].rdmaHcaMax: 1 slots would bring the entries before it from "
+            "200000 to 200001; all entries together have at most 200000 (the plugin's memory "
+            "grows with the slots: raise the DaemonSet's memory limit before this bound)");
+  // The one past the bound goes; a later one that still fits serves.
+  EXPECT_EQ(Outcome(ParseConfig(File(
+                {Entry("a", 90000), Entry("b", 100000), Entry("c", 20000), Entry("d", 10000)}))),
+            "serve: 0 1 3\n"
+            "config: configList[2].rdmaHcaMax: 20000 slots would bring the entries before it "
+            "from 190000 to 210000; all entries together have at most 200000 (the plugin's "
+            "memory grows with the slots: raise the DaemonSet's memory limit before this bound)");
+}
+
+// Issue: one absurd rdmaHcaMax used to make the whole file invalid, because the total still
+// counted the entry its own bound had skipped.
+TEST(ParseConfig, AnEntrySkippedOnItsOwnCountsInNoTotal) {
+  EXPECT_EQ(Outcome(ParseConfig(
+                File({Entry("absurd", 1000000000), Entry("b", 100000), Entry("c", 100000)}))),
+            "serve: 1 2\n"
+            "config: configList[0].rdmaHcaMax: must be <= 100000 (a larger ListAndWatch message "
+            "exceeds the kubelet's 4 MiB limit), got 1000000000");
+}
+
+// A name, a DRA pool name or a PCIDEVICE_ variable is claimed by the first entry that
+// serves, never by a skipped one.
+TEST(ParseConfig, AnEntrySkippedOnItsOwnClaimsNoName) {
+  EXPECT_EQ(Outcome(ParseConfig(
+                File({Entry("a", 1, R"(, "memlock": "lots")"), Entry("a", 2), Entry("a", 3)}))),
+            "serve: 1\n"
+            "config: configList[0].memlock: \"lots\" is not \"unlimited\" or a quantity (write "
+            "\"unlimited\" or a quantity such as \"64Gi\")\n"
+            "config: configList[2].resourceName: \"a\" already exists (configList[1])");
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("env_dp", -1), Entry("ENV_DP", 1), Entry("ok", 1)}))),
+            "serve: 1 2\n"
+            "config: configList[0].rdmaHcaMax: must be >= 0, got -1");
+}
+
+TEST(ParseConfig, ChecksRunOnTheEntriesValidOnTheirOwnBeforeTheTotal) {
+  std::vector<std::vector<size_t>> seen;
+  const EntryChecks too_long = [&](const Config& c, const std::vector<size_t>& indices) {
+    seen.push_back(indices);
+    std::vector<std::string> problems;
+    for (size_t i = 0; i < c.resources.size(); ++i) {
+      if (c.resources[i].resource_name == "long") {
+        problems.push_back(Cat("config: configList[", indices[i], "].resourceName: too long"));
+      }
+    }
+    return problems;
+  };
+  // The entry the checks skip leaves room under the total for the later ones.
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("bad!", 1), Entry("long", 100000), Entry("b", 100000),
+                                      Entry("c", 100000)}),
+                                too_long)),
+            "serve: 2 3\n"
+            "config: configList[0].resourceName: \"bad!\" contains invalid characters (allowed: "
+            "letters, digits and '_')\n"
+            "config: configList[1].resourceName: too long");
+  EXPECT_EQ(seen, (std::vector<std::vector<size_t>>{{1, 2, 3}}));
+  // Nothing left, or a problem outside any entry: the file fails, every problem said.
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("bad!", 1), Entry("long", 1)}), too_long)),
+            "<file fails>\n"
+            "config: configList[0].resourceName: \"bad!\" contains invalid characters (allowed: "
+            "letters, digits and '_')\n"
+            "config: configList[1].resourceName: too long");
+  EXPECT_EQ(Outcome(ParseConfig(File({Entry("a", 1)}),
+                                [](const Config&, const std::vector<size_t>&) {
+                                  return std::vector<std::string>{"config: --flag: bad"};
+                                })),
+            "<file fails>\nconfig: --flag: bad");
 }
 
 TEST(ParseConfig, ProblemsOutsideEntriesOrInEveryEntryStillFailTheFile) {
@@ -446,21 +527,27 @@ TEST(ParseConfig, ProblemsOutsideEntriesOrInEveryEntryStillFailTheFile) {
                    .ok());
 }
 
-TEST(SkipEntries, FlagDependentProblemsSkipTheirEntryByItsConfigListIndex) {
+TEST(ParseConfig, SocketPathProblemsSkipTheirEntryByItsConfigListIndex) {
+  const EntryChecks socket_paths = [](const Config& c, const std::vector<size_t>& indices) {
+    return SocketPathProblems(c, {std::string(100, 'd')}, indices);
+  };
   auto r = ParseConfig(R"({"configList": [
       {"resourceName": "bad!", "selectors": {"vendors": ["15b3"]}},
       {"resourceName": "ok", "selectors": {"vendors": ["15b3"]}},
-      {"resourceName": "x", "selectors": {"vendors": ["15b3"]}}]})");
-  ASSERT_TRUE(r.ok());
-  const auto problems = SocketPathProblems(r->config, {std::string(100, 'd')}, r->indices);
-  ASSERT_EQ(problems.size(), 2u);
-  EXPECT_THAT(problems[1], HasSubstr("configList[2]"));
-  EXPECT_FALSE(SkipEntries(*r, problems)) << "nothing would be left";
-  EXPECT_TRUE(SkipEntries(*r, {problems[1]}));
-  EXPECT_EQ(r->config.resources.size(), 1u);
+      {"resourceName": "x", "selectors": {"vendors": ["15b3"]}}]})",
+                       socket_paths);
+  EXPECT_FALSE(r.ok()) << "nothing would be left";
+  r = ParseConfig(R"({"configList": [
+      {"resourceName": "bad!", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "o", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "xxxxx", "selectors": {"vendors": ["15b3"]}}]})",
+                  [](const Config& c, const std::vector<size_t>& indices) {
+                    return SocketPathProblems(c, {std::string(88, 'd')}, indices);
+                  });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->indices, (std::vector<size_t>{1}));
   ASSERT_EQ(r->skipped.size(), 2u);
-  EXPECT_EQ(r->skipped[1].Label(), "configList[2] (x)");
-  EXPECT_FALSE(SkipEntries(*r, {"config: periodicUpdateInterval: bad"}));
+  EXPECT_EQ(r->skipped[1].Label(), "configList[2] (xxxxx)");
 }
 
 // A 24 KB YAML alias bomb once cost 95 s, 7.5 GB and 25 M error lines (docs/reliability.md).
@@ -538,7 +625,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 10"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 11"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {

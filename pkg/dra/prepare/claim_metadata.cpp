@@ -365,6 +365,12 @@ std::map<std::string, std::string> RequestEnv(const ClaimRef& claim, std::string
   }
   const auto functions = Functions(request_devices);
   if (functions.empty()) return env;
+  // `pciDeviceEnv: false` on the request's entry (one resource per request): the hints only.
+  const bool pci_device_env =
+      std::all_of(request_devices.begin(), request_devices.end(), [](const PreparedDevice& d) {
+        return d.published == nullptr || d.published->pci_device_env;
+      });
+  if (!pci_device_env) return env;
   const std::string name = RequestEnvName(claim, request, request_devices);
   std::string addresses;
   for (const auto& fn : functions) Append(addresses, addresses.empty() ? "" : ",", fn.address);

@@ -99,7 +99,8 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
                                          std::move(functions),
                                          std::move(attrs),
                                          pool.resource.env_hints,
-                                         pool.resource.FullName()};
+                                         pool.resource.FullName(),
+                                         pool.resource.pci_device_env};
     };
     auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
     for (const auto& hca : pool.hcas) all->push_back(hca.function);

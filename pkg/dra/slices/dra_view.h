@@ -38,6 +38,7 @@ struct DraDevice {
   // The entry's full resource name ("rdma/hca_shared_devices_a"): a claim the scheduler made
   // for that extended resource (KEP-5004) names its env after it, as the device plugin does.
   std::string resource;
+  bool pci_device_env = true;  // the entry's `pciDeviceEnv`: PCIDEVICE_* and _INFO
 };
 
 struct HcaSpec {
