@@ -12,11 +12,13 @@
 #include "pkg/cdi/memlock_hook.h"
 #include "pkg/cli/flags.h"
 #include "pkg/config/config.h"
+#include "pkg/config/go_compat.h"
 #include "pkg/config/k8s_names.h"
 #include "pkg/deviceplugin/front_end.h"
 #include "pkg/dra/front_end.h"
 #include "pkg/dra/render/device_classes.h"
 #include "pkg/dra/render/yaml_output.h"
+#include "pkg/fd/files.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/log/log.h"
 #include "pkg/loop/malloc_setup.h"
@@ -139,7 +141,34 @@ std::string InstallMemlockHook(const cli::Options& opts, const config::LoadedCon
   return path;
 }
 
+int ValidateForUs(const cli::Options& opts);
+
+// `validate --go-compatible`: the Go plugin's and network-operator's webhook's reading of
+// the file (config/go_compat.h); true when both accept it as we read it.
+bool GoCompatible(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // said above
+  const std::optional<std::string> text = fd::ReadFile(path, config::kMaxConfigBytes);
+  if (!text) return false;
+  const auto problems = config::GoCompatProblems(*text);
+  for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
+  if (problems.empty()) {
+    std::printf("%s: the Go plugin and network-operator's webhook accept it as written\n",
+                path.c_str());
+  } else {
+    std::fprintf(stderr, "%s: not safe for a rollback to the Go plugin (%zu problem(s))\n",
+                 path.c_str(), problems.size());
+  }
+  return problems.empty();
+}
+
 int RunValidate(const cli::Options& opts) {
+  const int ours = ValidateForUs(opts);
+  const bool go_ok = !opts.go_compatible || GoCompatible(opts.config_file);
+  return ours == 0 && go_ok ? 0 : 1;
+}
+
+int ValidateForUs(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file, ModeChecks(opts));
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());

@@ -276,7 +276,9 @@ const std::vector<FlagSpec>& Specs() {
        ShowString(&Options::dev_root), SetString(&Options::dev_root, "dev-root")},
       {"use-cdi", "", "Expose devices through CDI specs instead of DeviceSpecs.",
        ShowBool(&Options::use_cdi), SetBool(&Options::use_cdi, "use-cdi")},
-      {"cdi-spec-dir", "DIR", "Directory for the CDI specs this plugin writes (with -use-cdi).",
+      {"cdi-spec-dir", "DIR",
+       "Directory for the CDI specs this plugin writes: the device plugin's with -use-cdi, the "
+       "DRA front end's always.",
        ShowString(&Options::cdi_spec_dir), SetString(&Options::cdi_spec_dir, "cdi-spec-dir")},
       {"memlock-hook-path", "PATH",
        "Where to install the CDI hook that raises RLIMIT_MEMLOCK for entries with \"memlock\" "
@@ -371,6 +373,11 @@ const std::vector<FlagSpec>& Specs() {
        "The device plugin must then not serve that name on the same nodes.",
        ShowBool(&Options::extended_resource_name),
        SetBool(&Options::extended_resource_name, "extended-resource-name")},
+      {"go-compatible", "",
+       "validate: also check that the Go plugin (k8s-rdma-shared-dev-plugin) and "
+       "network-operator's admission webhook accept the file and read it as this plugin does "
+       "(strict JSON, their keys and types; docs/upgrading.md), so a rollback is safe.",
+       ShowBool(&Options::go_compatible), SetBool(&Options::go_compatible, "go-compatible")},
       {"namespace", "NS",
        "render: the namespace of the ResourceClaimTemplates (the workloads' namespace; "
        "default: none, so kubectl applies them to its current namespace).",

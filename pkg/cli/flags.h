@@ -46,6 +46,7 @@ struct Options {
   int dra_health_timeout_seconds = 30;
   std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
   bool extended_resource_name = false;
+  bool go_compatible = false;    // validate: also the Go plugin's and the webhook's rules
   std::string render_namespace;  // the claim templates' namespace ("": kubectl's current one)
   // The DRA front end (configList entries with "frontend": "dra"): which node it publishes
   // for and how it reaches the API server (in a pod: the service-account defaults).

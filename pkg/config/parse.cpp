@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -406,6 +407,42 @@ bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems)
   return true;
 }
 
+// A file that starts as JSON does ('{' or '[') is read as JSON, by the rules the Go plugin
+// (encoding/json) and network-operator's webhook read it by: YAML's comments, trailing
+// commas and single quotes, which yaml-cpp would take, are refused here rather than there,
+// at a rollback or at the webhook. "" when it is JSON; else one line naming the place.
+std::string JsonSyntaxProblem(std::string_view text) {
+  if (nlohmann::json::accept(text)) return "";
+  try {
+    const auto parsed = nlohmann::json::parse(text);  // throws where accept() said no
+    return parsed.is_discarded() ? "config: not valid JSON" : "";
+  } catch (const nlohmann::json::parse_error& e) {
+    size_t line = 1;
+    size_t column = 1;
+    const size_t end = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    for (size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string detail = e.what();  // "[json.exception...] parse error at line L, column C: ..."
+    if (const size_t colon = detail.find(": "); colon != std::string::npos) {
+      detail = detail.substr(colon + 2);
+    }
+    // Its "; last read: '...'" repeats the file's bytes: the place says where instead.
+    detail = detail.substr(0, detail.find("; last read"));
+    return Cat("config: line ", line, " column ", column, ": not valid JSON: ", detail,
+               " (a file that starts with '{' or '[' is read as JSON, as the Go plugin and "
+               "network-operator's webhook read it: no comments, trailing commas or single "
+               "quotes; write YAML without the braces)");
+  } catch (const nlohmann::json::exception& e) {
+    return Cat("config: not valid JSON: ", Echo(e.what()));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks) {
@@ -417,6 +454,11 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryCheck
   Reader reader{text[first] == '{' || text[first] == '[', findings};
   if (std::string problem = NestingProblem(text); !problem.empty()) {
     return absl::InvalidArgumentError(problem);
+  }
+  if (reader.json) {
+    if (std::string problem = JsonSyntaxProblem(text); !problem.empty()) {
+      return absl::InvalidArgumentError(problem);
+    }
   }
   YAML::Node root;
   try {

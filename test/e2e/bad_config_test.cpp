@@ -154,6 +154,27 @@ TEST(BadFlags, UnknownFlagPrintsUsageAndExitsTwo) {
   EXPECT_THAT(r.output, HasSubstr("Usage:"));
 }
 
+// `validate --go-compatible` proves a rollback to the Go plugin safe, or names what is not.
+TEST(ValidateGoCompatible, PassesTheGoPluginsOwnFileAndNamesOurKeys) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/config.json";
+  std::ofstream(path) << R"({"periodicUpdateInterval": 300, "configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
+     "selectors": {"vendors": ["15b3"], "deviceIDs": ["1017"]}}]})";
+  RunResult ok =
+      RunToExit({"validate", "--go-compatible", "--config-file=" + path}, std::chrono::seconds(10));
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr(path + ": the Go plugin and network-operator's webhook accept "
+                                          "it as written"));
+  std::ofstream(path) << R"({"configList": [
+    {"resourceName": "a", "rdmaHcaMax": 10, "selectors": {"pciAddresses": ["0000:3b:00.0"]}}]})";
+  RunResult bad =
+      RunToExit({"validate", "--go-compatible", "--config-file=" + path}, std::chrono::seconds(10));
+  EXPECT_EQ(bad.status, 1) << "valid for us, not for the Go plugin";
+  EXPECT_THAT(bad.output, HasSubstr("go-compatible: configList[0].selectors.pciAddresses: "));
+  EXPECT_THAT(bad.output, HasSubstr(path + ": not safe for a rollback to the Go plugin"));
+}
+
 TEST(Flags, VersionAndHelpExitZero) {
   RunResult v = RunToExit({"-v"}, std::chrono::seconds(10));
   EXPECT_EQ(v.status, 0);

@@ -616,11 +616,37 @@ TEST(ParseConfig, DeepNestingIsNamedWithItsPlace) {
   EXPECT_THAT(Errors(quoted), ::testing::Not(HasSubstr("nested")));
 }
 
+// A file that starts as JSON is read as JSON (the Go plugin's and the webhook's rule): what
+// only YAML allows used to pass here and fail at a rollback or at network-operator's webhook.
+TEST(ParseConfig, AFileThatStartsAsJsonMustBeJson) {
+  constexpr std::string_view kWhy =
+      " (a file that starts with '{' or '[' is read as JSON, as the Go plugin and "
+      "network-operator's webhook read it: no comments, trailing commas or single quotes; "
+      "write YAML without the braces)";
+  EXPECT_EQ(Errors("{\"configList\": [\n  {\"resourceName\": \"a\", \"selectors\": {\"vendors\": "
+                   "[\"15b3\"]},}]}"),
+            Cat("config: line 2 column 60: not valid JSON: syntax error while parsing object key "
+                "- unexpected '}'; expected string literal",
+                kWhy));
+  EXPECT_EQ(Errors("{'configList': []}"),
+            Cat("config: line 1 column 2: not valid JSON: syntax error while parsing object key - "
+                "invalid literal",
+                kWhy));
+  EXPECT_EQ(Errors("{\"configList\": [] # a comment\n}"),
+            Cat("config: line 1 column 19: not valid JSON: syntax error while parsing object - "
+                "invalid literal",
+                kWhy));
+  // The same content as YAML is read as YAML.
+  EXPECT_EQ(Errors("# a comment\nconfigList:\n  - {resourceName: a, rdmaHcaMax: 1, selectors: "
+                   "{vendors: ['15b3']},}\n"),
+            "<ok>");
+}
+
 TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string list = "[";
   for (int i = 0; i < 1025; ++i) list += Cat(i ? "," : "", "\"15b3\"");
   EXPECT_THAT(Errors(Cat(R"({"configList": [{"resourceName": "a", "selectors": {"vendors": )", list,
-                         "]}}]})")),
+                         "]}}]}")),
               HasSubstr("config: configList[0].selectors.vendors: has 1025 entries; at most 1024"));
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
