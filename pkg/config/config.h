@@ -29,6 +29,9 @@ inline constexpr int64_t kDefaultPeriodicUpdateIntervalSeconds = 60;
 inline constexpr std::string_view kDefaultResourcePrefix = "rdma";
 // `"memlock": "unlimited"` (RLIM_INFINITY).
 inline constexpr uint64_t kMemlockUnlimited = UINT64_MAX;
+// The least `memlock` accepted: the RLIMIT_MEMLOCK container runtimes give by default (the
+// kernel's since 5.16). The hook never lowers a limit, so less would change nothing.
+inline constexpr uint64_t kMinMemlock = 8ULL << 20;
 
 struct Selectors {
   std::vector<std::string> vendors;     // 4 lowercase hex digits
@@ -114,9 +117,11 @@ struct SkippedEntry {
 };
 
 // `memlock` as written: "unlimited", or a Kubernetes quantity of whole bytes, an integer with
-// an optional binary (Ki, Mi, Gi, Ti, Pi, Ei) or decimal (k, M, G, T, P, E) suffix, a
-// decimal fraction allowed where the suffix makes it whole bytes ("1.5Gi"). Positive, and
-// below 2^63. The error says what was wrong, for the field's line.
+// an optional binary (Ki, Mi, Gi, Ti, Pi, Ei) or decimal (k, M, G, T, P, E) suffix or a
+// decimal exponent ("1e9", "5E+10"), a decimal fraction allowed where that makes it whole
+// bytes ("1.5Gi"). Positive, and below 2^63. Not accepted: signs, "m" (milli) and negative
+// exponents, which never make whole bytes worth locking. The error says what was wrong, for
+// the field's line. (Validation then refuses less than kMinMemlock.)
 absl::StatusOr<uint64_t> ParseMemlock(std::string_view text);
 // The hook's argument for `bytes`: "unlimited" or the decimal byte count.
 std::string MemlockArg(uint64_t bytes);

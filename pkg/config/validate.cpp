@@ -179,7 +179,15 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
 
 void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {
   if (r.memlock) {
-    if (auto bytes = ParseMemlock(*r.memlock); bytes.ok()) {
+    if (auto bytes = ParseMemlock(*r.memlock); bytes.ok() && *bytes < kMinMemlock) {
+      // The hook never lowers a limit (a Ki/Gi slip used to lower 8 MiB to 64 KiB in every
+      // container of the pool); a value it would ignore is most likely a slip.
+      f.Error(r.path + ".memlock",
+              Cat("\"", Echo(*r.memlock), "\" is ", *bytes,
+                  " bytes, below the 8Mi container runtimes give by default: it would change "
+                  "nothing (write at least \"8Mi\"; RDMA jobs usually want \"unlimited\" or "
+                  "tens of Gi)"));
+    } else if (bytes.ok()) {
       rc.memlock = *bytes;
     } else {
       f.Error(r.path + ".memlock",
@@ -305,7 +313,22 @@ absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
                                   {"k", 1000, 1},  {"M", 1000, 2},  {"G", 1000, 3},
                                   {"T", 1000, 4},  {"P", 1000, 5},  {"E", 1000, 6}};
   uint64_t multiplier = 1;
+  // A decimal exponent ("1e9", "5E+10"), as a Kubernetes quantity allows: E alone is exa.
+  int exponent = 0;
+  if (const size_t e = text.find_first_of("eE");
+      e != std::string_view::npos && e + 1 < text.size()) {
+    std::string_view digits = text.substr(e + 1);
+    if (digits.front() == '+') digits.remove_prefix(1);
+    if (!digits.empty() && digits.size() <= 2 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      for (char c : digits) exponent = exponent * 10 + (c - '0');
+      if (exponent > 18) return absl::InvalidArgumentError("is 2^63 bytes or more");
+      text = text.substr(0, e);
+      for (int i = 0; i < exponent; ++i) multiplier *= 10;
+    }
+  }
   for (const Suffix& s : kSuffixes) {
+    if (exponent > 0) break;
     if (text.size() > s.name.size() && text.ends_with(s.name)) {
       text.remove_suffix(s.name.size());
       for (int i = 0; i < s.power; ++i) multiplier *= s.base;

@@ -458,14 +458,39 @@ TEST_F(CdiMemlock, ASpecThatSetsItsOwnLimitIsRefusedByTheHookNamingIt) {
 
 // Without the hook's directory (the DaemonSet without images/components/memlock) the pool is
 // served all the same and its spec names no hook.
-TEST_F(CdiMemlock, WithoutItsDirectoryThePoolServesWithoutTheHook) {
+// It says so where an operator looks: /readyz is 503 with the reason, and
+// rdma_shared_dp_memlock_applied is 0 (issue 52: it used to be one start-up line, /readyz 200
+// and every counter 0).
+TEST_F(CdiMemlock, WithoutItsDirectoryThePoolServesWithoutTheHookAndSaysSo) {
   const std::string hook = h.root() + "/not-mounted/rdmadp-memlock-hook";
-  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook});
+  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook, "--metrics-address=127.0.0.1:0"});
   EXPECT_FALSE(std::filesystem::exists(hook));
   EXPECT_EQ(ReadFileOrEmpty(cdi + "/k8s-rdma-shared-dp_rdma_ib.json").find("hooks"),
             std::string::npos);
   const Checked c = Check(cdi, 2, Allocate("rdma/ib").names);
   EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(h.Metric("rdma_shared_dp_memlock_applied{resource=\"rdma/ib\"}"), 0);
+  EXPECT_EQ(h.MetricsHttp("/readyz"),
+            std::make_pair(503, std::string("rdma/ib: memlock is configured and not applied: the "
+                                            "hook is not installed (the start-up log says why: "
+                                            "--memlock-hook-path, images/components/memlock)\n")));
+}
+
+// Installed, then deleted on the host: the spec still names it, so every container of the
+// pool would fail at creation. /readyz and the metric say so at once (H5 of the hardening
+// round at 050f44e: the missing hook was never noticed).
+TEST_F(CdiMemlock, AHookDeletedAfterStartShowsAtOnce) {
+  const std::string hook = h.root() + "/host-bin/rdmadp-memlock-hook";
+  std::filesystem::create_directories(h.root() + "/host-bin");
+  Start(kWith, {"rdma/ib"}, {"--memlock-hook-path=" + hook, "--metrics-address=127.0.0.1:0"});
+  EXPECT_EQ(h.Metric("rdma_shared_dp_memlock_applied{resource=\"rdma/ib\"}"), 1);
+  std::filesystem::remove(hook);
+  EXPECT_EQ(h.Metric("rdma_shared_dp_memlock_applied{resource=\"rdma/ib\"}"), 0);
+  const auto [status, body] = h.MetricsHttp("/readyz");
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(body, Cat("rdma/ib: memlock is configured and not applied: the hook ", hook,
+                      " is gone (No such file or directory): restart the plugin's pod to "
+                      "install it again\n"));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "pkg/text/cat.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/hca_fixture.h"
+#include "test/support/scaled_clock.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -49,7 +50,8 @@ std::unique_ptr<SlicePublisher> StartPublisher(FakeApiServer& api,
                                                std::function<void(std::string)> on_problem,
                                                std::function<void(std::string)> on_info,
                                                std::chrono::seconds watch_idle = 90s,
-                                               kube::RetrySchedule::Jitter jitter = nullptr) {
+                                               kube::RetrySchedule::Jitter jitter = nullptr,
+                                               const kube::ThreadClock* clock = nullptr) {
   PublisherOptions o;
   o.api = {api.server(), api.ca_file(), api.token_file(), "publisher-test", watch_idle};
   o.driver = "rdma.example.com";
@@ -58,6 +60,7 @@ std::unique_ptr<SlicePublisher> StartPublisher(FakeApiServer& api,
   o.on_info = std::move(on_info);
   if (jitter) o.phase = [](std::chrono::milliseconds) { return std::chrono::milliseconds(0); };
   o.jitter = std::move(jitter);
+  o.clock = clock;
   auto p = SlicePublisher::Start(o);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? std::move(*p) : nullptr;
@@ -605,6 +608,58 @@ TEST_F(Publisher, AWatchRefusedWhileListsWorkBacksOffOnTheSlowSchedule) {
                 problems.begin(), problems.end(),
                 [](const std::string& line) { return line.find("HTTP 403") != std::string::npos; }),
             1);
+}
+
+// H1 of the hardening round at 050f44e: a watch that kept failing with anything but 410
+// resumed from the cache's resourceVersion for ever and never listed again, so slices the
+// server lost (a kubelet wipes them at every start) stayed lost on an idle node: capacity
+// gone without a word. After kRelistAfterFailedWatches failed watches the next turn lists
+// instead: exactly that many watches, then one list, then the wiped slice is created again.
+// The publisher and the server run ten times as fast (a minute of back-off in six seconds).
+void ExpectAWipeRepairedWhileEveryWatchFails(int code) {
+  SCOPED_TRACE(Cat("every watch answered ", code));
+  FakeApiServer api;
+  testing::ScaledClock clock;
+  clock.SetRate(10);
+  api.Admin("/time-scale", {{"scale", 10}});
+  auto p = StartPublisher(
+      api, [](const std::string&) {}, nullptr, 90s, [](std::chrono::milliseconds d) { return d; },
+      &clock);
+  ASSERT_NE(p, nullptr);
+  // Every watch fails from the first: a healthy watch ended within kShortWatch would count
+  // as a failure too, and whether it did would be the machine's timing.
+  api.Admin("/fault",
+            {{"method", "GET"}, {"match", "watch=true"}, {"code", code}, {"count", 1000}});
+  p->Publish({Wanted(1)});
+  ASSERT_TRUE(api.Await("stats.creates === 1")["ok"].get<bool>());
+  EXPECT_EQ(api.Admin("/wipe", {{"fieldSelector", {{"spec.nodeName", "n1"}}}})["deleted"], 1);
+  // Unrepaired before: no list came in 240 s of the publisher's time.
+  auto r = api.Await("stats.creates === 2 && slices.length === 1", 60s);
+  ASSERT_TRUE(r["ok"].get<bool>()) << r["stats"].dump();
+  const double repaired = Requests(api, "POST", "/resourceslices").back().t;
+  // The first list, that many failed watches, the second list; the create after it. (The
+  // watch that follows the second list races the create: it is not counted.)
+  int watches = 0;
+  int lists = 0;
+  double second_list = 0;
+  for (const Seen& s : Requests(api, "GET", "/resourceslices")) {
+    if (s.url.find("watch=true") == std::string::npos) {
+      if (++lists == 2) second_list = s.t;
+    } else if (lists < 2) {
+      ++watches;
+    }
+  }
+  EXPECT_EQ(watches, kRelistAfterFailedWatches);
+  EXPECT_EQ(lists, 2);
+  EXPECT_GE(repaired, second_list);
+}
+
+TEST(PublisherWatchFailing, AWatchRefusedForEverStillRepairsAWipe) {
+  ExpectAWipeRepairedWhileEveryWatchFails(403);
+}
+
+TEST(PublisherWatchFailing, AWatchFailingWith500StillRepairsAWipe) {
+  ExpectAWipeRepairedWhileEveryWatchFails(500);
 }
 
 // A watch the server ended at once was reopened at once: 427 watch requests in 20 s. A watch

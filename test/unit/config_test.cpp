@@ -702,8 +702,17 @@ TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
   EXPECT_EQ(*ParseMemlock("2k"), 2000ull);
   EXPECT_EQ(*ParseMemlock("1M"), 1000000ull);
   EXPECT_EQ(*ParseMemlock("7Ei"), 7ull << 60);
-  for (const char* bad : {"", "0", "0Gi", "-1Gi", "1.5", "0.1k1", "Gi", "1GB", "1 Gi", "8Ei", "1e3",
-                          "unlimited ", "Unlimited", ".5Gi", "1.Gi", "0.0001Ki"}) {
+  // Decimal exponents, as Kubernetes quantities have them (H8: "1e9" was refused while the
+  // JSON number 1e9 passed).
+  EXPECT_EQ(*ParseMemlock("1e9"), 1000000000ull);
+  EXPECT_EQ(*ParseMemlock("1E9"), 1000000000ull);
+  EXPECT_EQ(*ParseMemlock("5E+10"), 50000000000ull);
+  EXPECT_EQ(*ParseMemlock("1.5e9"), 1500000000ull);
+  EXPECT_EQ(*ParseMemlock("1E"), 1000000000000000000ull) << "E alone is exa";
+  for (const char* bad :
+       {"",           "0",         "0Gi",  "-1Gi", "1.5",      "0.1k1", "Gi",
+        "1GB",        "1 Gi",      "8Ei",  "1e-3", "1e19",     "1eGi",  "1e9Gi",
+        "unlimited ", "Unlimited", ".5Gi", "1.Gi", "0.0001Ki", "+1Gi",  "1000m"}) {
     EXPECT_FALSE(ParseMemlock(bad).ok()) << bad;
   }
   EXPECT_EQ(MemlockArg(kMemlockUnlimited), "unlimited");
@@ -712,19 +721,28 @@ TEST(ParseMemlock, UnlimitedOrAQuantityOfWholeBytes) {
   auto loaded = ParseConfig(R"({"configList": [
       {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": "64Gi"},
       {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": "lots"},
-      {"resourceName": "c", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": 4096},
+      {"resourceName": "c", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": 8388608},
       {"resourceName": "d", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]},
-       "memlock": ["1Gi"]}]})");
+       "memlock": ["1Gi"]},
+      {"resourceName": "e", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": "64Ki"},
+      {"resourceName": "f", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}, "memlock": 1e9}]})");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_EQ(loaded->config.resources.size(), 2u);
+  ASSERT_EQ(loaded->config.resources.size(), 3u);
   EXPECT_EQ(loaded->config.resources[0].memlock, 64ull << 30);
-  EXPECT_EQ(loaded->config.resources[1].memlock, 4096ull);
-  ASSERT_EQ(loaded->skipped.size(), 2u);
+  EXPECT_EQ(loaded->config.resources[1].memlock, 8388608ull);
+  EXPECT_EQ(loaded->config.resources[2].memlock, 1000000000ull);
+  ASSERT_EQ(loaded->skipped.size(), 3u);
   EXPECT_EQ(loaded->skipped[0].problems,
             std::vector<std::string>{"config: configList[1].memlock: \"lots\" is not "
                                      "\"unlimited\" or a quantity (write \"unlimited\" or a "
                                      "quantity such as \"64Gi\")"});
   EXPECT_THAT(loaded->skipped[1].problems[0], HasSubstr("configList[3].memlock: must be"));
+  // A Ki/Gi slip: below what runtimes give anyway, the hook would do nothing.
+  EXPECT_EQ(loaded->skipped[2].problems,
+            std::vector<std::string>{
+                "config: configList[4].memlock: \"64Ki\" is 65536 bytes, below the 8Mi container "
+                "runtimes give by default: it would change nothing (write at least \"8Mi\"; RDMA "
+                "jobs usually want \"unlimited\" or tens of Gi)"});
 }
 
 // pciAddresses: a full address (domain included), lowercased; anything else is the entry's

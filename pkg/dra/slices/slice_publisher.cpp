@@ -248,6 +248,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
 
 void SlicePublisher::WatchLoop() {
   kube::RetrySchedule retry(options_.jitter, nullptr, options_.phase);
+  int failed_watches = 0;  // in a row, since the last list or healthy watch
   while (true) {
     bool relist = false;
     uint64_t requests = 0;
@@ -273,6 +274,7 @@ void SlicePublisher::WatchLoop() {
     if (relist) asking(true);
     const bool listed = !relist || List(&failed);
     if (relist) asking(false);
+    if (relist && listed) failed_watches = 0;
     if (!listed) {
       if (asked_to_relist()) {
         std::lock_guard lock(mu_);
@@ -294,6 +296,7 @@ void SlicePublisher::WatchLoop() {
     }
     const auto lasted = clock_.Now() - opened;
     if (healthy && lasted >= kShortWatch) {
+      failed_watches = 0;
       retry.Succeeded();  // the server ended a healthy watch: resume at once ...
       bool writer_away = false;
       {
@@ -315,8 +318,15 @@ void SlicePublisher::WatchLoop() {
     }
     // A watch that failed resumes from the cache's resourceVersion: the server replays what
     // happened meanwhile, or answers 410 and we list (WatchOnce set relist_). One request, not two,
-    // for each node coming back after an outage.
+    // for each node coming back after an outage. After kRelistAfterFailedWatches in a row, the
+    // next turn lists instead: what the server lost meanwhile is seen only by a list.
+    // Set after the wait: the wait's pace, and the writer meanwhile, are a failed watch's.
+    const bool list_next = ++failed_watches >= kRelistAfterFailedWatches;
     if (!AwaitWatchTurn(retry, failed)) return;
+    if (list_next) {
+      std::lock_guard lock(mu_);
+      relist_ = true;
+    }
   }
 }
 

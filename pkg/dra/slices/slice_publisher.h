@@ -15,7 +15,11 @@
 // server that is away, and when, is OutageTurns' (outage_turns.h: one series of retries per
 // node into an outage, not two; docs/performance.md, "A fleet against one API server"); its
 // writes' HTTP is SliceWriter's (slice_writer.h). A failed watch resumes from the last
-// resourceVersion; a 409, a 410 or an ERROR event relists. The watcher's back-off starts over
+// resourceVersion; a 409, a 410 or an ERROR event relists, and so does the next turn after
+// kRelistAfterFailedWatches failed watches in a row: a watch that keeps failing otherwise
+// (403 without "watch", 5xx, a silent stream) would never see slices the server lost (a
+// kubelet wipes them at every start), and the list takes a watch's place on the grid, so the
+// server gets no more requests than before. The watcher's back-off starts over
 // only after a watch that stayed open (kStayedOpen) or ended as a healthy watch ends: a
 // successful list does not count, or a watch refused while lists work (403 without "watch",
 // 410, ERROR events) would loop at the first step. A watch the server ends within kShortWatch
@@ -99,6 +103,10 @@ inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool:
 inline constexpr std::chrono::milliseconds kWriteInterval{1000};
 inline constexpr std::chrono::milliseconds kShortWatch{1000};
 inline constexpr std::chrono::seconds kStayedOpen{60};
+// Failed watches in a row after which the watcher's next turn lists instead (H1 of the
+// hardening round at 050f44e): on the slow schedule that is a list about every minute or
+// two while watches fail, and a deleted slice is repaired within the back-off's cap.
+inline constexpr int kRelistAfterFailedWatches = 3;
 inline constexpr std::chrono::milliseconds kProbeRetry{60000};  // after a failed probe
 
 struct PublisherStats {
