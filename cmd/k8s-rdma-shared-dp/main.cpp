@@ -82,6 +82,39 @@ config::EntryChecks ModeChecks(const cli::Options& opts) {
   };
 }
 
+// Entries whose `memlock` these flags would not apply, one line each (the running daemon
+// says the same on /readyz and in rdma_shared_dp_memlock_applied): for `validate` and
+// `discover`, run in the plugin's pod (kubectl exec) where the hook's directory is mounted.
+std::vector<std::string> MemlockNotApplied(const cli::Options& opts,
+                                           const config::LoadedConfig& loaded) {
+  std::vector<std::string> lines;
+  const std::string& hook = opts.memlock_hook_path;
+  const std::string dir = hook.substr(0, hook.rfind('/'));
+  struct stat st {};
+  const bool dir_there =
+      !hook.empty() && ::stat(dir.empty() ? "/" : dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
+    const config::ResourceConfig& rc = loaded.config.resources[i];
+    if (!rc.memlock) continue;
+    std::string why;
+    if (rc.frontend == config::Frontend::kDevicePlugin && !opts.use_cdi) {
+      why =
+          "memlock needs CDI (--use-cdi); with DeviceSpecs its containers keep the runtime's "
+          "RLIMIT_MEMLOCK";
+    } else if (hook.empty()) {
+      why = "--memlock-hook-path is empty, so no hook is installed";
+    } else if (!dir_there) {
+      why = Cat(dir, " does not exist to install the hook in (mount the host's ", dir,
+                " at the same path: images/components/memlock)");
+    }
+    if (why.empty()) continue;
+    const size_t index = i < loaded.indices.size() ? loaded.indices[i] : i;
+    lines.push_back(
+        Cat("configList[", index, "].memlock (", rc.FullName(), ") would not be applied: ", why));
+  }
+  return lines;
+}
+
 // `validate`: the daemon's own config checks, nothing started.
 // Each resource costs a few descriptors (socket, gRPC's epoll and wakeups, streams); a low
 // soft limit (`ulimit -n 32`) would fail resources one by one. Use what the hard limit allows.
@@ -176,6 +209,9 @@ int ValidateForUs(const cli::Options& opts) {
     return 1;
   }
   for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : MemlockNotApplied(opts, *loaded)) {
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   const config::Config& c = loaded->config;
   if (!loaded->skipped.empty()) {
     // The same entries a start skips: the daemon runs the same checks (main below).
@@ -215,6 +251,8 @@ int RunDiscover(const cli::Options& opts) {
     config = loaded->config;
     findings.skipped = loaded->skipped;
     findings.problems = loaded->warnings;
+    for (auto& line : MemlockNotApplied(opts, *loaded))
+      findings.problems.push_back(std::move(line));
   } else {
     findings.problems.push_back(Cat(std::string(loaded.status().message()),
                                     " (pools not shown: fix the config or pass --config-file)"));
@@ -434,15 +472,17 @@ int main(int argc, char** argv) {
   RaiseFdLimit();
   dp.memlock_hook = dra.memlock_hook = InstallMemlockHook(opts, *loaded);
   if (opts.use_cdi) log::Info(Cat("CDI enabled: specs in ", opts.cdi_spec_dir));
-  manager::ManagerOptions mo{.config_file = opts.config_file,
-                             .kubelet_root_dir = opts.kubelet_root_dir,
-                             .sysfs_root = opts.sysfs_root,
-                             .dev_root = opts.dev_root,
-                             .link_up = opts.link_up,
-                             .watch_config = opts.watch_config,
-                             .metrics_address = opts.metrics_address,
-                             .health_address = opts.health_address,
-                             .version = RDMADP_VERSION};
+  manager::ManagerOptions mo{
+      .config_file = opts.config_file,
+      .kubelet_root_dir = opts.kubelet_root_dir,
+      .sysfs_root = opts.sysfs_root,
+      .dev_root = opts.dev_root,
+      .link_up = opts.link_up,
+      .watch_config = opts.watch_config,
+      .metrics_address = opts.metrics_address,
+      .health_address = opts.health_address,
+      .version = RDMADP_VERSION,
+      .config_error_interval = std::chrono::seconds(opts.config_error_interval_seconds)};
   manager::Manager manager(
       std::move(mo),
       [&](frontend::Host& host) {

@@ -268,6 +268,12 @@ const std::vector<FlagSpec>& Specs() {
        "before falling back to kubelet.sock registration.",
        ShowInt(&Options::auto_detect_timeout_seconds),
        SetSeconds(&Options::auto_detect_timeout_seconds, "auto-detect-timeout", 1, 600)},
+      {"config-error-interval", "SECONDS",
+       "How often a config entry left out as invalid is logged again at error level, while it "
+       "stays out (for clusters that watch logs, not probes: network-operator's DaemonSet has "
+       "no readiness probe).",
+       ShowInt(&Options::config_error_interval_seconds),
+       SetSeconds(&Options::config_error_interval_seconds, "config-error-interval", 1, 3600)},
       {"sysfs-root", "DIR", "Root under which every sysfs path is resolved.",
        ShowString(&Options::sysfs_root), SetString(&Options::sysfs_root, "sysfs-root")},
       {"dev-root", "DIR",

@@ -24,6 +24,7 @@ struct Options {
   std::string kubelet_root_dir = "/var/lib/kubelet";
   RegistrationMode registration_mode = RegistrationMode::kKubelet;
   int auto_detect_timeout_seconds = 5;
+  int config_error_interval_seconds = 60;  // a skipped config entry's error line, again
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
   bool use_cdi = false;

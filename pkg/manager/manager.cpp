@@ -155,6 +155,7 @@ int Manager::Run() {
   for (auto& front_end : front_ends_) front_end->Stop();
   verbs_.reset();
   periodic_timer_.reset();
+  skipped_reminder_.reset();
   reload_debounce_.reset();
   event_debounce_.reset();
   log::Info("all servers stopped, own sockets removed; exiting");
@@ -375,7 +376,25 @@ void Manager::KeepRunningVersions(config::LoadedConfig& loaded) const {
 void Manager::NoteLoaded() {
   config_status_.last_load_complete = skipped_.empty();
   config_status_.rejected.clear();
-  if (skipped_.empty()) config_status_.last_complete_unix_seconds = WallSeconds();
+  if (skipped_.empty()) {
+    config_status_.last_complete_unix_seconds = WallSeconds();
+    skipped_reminder_.reset();
+    return;
+  }
+  if (!skipped_reminder_) {
+    skipped_reminder_ = std::make_unique<loop::Timer>(*loop_, [this] { RemindSkipped(); });
+    skipped_reminder_->ArmPeriodic(options_.config_error_interval);
+  }
+}
+
+void Manager::RemindSkipped() const {
+  for (const auto& entry : skipped_) {
+    log::Error(Cat(entry.Label(), " is still skipped: ",
+                   entry.problems.empty() ? std::string("invalid") : entry.problems.front(),
+                   entry.running_version_kept ? " (its running version keeps serving)" : "",
+                   "; fix it in the ConfigMap"),
+               {.resource = {}, .hca = {}, .event = "config"});
+  }
 }
 
 void Manager::ReportProblem(log::Level level, std::string_view error_class,

@@ -44,6 +44,8 @@ struct ManagerOptions {
   std::string metrics_address;  // "" = off
   std::string health_address;   // "" = off: probes on the metrics endpoint only
   std::string version;
+  // While a config entry is skipped, its error line again this often (RemindSkipped).
+  std::chrono::seconds config_error_interval{60};
 };
 
 // Builds the front ends on the manager's Host (called once, by the Manager's constructor).
@@ -97,8 +99,13 @@ class Manager final : private frontend::Host {
   // serves under the running config, and that no valid entry of the new file takes, keeps
   // its running version (at its place in file order; the skipped entry is marked so).
   void KeepRunningVersions(config::LoadedConfig& loaded) const;
-  // After a start or reload applied: the gauges of config_status_ follow skipped_.
+  // After a start or reload applied: the gauges of config_status_ follow skipped_, and the
+  // reminder runs while an entry is skipped.
   void NoteLoaded();
+  // One error line per skipped entry, every config_error_interval: where nothing reads
+  // /readyz or the metrics (network-operator's template has no probe), the log still says
+  // it, not only once at start. Not counted as a new error.
+  void RemindSkipped() const;
   // Every front end's problems with `config` (FrontEnd::Problems), one line each.
   std::vector<std::string> ConfigProblems(const config::Config& config,
                                           const std::vector<size_t>& indices) const;
@@ -146,6 +153,7 @@ class Manager final : private frontend::Host {
   int ancestor_watch_ = -1;  // nearest existing ancestor while the kubelet root is missing
   int config_dir_watch_ = -1;
   std::unique_ptr<loop::Timer> periodic_timer_;
+  std::unique_ptr<loop::Timer> skipped_reminder_;
   std::unique_ptr<loop::Timer> reload_debounce_;
   std::unique_ptr<loop::Timer> event_debounce_;
   struct PendingRescan {

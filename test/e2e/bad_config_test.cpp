@@ -175,6 +175,35 @@ TEST(ValidateGoCompatible, PassesTheGoPluginsOwnFileAndNamesOurKeys) {
   EXPECT_THAT(bad.output, HasSubstr(path + ": not safe for a rollback to the Go plugin"));
 }
 
+// A memlock these flags would not apply is said by validate (and discover), as the daemon's
+// /readyz says it (issue 52: it used to be one start-up line).
+TEST(ValidateMemlock, SaysWhenTheFlagsWouldNotApplyIt) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/config.json";
+  std::ofstream(path) << R"({"configList": [{"resourceName": "ib", "rdmaHcaMax": 1,
+    "selectors": {"vendors": ["15b3"]}, "memlock": "64Gi"}]})";
+  auto validate = [&](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"validate", "--config-file=" + path});
+    return RunToExit(flags, std::chrono::seconds(10));
+  };
+  RunResult r = validate({});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("warning: configList[0].memlock (rdma/ib) would not be applied: "
+                                  "memlock needs CDI (--use-cdi); with DeviceSpecs its containers "
+                                  "keep the runtime's RLIMIT_MEMLOCK\n"));
+  r = validate({"--use-cdi", "--memlock-hook-path=" + tmp.path() + "/missing/hook"});
+  EXPECT_THAT(r.output,
+              HasSubstr("warning: configList[0].memlock (rdma/ib) would not be applied: " +
+                        tmp.path() + "/missing does not exist to install the hook in"));
+  r = validate({"--use-cdi", "--memlock-hook-path=" + tmp.path() + "/hook"});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("would not be applied")));
+  RunResult d = RunToExit({"discover", "--config-file=" + path, "--sysfs-root=" + tmp.path()},
+                          std::chrono::seconds(10));
+  EXPECT_THAT(d.output, HasSubstr("configList[0].memlock (rdma/ib) would not be applied: memlock "
+                                  "needs CDI (--use-cdi)"));
+}
+
 TEST(Flags, VersionAndHelpExitZero) {
   RunResult v = RunToExit({"-v"}, std::chrono::seconds(10));
   EXPECT_EQ(v.status, 0);

@@ -62,6 +62,22 @@ TEST_F(E2E, SighupReloadRestartsOnlyWhatChanged) {
   EXPECT_EQ(Resource("rdma/hca_shared_devices_c").capacity, 7);
 }
 
+// With DeviceSpecs (no --use-cdi) no hook can reach a container: /readyz and the metric say
+// the entry's memlock is not applied (issue 52: /readyz was 200 and every counter 0).
+TEST_F(E2E, AMemlockDeviceSpecsCannotApplyIsNotReady) {
+  StartAll(R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000, "memlock": "unlimited",
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]})",
+           {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  EXPECT_EQ(h.Metric("rdma_shared_dp_memlock_applied{resource=\"rdma/hca_shared_devices_a\"}"), 0);
+  EXPECT_EQ(h.MetricsHttp("/readyz"),
+            std::make_pair(503, std::string("rdma/hca_shared_devices_a: memlock is configured and "
+                                            "not applied: memlock needs CDI (--use-cdi); with "
+                                            "DeviceSpecs its containers keep the runtime's "
+                                            "RLIMIT_MEMLOCK\n")));
+}
+
 // The demo config with resource b's shares changed from 500 to 250.
 constexpr char kBAt250[] = R"({"configList": [
     {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
@@ -130,10 +146,23 @@ TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
     {"resourceName": "absurd", "rdmaHcaMax": 1000000000, "selectors": {"vendors": ["15b3"]}},
     {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 100000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})",
-           {kMetricsFlag});
+           {kMetricsFlag, "--config-error-interval=1"});
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(WaitRegistered(kB));
   EXPECT_EQ(Resource(kB).capacity, 100000);
+  // Said again while it stays out, for clusters that read logs, not probes.
+  const std::string again =
+      "error: configList[1] (absurd) is still skipped: config: configList[1].rdmaHcaMax: must be "
+      "<= 100000";
+  auto count = [&] {
+    const std::string log = h.PluginLog();
+    size_t n = 0;
+    for (size_t at = log.find(again); at != std::string::npos; at = log.find(again, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_TRUE(WaitForFiles(
+      h.root(), [&] { return count() >= 2; }, milliseconds(5000)))
+      << h.PluginLog();
   EXPECT_EQ(h.kubelet().State().resources.count("rdma/absurd"), 0u);
   EXPECT_EQ(h.Metric("rdma_shared_dp_config_entries_skipped"), 1);
   EXPECT_EQ(h.Metric("rdma_shared_dp_config_last_reload_successful"), 0);
