@@ -17,9 +17,14 @@ std::string BundledMemlockHook();
 // already is one (a restarted pod; a symlink is never taken for one), else a uniquely named
 // temporary file beside it is renamed over it, so a runtime starting a container meanwhile
 // runs the old hook or the new one, never half of one, and two instances of the plugin never
-// share a temporary file. Errors name the path and what failed. A missing directory of
-// `dest` is an error (its mount is missing), and so is one that is not root's or that others
-// can write to (the runtime runs the hook as root).
+// share a temporary file. Errors are one line naming the path and what failed.
+// `source` must be a regular file that is an ELF executable (\x7fELF): anything else (a
+// FIFO, never waited on; an empty file; a script) is refused. `dest` must be absolute, and
+// every component from / down to its directory a real directory (a symbolic link is
+// refused), root's, and not writable by group or others: the runtime runs the hook as root,
+// and any other writer could swap a directory on the path and with it the hook. A parent
+// (not the hook's own directory) writable by others is accepted when it is sticky, as /tmp
+// is. A missing directory of `dest` is an error (its mount is missing).
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest);
 
 // Why a container runtime could not run the hook at `hook` ("" when it could): none is

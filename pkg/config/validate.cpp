@@ -60,7 +60,10 @@ std::string PciDeviceEnvName(std::string_view full_resource_name) {
 }
 
 // "<domain>:bb:dd.f" in hex, as sysfs names PCI functions (bus/pci/devices): a domain of 4
-// to 8 digits (Intel VMD puts devices in domains like 10000).
+// to 8 digits (Intel VMD puts devices in domains like 10000). Only what the kernel can
+// write is an address (pci_setup_device: "%04x:%02x:%02x.%d"), since a selector is compared
+// with sysfs's names as text: a domain past 4 digits has no leading 0 ("00000:3b:00.0"
+// matches nothing), a device is 5 bits (00 to 1f) and a function 3 (0 to 7).
 bool IsFullPciAddress(std::string_view a) {
   if (a.size() < 12 || a.size() > 16) return false;
   const size_t d = a.size() - 8;  // the domain's digits
@@ -69,7 +72,8 @@ bool IsFullPciAddress(std::string_view a) {
     if (i == d || i == d + 3 || i == d + 6) continue;
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(a[i]))) return false;
   }
-  return a.back() <= '7';
+  if (d > 4 && a[0] == '0') return false;
+  return a[d + 4] <= '1' && a.back() <= '7';
 }
 
 std::string DriverProblem(std::string_view v) {

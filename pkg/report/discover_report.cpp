@@ -7,6 +7,7 @@
 #include "pkg/pool/snapshot.h"
 #include "pkg/sysfs/sysfs_parse.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/escape.h"
 #include "pkg/text/json.h"
 
 namespace rdmadp::report {
@@ -61,6 +62,11 @@ std::map<std::string, std::string> SortedEnv(const pool::PoolSnapshot& snap) {
 
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// Every value below comes from sysfs or the config file and is printed through this: a line
+// break in an RDMA device's name forged a row of its own, and ESC and NUL reached the
+// terminal (H11 of the hardening round at 050f44e).
+std::string Printable(std::string_view value) { return EscapeControls(value); }
+
 }  // namespace
 
 std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config& config,
@@ -76,6 +82,7 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
                     fn.numa_node < 0 ? "-" : std::to_string(fn.numa_node),
                     fn.rdma_capable ? "yes" : "no", OrDash(Join(fn.char_devices, ",")),
                     OrDash(Join(PortStates(fn), ",")), OrDash(Join(pools[i], ","))});
+    for (std::string& cell : rows.back()) cell = Printable(cell);  // before the widths are taken
   }
   std::vector<size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -95,11 +102,12 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
     if (fn.rdma_capable) continue;
     if (first_reason) out += "\nNot RDMA capable:\n";
     first_reason = false;
-    Append(out, "  ", fn.address, ": ", fn.not_rdma_reason, "\n");
+    Append(out, "  ", Printable(fn.address), ": ", Printable(fn.not_rdma_reason), "\n");
   }
   if (!inv.unserved.empty()) out += "\nRDMA devices not served:\n";
   for (const auto& u : inv.unserved)
-    Append(out, "  ", u.ibdev, " (", u.where, "): ", u.reason, "\n");
+    Append(out, "  ", Printable(u.ibdev), " (", Printable(u.where), "): ", Printable(u.reason),
+           "\n");
   bool first_unusable = true;
   for (const auto& fn : inv.functions) {
     const std::string why = fn.rdma_capable ? pool::UnusableReason(fn) : "";
@@ -107,31 +115,31 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
     if (first_unusable)
       out += "\nCannot serve a pod (left out of env hints; of pools with skipUnusable):\n";
     first_unusable = false;
-    Append(out, "  ", fn.address, ": ", why, "\n");
+    Append(out, "  ", Printable(fn.address), ": ", Printable(why), "\n");
   }
   out += "\nPools:\n";
   for (const auto& snap : snapshots) {
     const auto& adv = snap->advertised();
-    Append(out, "  ", snap->resource().FullName(), ": ", adv.hca_addresses.size(), " HCA(s), ",
-           adv.slots, " slot(s), ",
+    Append(out, "  ", Printable(snap->resource().FullName()), ": ", adv.hca_addresses.size(),
+           " HCA(s), ", adv.slots, " slot(s), ",
            adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
            "\n");
     // What a container given a slot of this pool finds in its environment now.
     for (const auto& [name, value] : SortedEnv(*snap)) {
-      Append(
-          out, "    env ", name, "=",
-          name.ends_with("_INFO") ? Cat("<JSON, ", value.size(), " bytes: --output=json>") : value,
-          "\n");
+      Append(out, "    env ", Printable(name), "=",
+             name.ends_with("_INFO") ? Cat("<JSON, ", value.size(), " bytes: --output=json>")
+                                     : Printable(value),
+             "\n");
     }
   }
   for (const auto& entry : findings.skipped) {
-    Append(out, "  ", entry.Label(), ": skipped, not served\n");
+    Append(out, "  ", Printable(entry.Label()), ": skipped, not served\n");
   }
   for (const auto& entry : findings.skipped) {
-    for (const auto& p : entry.problems) Append(out, "problem: ", p, "\n");
+    for (const auto& p : entry.problems) Append(out, "problem: ", Printable(p), "\n");
   }
-  for (const auto& p : findings.problems) Append(out, "problem: ", p, "\n");
-  for (const auto& p : inv.AllProblems()) Append(out, "problem: ", p, "\n");
+  for (const auto& p : findings.problems) Append(out, "problem: ", Printable(p), "\n");
+  for (const auto& p : inv.AllProblems()) Append(out, "problem: ", Printable(p), "\n");
   return out;
 }
 

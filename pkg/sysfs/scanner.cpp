@@ -69,12 +69,22 @@ class SysfsReader {
     return names;
   }
 
-  // sysfs attributes are under a page; one open + one read + close.
+  // sysfs attributes are regular files under a page; one open + fstat + one read + close.
+  // Anything else is unreadable, named in the problems: a FIFO (planted in a fake
+  // --sysfs-root) would block the open until a writer came and the read until it wrote,
+  // holding the first scan, SIGTERM and `discover` for ever (H6 of the hardening round at
+  // 050f44e), so the open does not wait (O_NONBLOCK) and only a regular file is read.
   std::optional<std::string> ReadSmallFile(int at, const std::string& path) {
     ++stats_.file_reads;
-    UniqueFd fd(::openat(at, path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.Valid()) {
+    UniqueFd fd(::openat(at, path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!fd.Valid() || ::fstat(fd.Get(), &st) != 0) {
       Failed(path, errno);
+      return std::nullopt;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      // A directory keeps the read's own words for it.
+      Refused(path, S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "not a regular file");
       return std::nullopt;
     }
     char buf[4096];
@@ -167,9 +177,13 @@ class SysfsReader {
 
  private:
   void Failed(const std::string& path, int err) {
-    if (err == ENOENT || problems_ == nullptr) return;
-    problems_->push_back(Cat("cannot read ", base_.empty() ? "" : base_ + "/", path, ": ",
-                             std::strerror(err), " (what it says about the HCA is unknown)"));
+    if (err != ENOENT) Refused(path, std::strerror(err));
+  }
+
+  void Refused(const std::string& path, std::string_view why) {
+    if (problems_ == nullptr) return;
+    problems_->push_back(Cat("cannot read ", base_.empty() ? "" : base_ + "/", path, ": ", why,
+                             " (what it says about the HCA is unknown)"));
   }
 
   ScanStats& stats_;
@@ -358,6 +372,9 @@ std::vector<UnservedRdmaDevice> FindUnserved(
   }
   std::vector<UnservedRdmaDevice> out;
   size_t more = 0;
+  // An unreadable sfnum only leaves the number out of the reason. And `io` may still report
+  // to the last function's problem list, which Refresh has since destroyed.
+  io.ReportTo(nullptr, "");
   UniqueFd dir = io.OpenDir(AT_FDCWD, Cat(sysfs, "/class/infiniband"));
   if (!dir.Valid()) return out;
   for (const auto& name : io.ListDir(dir.Get(), ".")) {

@@ -84,6 +84,39 @@ TEST_F(Commands, DiscoverJsonIsMachineReadable) {
   EXPECT_TRUE(doc["rdmaCmPresent"].as<bool>());
 }
 
+// H11 of the hardening round at 050f44e: the table printed sysfs's names raw, so an RDMA
+// device named with a line break forged a row of its own, and ESC and NUL reached the
+// terminal. Each is escaped as the log escapes it (\xNN), the row stays one line. A name
+// cannot hold NUL, a file can: the driver here comes from uevent's DRIVER=.
+TEST_F(Commands, DiscoverTableEscapesControlCharactersInNames) {
+  FakeFunction fn = FakeNode::ConnectX(6, 0, /*infiniband=*/false);
+  fn.ibdev = "mlx5_6\nforged\x1b[31m";
+  h.node().Add(fn);
+  constexpr char kUevent[] = "DRIVER=mlx5\0_core\nPCI_CLASS=20000\nPCI_ID=15B3:1017\n";
+  std::ofstream(h.node().sysfs_root() + "/bus/pci/devices/0000:16:00.0/uevent")
+      << std::string(kUevent, sizeof(kUevent) - 1);
+  RunResult r = Run({"discover"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<std::string> rows;
+  std::vector<std::string> cells;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("0000:")) continue;
+    rows.push_back(line.substr(0, 12));
+    if (!line.starts_with("0000:16:00.0")) continue;
+    std::istringstream row(line);
+    for (std::string cell; row >> cell;) cells.push_back(cell);
+  }
+  EXPECT_THAT(rows, ElementsAre("0000:05:00.0", "0000:10:00.0", "0000:11:00.0", "0000:12:00.0",
+                                "0000:13:00.0", "0000:16:00.0"));
+  EXPECT_THAT(cells,
+              ElementsAre("0000:16:00.0", "15b3:1017", "mlx5\\x00_core", "enp22s0f0np0", "ether",
+                          "0", "yes", "umad4,uverbs4", "mlx5_6\\x0aforged\\x1b[31m/1:ACTIVE",
+                          "rdma/hca_shared_devices_b"));
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.output.find('\0'), std::string::npos);
+}
+
 // What a new user with another vendor's NICs sees (docs/vendors.md). Each layout (from the
 // kernel drivers' code: test/support/fake_node.cpp) is selectable by vendor, driver, PCI
 // address or link type, with its exact device nodes and env; what cannot be served is

@@ -1,15 +1,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 #include "pkg/cdi/cdi_spec.h"
 #include "pkg/cdi/memlock_hook.h"
 #include "pkg/cdi/spec_files.h"
+#include "pkg/text/cat.h"
 #include "test/support/temp_dir.h"
 
 namespace rdmadp::cdi {
@@ -174,7 +179,7 @@ TEST(CdiSpec, MemlockAddsTheHookToTheSpecWideEdits) {
 TEST(MemlockHookInstall, InstallsOnceAndRefusesADirectoryOthersCanWrite) {
   testing::TempDir tmp;
   const std::string source = tmp.path() + "/built-hook";
-  std::ofstream(source) << "#!/bin/true\n";
+  std::ofstream(source) << "\177ELF, as the hook built for the image starts";
   const std::string dir = tmp.path() + "/host-bin";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   const std::string dest = dir + "/rdmadp-memlock-hook";
@@ -202,6 +207,89 @@ TEST(MemlockHookInstall, InstallsOnceAndRefusesADirectoryOthersCanWrite) {
   EXPECT_THAT(std::string(open.message()), ::testing::HasSubstr("writable by others"));
   EXPECT_EQ(InstallMemlockHook(source, tmp.path() + "/missing/hook").code(),
             absl::StatusCode::kNotFound);
+}
+
+// H3 of the hardening round at 050f44e: only the hook's own directory was checked, so a
+// parent others could write to (ww/ 0777 above a root 0755 hb/) let anyone swap hb/ and
+// the hook the runtime runs as root. Every directory from / down is checked, walked without
+// following links: root's, and writable by others only if sticky (as /tmp, above the test's
+// directory, is).
+TEST(MemlockHookInstall, EveryDirectoryOnThePathIsRootsAlone) {
+  testing::TempDir tmp;
+  const std::string source = tmp.path() + "/built-hook";
+  std::ofstream(source) << "\177ELF, as the hook built for the image starts";
+  const std::string ww = tmp.path() + "/ww";
+  const std::string hb = ww + "/hb";
+  ASSERT_EQ(::mkdir(ww.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(hb.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(hb.c_str(), 0755), 0);
+  const std::string dest = hb + "/rdmadp-memlock-hook";
+
+  ASSERT_EQ(::chmod(ww.c_str(), 0777), 0);
+  absl::Status s = InstallMemlockHook(source, dest);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(), ww + " is writable by others than root (mode 0777, not sticky): anyone "
+                              "could replace what is in it, and so the hook the runtime runs "
+                              "as root");
+  EXPECT_FALSE(std::filesystem::exists(dest));
+
+  ASSERT_EQ(::chmod(ww.c_str(), 01777), 0);
+  s = InstallMemlockHook(source, dest);
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(std::filesystem::is_regular_file(dest));
+
+  const std::string link = tmp.path() + "/link";
+  std::filesystem::create_symlink(ww, link);
+  s = InstallMemlockHook(source, link + "/hb/rdmadp-memlock-hook");
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(), link +
+                             " is a symbolic link: name the hook's directory by its real "
+                             "path (each directory on it is checked, a link's target would "
+                             "not be)");
+
+  ASSERT_EQ(::chmod(ww.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(ww.c_str(), 65534, 65534), 0);
+  s = InstallMemlockHook(source, dest);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(), ww + " is owned by uid 65534, not root: its owner could replace the "
+                              "hook the runtime runs as root");
+}
+
+// H7 of the hardening round at 050f44e: a FIFO where the hook's source belongs blocked the
+// start (SIGTERM ignored), and an empty file there was installed as the hook. The FIFO is
+// refused without waiting for a writer (in a child that an alarm ends, so a wait fails the
+// test instead of hanging it); a source that is not an ELF executable is refused.
+TEST(MemlockHookInstall, ASourceThatIsNotTheHookIsRefusedAtOnce) {
+  testing::TempDir tmp;
+  const std::string dest = tmp.path() + "/rdmadp-memlock-hook";
+  const std::string fifo = tmp.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EXIT(
+      {
+        ::alarm(10);  // a deadline, not a wait: the refusal takes microseconds
+        const absl::Status s = InstallMemlockHook(fifo, dest);
+        std::fprintf(stderr, "%s\n", s.ToString().c_str());
+        std::exit(s.code() == absl::StatusCode::kFailedPrecondition &&
+                          s.message() == "the hook to install: " + fifo +
+                                             " is not a regular file (a FIFO, a device or a "
+                                             "directory?)"
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  for (const auto& [name, content] : {std::pair<std::string, std::string>{"empty", ""},
+                                      {"script", "#!/bin/sh\nexit 0\n"},
+                                      {"short", "\177EL"}}) {
+    const std::string source = tmp.path() + "/" + name;
+    std::ofstream(source) << content;
+    const absl::Status s = InstallMemlockHook(source, dest);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << name;
+    EXPECT_EQ(s.message(),
+              Cat("the hook to install: ", source, " is not an ELF executable (", content.size(),
+                  " bytes, no \\x7fELF at the start): not the hook built for "
+                  "this image"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dest));
 }
 
 TEST(CdiSpec, AllocateNamesResolveInTheSpec) {

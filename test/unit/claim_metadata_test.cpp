@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -150,6 +151,35 @@ TEST(ClaimMetadata, EnvIsPerRequestAndTheHintsAreTheClaimsUnion) {
   const std::vector<PreparedDevice> twice = {Prepared(pub.a, "ib"), Prepared(pub.a, "ib")};
   EXPECT_EQ(RequestEnv(Ref(), "ib", twice, twice).at("PCIDEVICE__JOB_1_HCAS_X7K2P__IB"),
             "0000:10:00.0");
+}
+
+// Over the limit a process can take, _INFO is left out and the caller is told in one line
+// naming the claim (H10 at 050f44e: the device plugin warned, a DRA Prepare said nothing).
+TEST(ClaimMetadata, InfoLeftOutIsSaidNamingTheClaim) {
+  DraDevice big;
+  big.pool = "n1/ib";
+  big.name = "all";
+  std::vector<sysfs::PciFunction> functions;
+  for (int i = 0; i < 2048; ++i) {  // the fixture's HCAs are small: enough of them
+    char address[16];
+    std::snprintf(address, sizeof address, "0000:%02x:%02x.%x", i / 256, i / 8 % 32, i % 8);
+    functions.push_back(testing::ConnectXHca(address, 0).function);
+  }
+  big.functions = std::make_shared<const std::vector<sysfs::PciFunction>>(functions);
+  const std::vector<PreparedDevice> devices = {Prepared(big, "ib")};
+  std::string said = "stale";
+  auto env = RequestEnv(Ref("hcas"), "ib", devices, devices, &said);
+  EXPECT_EQ(env.count("PCIDEVICE__HCAS__IB_INFO"), 0u);
+  EXPECT_EQ(env.count("PCIDEVICE__HCAS__IB"), 1u);
+  EXPECT_THAT(said, ::testing::StartsWith(
+                        "ResourceClaim team-a/\"job-1-hcas-x7k2p\" request \"ib\": "
+                        "PCIDEVICE__HCAS__IB_INFO is left out of the containers' environment: its "
+                        "JSON for 2048 HCA(s) is "));
+  Published pub;
+  const std::vector<PreparedDevice> one = {Prepared(pub.a, "ib")};
+  env = RequestEnv(Ref("hcas"), "ib", one, one, &said);
+  EXPECT_EQ(said, "") << "cleared when it fits";
+  EXPECT_EQ(env.count("PCIDEVICE__HCAS__IB_INFO"), 1u);
 }
 
 // A claim kube-scheduler made for an extended resource (annotated so) names each request's

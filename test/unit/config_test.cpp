@@ -762,6 +762,32 @@ TEST(ParseConfig, PciAddressesSelectorTakesFullAddresses) {
             "with its domain (like \"0000:3b:00.0\")");
 }
 
+// H12 of the hardening round at 050f44e: addresses no PCI function can have passed
+// `validate`, and their pool stayed empty. sysfs writes "%04x:%02x:%02x.%d": a domain past 4
+// digits never starts with 0, and a device number is 5 bits (00 to 1f).
+TEST(ParseConfig, PciAddressesNoFunctionCanHaveAreRefused) {
+  auto loaded = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 1, "selectors":
+        {"pciAddresses": ["0000:3b:1F.7", "10000:e1:00.1", "ffffffff:00:00.0"]}},
+      {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["00000:3b:00.0"]}},
+      {"resourceName": "c", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["0000:3b:20.0"]}},
+      {"resourceName": "d", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["010000:e1:00.1"]}},
+      {"resourceName": "e", "rdmaHcaMax": 1, "selectors": {"pciAddresses": ["0000:3B:FF.0"]}}]})");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->config.resources.size(), 1u);
+  EXPECT_EQ(loaded->config.resources[0].selectors.pci_addresses,
+            (std::vector<std::string>{"0000:3b:1f.7", "10000:e1:00.1", "ffffffff:00:00.0"}));
+  const std::vector<std::string> never = {"00000:3b:00.0", "0000:3b:20.0", "010000:e1:00.1",
+                                          "0000:3B:FF.0"};
+  ASSERT_EQ(loaded->skipped.size(), never.size());
+  for (size_t i = 0; i < never.size(); ++i) {
+    ASSERT_FALSE(loaded->skipped[i].problems.empty()) << never[i];
+    EXPECT_EQ(loaded->skipped[i].problems[0],
+              Cat("config: configList[", i + 1, "].selectors.pciAddresses[0]: \"", never[i],
+                  "\" is not a PCI address with its domain (like \"0000:3b:00.0\")"));
+  }
+}
+
 // An unknown top-level key stopped the daemon (`someFutureKey: unknown key`) where the Go
 // plugin, whose file this reads unchanged, ignores it. Now it is one warning naming the key
 // (and the nearest known key when one is close) and the file serves; inside an entry an

@@ -1,8 +1,14 @@
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
+#include <utility>
 
 #include "pkg/sysfs/scanner.h"
 #include "pkg/sysfs/sysfs_parse.h"
@@ -229,6 +235,62 @@ TEST_F(ScannerTest, AnUnreadableAttributeIsNamed) {
   EXPECT_THAT(problems[0], HasSubstr("/infiniband/mlx5_0/ports/1/state: Is a directory"));
   EXPECT_THAT(problems[0], HasSubstr("cannot read " + node.sysfs_root() + "/bus/pci/devices/"));
   EXPECT_EQ(inv.problems.begin()->first, inv.functions[0].address);
+}
+
+// H6 of the hardening round at 050f44e: a FIFO at an SF's device/sfnum (read for the "not
+// served" report) blocked the first scan, SIGTERM and `discover` for ever. sysfs attributes
+// are regular files: a FIFO there, or at a port's state, is unreadable and is never opened to
+// wait nor read. While the test holds the FIFOs open with data in them, a reader that still
+// reads them finds the data (and this fails, not hangs); once it lets go, the scan that a
+// FIFO without a writer would block runs in a child that an alarm ends.
+TEST_F(ScannerTest, AFifoAtAnAttributeIsUnreadableAndNeverWaitedOn) {
+  node.Add(FakeNode::ConnectX(0, 0, /*infiniband=*/true));
+  node.Add(FakeNode::ConnectX(1, 1, /*infiniband=*/false));
+  node.AddSubFunction({.pf = "0000:11:00.0",
+                       .aux_id = 2,
+                       .sfnum = 88,
+                       .netdev = "enp17s0f0s88",
+                       .ibdev = "mlx5_2"});
+  std::vector<int> writers;
+  for (const auto& [attribute, contents] :
+       {std::pair<std::string, std::string_view>{"mlx5_2/device/sfnum", "88\n"},
+        {"mlx5_0/ports/1/state", "4: ACTIVE\n"}}) {
+    const std::string file =
+        std::filesystem::canonical(node.sysfs_root() + "/class/infiniband/" + attribute);
+    std::filesystem::remove(file);
+    ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0) << file;
+    const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);  // a FIFO's O_RDWR never waits
+    ASSERT_GE(fd, 0) << file;
+    ASSERT_EQ(::write(fd, contents.data(), contents.size()), static_cast<ssize_t>(contents.size()));
+    writers.push_back(fd);
+  }
+  const NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 2u);
+  ASSERT_EQ(inv.functions[0].rdma_devices.size(), 1u);
+  ASSERT_EQ(inv.functions[0].rdma_devices[0].ports.size(), 1u);
+  EXPECT_EQ(inv.functions[0].rdma_devices[0].ports[0].state, PortState::kUnknown);
+  EXPECT_TRUE(inv.functions[1].rdma_capable) << inv.functions[1].not_rdma_reason;
+  EXPECT_THAT(inv.AllProblems(),
+              ElementsAre(Cat("cannot read ", node.sysfs_root(),
+                              "/bus/pci/devices/0000:10:00.0/infiniband/mlx5_0/ports/1/state: "
+                              "not a regular file (what it says about the HCA is unknown)")));
+  ASSERT_EQ(inv.unserved.size(), 1u);
+  EXPECT_EQ(inv.unserved[0].ibdev, "mlx5_2");
+  EXPECT_EQ(inv.unserved[0].where, "0000:11:00.0/mlx5_core.sf.2");
+  ASSERT_EQ(inv.unserved[0].reason,
+            "a sub-function (mlx5_core.sf.2) of 0000:11:00.0: sub-functions are not served; the "
+            "PF's own RDMA device is, and SR-IOV VFs are PCI functions of their own");
+  // A refresh reads the SF's sfnum after its functions' reads, whose problem list is gone.
+  EXPECT_EQ(scanner.Refresh(inv, {"0000:10:00.0", "0000:11:00.0"}), inv);
+  for (const int fd : writers) ::close(fd);
+  EXPECT_EXIT(
+      {
+        ::alarm(10);  // a deadline, not a wait: the scan takes milliseconds or blocks for ever
+        const bool same =
+            scanner.Scan() == inv && scanner.Refresh(inv, {"0000:10:00.0", "0000:11:00.0"}) == inv;
+        std::exit(same ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(ScannerTest, PortStateAndUsablePorts) {

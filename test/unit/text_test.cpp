@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pkg/log/rate_limit.h"
+#include "pkg/text/escape.h"
 #include "pkg/text/json.h"
 
 namespace rdmadp {
@@ -22,6 +23,17 @@ TEST(JsonString, EscapesControlsAndReplacesInvalidUtf8) {
 TEST(QuotedExcerpt, QuotesAndCutsLongText) {
   EXPECT_EQ(QuotedExcerpt("7"), "\"7\"");
   EXPECT_EQ(QuotedExcerpt(std::string(100, 'x'), 4), "\"xxxx\"... (100 bytes)");
+}
+
+// H11 of the hardening round at 050f44e (discover's table): a control character in a value
+// is written as the log writes it, \xNN, line breaks and tabs too; the rest is kept.
+TEST(EscapeControls, WritesEachControlCharacterAsHex) {
+  constexpr char kControls[] = "a\nb\x1b[31m\0c\td\x7f\r";  // NUL inside: sized below
+  EXPECT_EQ(EscapeControls(std::string_view(kControls, sizeof(kControls) - 1)),
+            R"(a\x0ab\x1b[31m\x00c\x09d\x7f\x0d)");
+  EXPECT_EQ(EscapeControls("caf\xc3\xa9 mlx5_0/1:ACTIVE \\x41"),
+            "caf\xc3\xa9 mlx5_0/1:ACTIVE \\x41");
+  EXPECT_EQ(EscapeControls(""), "");
 }
 
 TEST(RateLimit, AFewPerWindowThenACountOfWhatWasLeftOut) {

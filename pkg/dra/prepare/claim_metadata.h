@@ -88,10 +88,14 @@ inline constexpr size_t kMaxAllocationResults = 32;
 // DeviceMetadata object and a newline).
 std::string MetadataFile(const ClaimRef& claim, std::string_view driver,
                          std::string_view request_ref, const std::vector<PreparedDevice>& devices);
-// Pure: the env of one request's CDI device (see above), by name.
+// Pure: the env of one request's CDI device (see above), by name. When _INFO is left out
+// (over pool::kMaxInfoBytes) and `info_left_out` is given, it is set to one line saying so
+// that names the claim, the request, the variable and the size, for the caller to log (as
+// the device plugin's pool::PodEnv does); else it is cleared.
 std::map<std::string, std::string> RequestEnv(const ClaimRef& claim, std::string_view request,
                                               const std::vector<PreparedDevice>& request_devices,
-                                              const std::vector<PreparedDevice>& claim_devices);
+                                              const std::vector<PreparedDevice>& claim_devices,
+                                              std::string* info_left_out = nullptr);
 // In-container path of one request's metadata file.
 std::string MetadataContainerPath(const ClaimRef& claim, std::string_view driver,
                                   std::string_view request);

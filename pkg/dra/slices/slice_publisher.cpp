@@ -249,6 +249,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
 void SlicePublisher::WatchLoop() {
   kube::RetrySchedule retry(options_.jitter, nullptr, options_.phase);
   int failed_watches = 0;  // in a row, since the last list or healthy watch
+  int short_watches = 0;   // 200 watches ended within kShortWatch, in a row
   while (true) {
     bool relist = false;
     uint64_t requests = 0;
@@ -295,6 +296,7 @@ void SlicePublisher::WatchLoop() {
       continue;
     }
     const auto lasted = clock_.Now() - opened;
+    if (!healthy || lasted >= kShortWatch) short_watches = 0;
     if (healthy && lasted >= kShortWatch) {
       failed_watches = 0;
       retry.Succeeded();  // the server ended a healthy watch: resume at once ...
@@ -313,7 +315,11 @@ void SlicePublisher::WatchLoop() {
     // first failure of a new series, not the next step of an old one.
     if (lasted >= kStayedOpen) retry.Succeeded();
     if (healthy) {  // ended at once: a server (or proxy) that ends every watch
-      Problem("the API server ends every ResourceSlice watch at once; backing off");
+      // Said from the second in a row: one cut connection (an API server's restart) is not
+      // that, and its line would come before the real cause (H13 at 050f44e).
+      if (++short_watches >= 2) {
+        Problem("the API server ends every ResourceSlice watch at once; backing off");
+      }
       failed = {};
     }
     // A watch that failed resumes from the cache's resourceVersion: the server replays what
