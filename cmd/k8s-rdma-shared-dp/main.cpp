@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>  // environ
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include "pkg/rpc/grpc_runtime.h"
 #include "pkg/sysfs/scanner.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/escape.h"
 #include "pkg/text/json.h"
 
 namespace {
@@ -69,6 +71,18 @@ bool CheckRdmaNetnsMode() {
   }
   log::Error(Cat("cannot get the RDMA subsystem network namespace mode: ", q.detail));
   return false;
+}
+
+// Writes `text` to stderr, one line per line of it (prefixed), each line's control
+// characters escaped as the daemon's log escapes them (text/escape.h): a value from the file
+// cannot start a forged line or reach the terminal (H11 of the hardening round at 050f44e).
+void Say(std::string_view text, std::string_view prefix = "") {
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::fprintf(stderr, "%.*s%s\n", static_cast<int>(prefix.size()), prefix.data(),
+                 EscapeControls(text.substr(start, end - start)).c_str());
+    start = end + 1;
+  }
 }
 
 // The device-plugin front end's checks that depend on the flags as well as the config
@@ -184,7 +198,7 @@ bool GoCompatible(const std::string& path) {
   const std::optional<std::string> text = fd::ReadFile(path, config::kMaxConfigBytes);
   if (!text) return false;
   const auto problems = config::GoCompatProblems(*text);
-  for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
+  for (const auto& p : problems) Say(p);
   if (problems.empty()) {
     std::printf("%s: the Go plugin and network-operator's webhook accept it as written\n",
                 path.c_str());
@@ -204,23 +218,20 @@ int RunValidate(const cli::Options& opts) {
 int ValidateForUs(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file, ModeChecks(opts));
   if (!loaded.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    Say(std::string(loaded.status().message()));
     std::fprintf(stderr, "%s: invalid; nothing would start\n", opts.config_file.c_str());
     return 1;
   }
-  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  for (const auto& w : MemlockNotApplied(opts, *loaded)) {
-    std::fprintf(stderr, "warning: %s\n", w.c_str());
-  }
+  for (const auto& w : loaded->warnings) Say(w, "warning: ");
+  for (const auto& w : MemlockNotApplied(opts, *loaded)) Say(w, "warning: ");
   const config::Config& c = loaded->config;
   if (!loaded->skipped.empty()) {
     // The same entries a start skips: the daemon runs the same checks (main below).
     for (const auto& entry : loaded->skipped) {
-      for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
+      for (const auto& p : entry.problems) Say(p);
     }
     for (const auto& entry : loaded->skipped) {
-      std::fprintf(stderr, "%s would be skipped at start; the other entries would serve\n",
-                   entry.Label().c_str());
+      Say(Cat(entry.Label(), " would be skipped at start; the other entries would serve"));
     }
     std::fprintf(stderr, "%s: invalid (%zu of %zu entries)\n", opts.config_file.c_str(),
                  loaded->skipped.size(), loaded->skipped.size() + c.resources.size());
@@ -256,7 +267,7 @@ int RunDiscover(const cli::Options& opts) {
   } else {
     findings.problems.push_back(Cat(std::string(loaded.status().message()),
                                     " (pools not shown: fix the config or pass --config-file)"));
-    std::fprintf(stderr, "%s\n", findings.problems.back().c_str());
+    Say(findings.problems.back());
   }
   const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
   const std::string out = opts.output == "json"
@@ -273,14 +284,14 @@ constexpr const char* kServiceAccount = "rdma-shared-dp";
 int RunRender(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file);
   if (!loaded.ok()) {
-    std::fprintf(stderr, "%s\n%s: invalid; nothing rendered\n",
-                 std::string(loaded.status().message()).c_str(), opts.config_file.c_str());
+    Say(std::string(loaded.status().message()));
+    std::fprintf(stderr, "%s: invalid; nothing rendered\n", opts.config_file.c_str());
     return 1;
   }
-  for (const auto& w : loaded->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : loaded->warnings) Say(w, "warning: ");
   bool invalid = false;
   for (const auto& entry : loaded->skipped) {
-    for (const auto& p : entry.problems) std::fprintf(stderr, "%s\n", p.c_str());
+    for (const auto& p : entry.problems) Say(p);
     invalid = true;
   }
   // Flag values are echoed quoted (QuotedExcerpt): a newline in one must not break the line.

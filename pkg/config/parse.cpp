@@ -245,10 +245,14 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
       UnknownKeys::kError, r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
         if (key == "resourceName") res.resource_name = ReadString(v, p, r);
         if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
-        if (key == "rdmaHcaMax") res.rdma_hca_max = ReadInt(v, p, r);
+        if (key == "rdmaHcaMax") {
+          res.rdma_hca_max = ReadInt(v, p, r);
+          res.rdma_hca_max_present = true;
+        }
         if (key == "selectors") {
           res.selectors = ReadSelectors(v, p, r);
           res.selectors_given = v.IsMap() && v.size() > 0;
+          res.selectors_present = true;
         }
         if (key == "devices") res.devices = ReadStringList(v, p, r);
         if (key == "frontend") res.frontend = ReadString(v, p, r);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pkg/config/config.h"
+#include "pkg/text/escape.h"
 
 namespace rdmadp::config {
 
@@ -47,11 +48,17 @@ struct Findings {
       truncated = true;
       return;
     }
-    errors.push_back("config: " + path + ": " + problem);
+    errors.push_back(Line(path, problem));
   }
   void Warn(const std::string& path, const std::string& problem) {
     if (warnings.size() >= kMaxErrors) return;
-    warnings.push_back("config: " + path + ": " + problem);
+    warnings.push_back(Line(path, problem));
+  }
+  // One line whatever the file holds: a key or value with a line break or ESC in it is
+  // escaped here, so no output (the log, validate, a joined whole-file error) can show a
+  // forged line (H11 of the hardening round at 050f44e).
+  static std::string Line(const std::string& path, const std::string& problem) {
+    return "config: " + EscapeControls(path) + ": " + EscapeControls(problem);
   }
 };
 
@@ -63,6 +70,8 @@ struct RawResource {
   Selectors selectors;
   // "selectors" has keys, even if none was understood (each unknown one is an error).
   bool selectors_given = false;
+  bool selectors_present = false;     // the key is there, even as {} or null
+  bool rdma_hca_max_present = false;  // the key is there, even with a value of a wrong type
   std::vector<std::string> devices;
   std::optional<std::string> frontend;
   std::optional<std::string> device_model;

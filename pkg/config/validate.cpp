@@ -442,7 +442,9 @@ Config Validate(const RawConfig& raw, Findings& f) {
       }
     }
     rc.rdma_hca_max = r.rdma_hca_max.value_or(0);
-    if (rc.rdma_hca_max == 0) {
+    if (!r.rdma_hca_max && r.rdma_hca_max_present) {
+      // A value of the wrong type: its error is said already, not "is not set (0)" too.
+    } else if (rc.rdma_hca_max == 0) {
       // Valid (the Go plugin takes it), but the pool then has nothing to give a pod.
       f.Warn(r.path + ".rdmaHcaMax",
              Cat(r.rdma_hca_max ? "is 0" : "is not set (0)",
@@ -476,7 +478,11 @@ Config Validate(const RawConfig& raw, Findings& f) {
     }
     if (r.selectors.Empty() && r.devices.empty()) {
       // "selectors" with nothing understood in it has its unknown keys named already.
-      if (!r.selectors_given) {
+      if (!r.selectors_given && r.selectors_present) {
+        f.Error(r.path + ".selectors",
+                "is empty, so it selects nothing; add vendors, deviceIDs, drivers, ifNames, "
+                "linkTypes or pciAddresses");
+      } else if (!r.selectors_given) {
         f.Error(r.path, "neither \"selectors\" nor \"devices\" is set; add \"selectors\"");
       }
     } else if (!r.selectors.Empty() && !r.devices.empty()) {

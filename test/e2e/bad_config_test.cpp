@@ -204,6 +204,24 @@ TEST(ValidateMemlock, SaysWhenTheFlagsWouldNotApplyIt) {
                                   "needs CDI (--use-cdi)"));
 }
 
+// validate prints a value from the file with its control characters escaped, as the log
+// does: a newline in it used to start a forged line (H11 of the hardening round at 050f44e).
+TEST(ValidateOutput, ControlCharactersInValuesAreEscaped) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/config.json";
+  std::ofstream(path)
+      << "{\"configList\": [{\"resourceName\": \"ok\", \"rdmaHcaMax\": 1, "
+         "\"selectors\": {\"vendors\": [\"15b3\"]}},"
+         "{\"resourceName\": \"b\", \"rdmaHcaMax\": 1, \"selectors\": "
+         "{\"vendors\": [\"15b3\"]}, \"memlock\": \"1\\nerror: forged\\u001b[31m\"}]}";
+  RunResult r = RunToExit({"validate", "--config-file=" + path}, std::chrono::seconds(10));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.output,
+              HasSubstr("config: configList[1].memlock: \"1\\x0aerror: forged\\x1b[31m\""));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("\nerror: forged")));
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos);
+}
+
 TEST(Flags, VersionAndHelpExitZero) {
   RunResult v = RunToExit({"-v"}, std::chrono::seconds(10));
   EXPECT_EQ(v.status, 0);

@@ -588,10 +588,22 @@ TEST(ParseConfig, SelectorsWithOnlyUnknownKeysNameThoseKeysOnly) {
   EXPECT_THAT(e,
               HasSubstr("configList[0].selectors.vendor: unknown key; did you mean \"vendors\"?"));
   EXPECT_THAT(e, Not(HasSubstr("neither")));
-  // An empty object still is neither.
-  EXPECT_THAT(
-      Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1, "selectors": {}}]})"),
-      HasSubstr("neither \"selectors\" nor \"devices\" is set"));
+  // An empty object is said as what it is (issue 52: it was "neither ... is set").
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1, "selectors": {}}]})"),
+            "config: configList[0].selectors: is empty, so it selects nothing; add vendors, "
+            "deviceIDs, drivers, ifNames, linkTypes or pciAddresses");
+}
+
+// A value of the wrong type is its error alone: it used to come after a warning that the
+// field "is not set (0)".
+TEST(ParseConfig, AWrongTypeIsNotAlsoNotSet) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": "10", "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_THAT(r->skipped[0].problems[0], HasSubstr("configList[0].rdmaHcaMax: "));
+  EXPECT_THAT(r->warnings, Not(::testing::Contains(HasSubstr("is not set"))));
 }
 
 TEST(ParseConfig, ZeroSharesIsValidButWarned) {
