@@ -493,18 +493,6 @@ int64_t IntOf(const Value& v) {
   return v.kind == Kind::kInteger ? v.integer : static_cast<int64_t>(v.unsigned_integer);
 }
 
-// "15B3" -> "15b3", "0x15b3" -> "15b3"; "" when not a PCI ID at all.
-std::string NormalizedPciId(std::string_view v) {
-  if (v.size() == 6 && (v.starts_with("0x") || v.starts_with("0X"))) v.remove_prefix(2);
-  if (v.size() != 4) return "";
-  std::string out;
-  for (char c : v) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return "";
-    out += absl::ascii_tolower(static_cast<unsigned char>(c));
-  }
-  return out;
-}
-
 // One member of an object, as each reader takes it.
 struct Member {
   const Value* value = nullptr;
@@ -880,8 +868,8 @@ class Checker {
         Problem(path, "is empty",
                 "the webhook refuses it (strings here need at least 1 character)");
       }
-      if (pci_ids && item.text != NormalizedPciId(item.text)) {
-        const std::string id = NormalizedPciId(item.text);
+      if (pci_ids && item.text != NormalizePciId(item.text)) {
+        const std::string id = NormalizePciId(item.text);
         Problem(path,
                 Cat("\"", EchoValue(item.text, true), "\" is not 4 lowercase hex digits",
                     id.empty() ? "" : Cat(" (write \"", id, "\")")),

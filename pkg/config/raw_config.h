@@ -86,6 +86,10 @@ struct RawConfig {
   std::vector<RawResource> resources;
 };
 
+// Accepts "15b3", "15B3", "0x15b3"; returns "15b3", or "" when it is not a PCI ID (the
+// selectors' vendors and deviceIDs; go_compat.cpp tells which forms the Go plugin misses).
+std::string NormalizePciId(std::string_view v);
+
 // Semantic checks and defaults; appends to `findings`. Every rule but the total of slots:
 // the entries' own, then the rules between entries over the entries valid on their own.
 Config Validate(const RawConfig& raw, Findings& findings);

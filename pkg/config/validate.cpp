@@ -22,18 +22,6 @@ bool GoNameOk(std::string_view name) {
   });
 }
 
-// Accepts "15b3", "15B3", "0x15b3"; returns "15b3", or "" when it is not a PCI ID.
-std::string NormalizePciId(std::string_view v) {
-  if (v.size() == 6 && (v.starts_with("0x") || v.starts_with("0X"))) v.remove_prefix(2);
-  if (v.size() != 4) return "";
-  std::string out;
-  for (char c : v) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return "";
-    out += absl::ascii_tolower(static_cast<unsigned char>(c));
-  }
-  return out;
-}
-
 // Linux dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':' or whitespace.
 std::string IfNameProblem(std::string_view v) {
   if (v.empty()) return "is empty";
@@ -303,6 +291,18 @@ std::vector<std::string> TotalSlotProblems(const Config& config,
                            "memory limit before this bound)"));
   }
   return problems;
+}
+
+// Accepts "15b3", "15B3", "0x15b3"; returns "15b3", or "" when it is not a PCI ID.
+std::string NormalizePciId(std::string_view v) {
+  if (v.size() == 6 && (v.starts_with("0x") || v.starts_with("0X"))) v.remove_prefix(2);
+  if (v.size() != 4) return "";
+  std::string out;
+  for (char c : v) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return "";
+    out += absl::ascii_tolower(static_cast<unsigned char>(c));
+  }
+  return out;
 }
 
 absl::StatusOr<uint64_t> ParseMemlock(std::string_view text) {
