@@ -131,8 +131,8 @@ std::string BundledMemlockHook() {
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest) {
   const absl::StatusOr<std::string> content = ReadHook(source);
   if (!content.ok()) {
-    return absl::Status(content.status().code(),
-                        Cat("the hook to install: ", std::string(content.status().message())));
+    return {content.status().code(),
+            Cat("the hook to install: ", std::string(content.status().message()))};
   }
   // The runtime runs what is there as root: every directory on the way must be root's alone.
   if (!dest.starts_with('/')) {
