@@ -45,7 +45,7 @@ for f in README.md Dockerfile.ubi images docs .github; do
   [ -e "$root/$f" ] || continue
   while IFS= read -r hit; do
     say "${hit#"$root/"} names 0.1.0, which was never released"
-  done < <(grep -rlF '0.1.0' "$root/$f")
+  done < <(grep -rlE '(^|[^0-9.])0\.1\.0([^0-9.]|$)' "$root/$f")
 done
 if [ -n "$binary" ]; then
   out=$("$binary" --version 2>&1)

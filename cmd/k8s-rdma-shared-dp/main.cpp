@@ -107,6 +107,9 @@ std::vector<std::string> MemlockNotApplied(const cli::Options& opts,
   struct stat st {};
   const bool dir_there =
       !hook.empty() && ::stat(dir.empty() ? "/" : dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  // What the install would refuse (a directory on the way others can write, a symlink):
+  // the same rule, without installing.
+  const absl::Status install = dir_there ? cdi::HookDirectoryProblem(hook) : absl::OkStatus();
   for (size_t i = 0; i < loaded.config.resources.size(); ++i) {
     const config::ResourceConfig& rc = loaded.config.resources[i];
     if (!rc.memlock) continue;
@@ -120,6 +123,8 @@ std::vector<std::string> MemlockNotApplied(const cli::Options& opts,
     } else if (!dir_there) {
       why = Cat(dir, " does not exist to install the hook in (mount the host's ", dir,
                 " at the same path: images/components/memlock)");
+    } else if (!install.ok()) {
+      why = Cat("the hook would not be installed: ", std::string(install.message()));
     }
     if (why.empty()) continue;
     const size_t index = i < loaded.indices.size() ? loaded.indices[i] : i;
@@ -474,7 +479,7 @@ int main(int argc, char** argv) {
   for (const auto& w : loaded->warnings) log::Warn(w);
   for (const auto& entry : loaded->skipped) {
     for (const auto& p : entry.problems) log::Error(p);
-    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; the other ",
+    log::Error(Cat(entry.Label(), " skipped: it is invalid; the other ",
                    loaded->config.resources.size(),
                    " resource(s) start (/readyz stays 503 until the ConfigMap is fixed)"));
   }

@@ -128,6 +128,14 @@ std::string BundledMemlockHook() {
   return exe.substr(0, exe.rfind('/') + 1) + "rdmadp-memlock-hook";
 }
 
+absl::Status HookDirectoryProblem(const std::string& dest) {
+  if (!dest.starts_with('/')) {
+    return absl::InvalidArgumentError(Cat(dest, ": the hook's path must be absolute"));
+  }
+  const size_t slash = dest.rfind('/');
+  return CheckDirectoryChain(slash == 0 ? "/" : dest.substr(0, slash));
+}
+
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest) {
   const absl::StatusOr<std::string> content = ReadHook(source);
   if (!content.ok()) {
@@ -135,13 +143,7 @@ absl::Status InstallMemlockHook(const std::string& source, const std::string& de
             Cat("the hook to install: ", std::string(content.status().message()))};
   }
   // The runtime runs what is there as root: every directory on the way must be root's alone.
-  if (!dest.starts_with('/')) {
-    return absl::InvalidArgumentError(Cat(dest, ": the hook's path must be absolute"));
-  }
-  const size_t slash = dest.rfind('/');
-  if (absl::Status s = CheckDirectoryChain(slash == 0 ? "/" : dest.substr(0, slash)); !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = HookDirectoryProblem(dest); !s.ok()) return s;
   struct stat st {};
   if (::lstat(dest.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
       (st.st_mode & 07777) == 0755) {

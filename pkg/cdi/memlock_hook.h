@@ -27,6 +27,11 @@ std::string BundledMemlockHook();
 // is. A missing directory of `dest` is an error (its mount is missing).
 absl::Status InstallMemlockHook(const std::string& source, const std::string& dest);
 
+// InstallMemlockHook's rule for `dest`'s directories alone (absolute, each component a real
+// directory of root's that others cannot write, sticky parents aside): what `validate` checks
+// without installing anything.
+absl::Status HookDirectoryProblem(const std::string& dest);
+
 // Why a container runtime could not run the hook at `hook` ("" when it could): none is
 // installed (""), the file is gone, is not a root-owned regular file others cannot write,
 // is not executable, or sits on a noexec mount (exec fails with EACCES). A stat and a

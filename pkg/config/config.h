@@ -83,9 +83,9 @@ struct ResourceConfig {
   // container given the pool's devices through CDI, set by a createRuntime hook
   // (cmd/rdmadp-memlock-hook). Unset: the runtime's own limit.
   std::optional<uint64_t> memlock;
-  // `pciDeviceEnv` (default true): containers get PCIDEVICE_<RESOURCE> and its _INFO, as
-  // from the Go plugin. false: neither (a pod that reads its devices another way, or a
-  // variable name the pod's own environment already uses).
+  // `pciDeviceEnv` (default true): containers get PCIDEVICE_<RESOURCE> and its _INFO, in the
+  // SR-IOV plugin's format (the Go plugin sets no variable). false: neither, as from the Go
+  // plugin (a variable name the pod's own environment already uses).
   bool pci_device_env = true;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
@@ -109,8 +109,8 @@ struct SkippedEntry {
   size_t index = 0;
   std::string resource_name;          // as written; may be empty or invalid
   std::vector<std::string> problems;  // `config: configList[N]...: ...`, one line each
-  // A reload only: the entry's resourceName serves under the running config, which keeps
-  // serving it (manager::Manager::KeepRunningVersions).
+  // A reload only: the entry's resourceName serves under the running config, whose version
+  // of it keeps serving (ParseConfig's `running`).
   bool running_version_kept = false;
   std::string Label() const;  // `configList[N] (name)`
   bool operator==(const SkippedEntry&) const = default;
@@ -143,17 +143,20 @@ using EntryChecks = std::function<std::vector<std::string>(const Config& config,
                                                            const std::vector<size_t>& indices)>;
 
 // Parses and validates config text, in this order: the file's structure and each entry on
-// its own; the rules between entries (a name given twice, two entries setting one variable)
-// over the entries that passed; `checks`; last, the whole-file bound on slots over what is
-// left, in file order. Each rule skips the entries it finds wrong and counts none already
-// skipped: one bad entry never costs a good one. A problem outside any entry (the file
-// cannot be parsed, a bad top-level value), or no entry left, fails the whole file: the
+// its own; `checks`; on a reload (`running`: the config in force), the running version of
+// each entry skipped so far whose name no entry left takes (marked running_version_kept);
+// the rules between entries (a name given twice, two entries setting one variable); last,
+// the whole-file bound on slots. Each rule runs over what the rules before it left, in file
+// order, and skips the entries it finds wrong by name: no entry skipped already claims a
+// name or a slot, and one bad entry never costs a good one. A problem outside any entry (the
+// file cannot be parsed, a bad top-level value), or no entry left, fails the whole file: the
 // status message holds one line per problem, each `config: <field path>: <problem>`; every
 // problem is reported, not just the first (and then the unknown top-level keys too).
 // Skipped entries are in `skipped`, the others in `config`. An unknown top-level key is a
 // warning and is not read, as the Go plugin ignores it; an unknown key inside an entry is
 // that entry's problem.
-absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks = {});
+absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks = {},
+                                         const Config* running = nullptr);
 
 // The configList index a problem line names (`config: configList[N]...`), if any.
 std::optional<size_t> EntryOf(std::string_view problem);
@@ -162,8 +165,8 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 
 // Reads `path` (a regular file of at most kMaxConfigBytes) and calls ParseConfig. A read failure is
 // one line naming the path.
-absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path,
-                                            const EntryChecks& checks = {});
+absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path, const EntryChecks& checks = {},
+                                            const Config* running = nullptr);
 
 // The kernel keeps a unix socket path in 108 bytes (107 characters). Our sockets are
 // `<dir>/.<resourceName>-<8 hex>.sock` while they are being published (see

@@ -405,7 +405,16 @@ bool SkipEntries(LoadedConfig& loaded, const std::vector<std::string>& problems)
   if (kept.empty()) return false;
   loaded.config.resources = std::move(kept);
   loaded.indices = std::move(kept_indices);
-  loaded.skipped.insert(loaded.skipped.end(), skipped.begin(), skipped.end());
+  for (auto& entry : skipped) {
+    // A running version kept for a skipped entry and now skipped too: one entry, its lines.
+    auto same = std::find_if(loaded.skipped.begin(), loaded.skipped.end(),
+                             [&](const SkippedEntry& e) { return e.index == entry.index; });
+    if (same == loaded.skipped.end()) {
+      loaded.skipped.push_back(std::move(entry));
+    } else {
+      same->problems.insert(same->problems.end(), entry.problems.begin(), entry.problems.end());
+    }
+  }
   std::sort(loaded.skipped.begin(), loaded.skipped.end(),
             [](const SkippedEntry& a, const SkippedEntry& b) { return a.index < b.index; });
   return true;
@@ -447,9 +456,29 @@ std::string JsonSyntaxProblem(std::string_view text) {
   }
 }
 
+// A reload's rule (ParseConfig's `running`): an entry skipped now whose resourceName serves
+// under the running config, and that no entry left takes, keeps its running version, at its
+// place in file order; the skipped entry is marked so.
+void KeepRunningVersions(const Config& running, LoadedConfig& loaded) {
+  for (auto& entry : loaded.skipped) {
+    auto named = [&](const ResourceConfig& rc) { return rc.resource_name == entry.resource_name; };
+    const auto it = std::find_if(running.resources.begin(), running.resources.end(), named);
+    if (it == running.resources.end() ||
+        std::any_of(loaded.config.resources.begin(), loaded.config.resources.end(), named)) {
+      continue;
+    }
+    const auto at = std::lower_bound(loaded.indices.begin(), loaded.indices.end(), entry.index);
+    loaded.config.resources.insert(loaded.config.resources.begin() + (at - loaded.indices.begin()),
+                                   *it);
+    loaded.indices.insert(at, entry.index);
+    entry.running_version_kept = true;
+  }
+}
+
 }  // namespace
 
-absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks) {
+absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryChecks& checks,
+                                         const Config* running) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     return absl::InvalidArgumentError("config: file is empty; it needs a configList");
@@ -500,8 +529,20 @@ absl::StatusOr<LoadedConfig> ParseConfig(std::string_view text, const EntryCheck
       return whole_file(std::move(all));
     }
   }
-  // Cannot empty the file: the first entry left is always within the bound.
-  SkipEntries(loaded, TotalSlotProblems(loaded.config, loaded.indices));
+  if (running != nullptr) KeepRunningVersions(*running, loaded);
+  // Over the entries left (and the running versions kept), so that no entry skipped by an
+  // earlier rule claims a name or a slot. Neither can empty the file: the first entry left
+  // clashes with nothing before it, and is within the bound on its own.
+  const auto kept_skipped = [&](const std::vector<std::string>& problems) {
+    for (const auto& p : problems) {
+      for (auto& entry : loaded.skipped) {
+        if (EntryOf(p) == entry.index) entry.running_version_kept = false;
+      }
+    }
+    SkipEntries(loaded, problems);
+  };
+  kept_skipped(CrossEntryProblems(loaded.config, loaded.indices));
+  kept_skipped(TotalSlotProblems(loaded.config, loaded.indices));
   loaded.warnings = std::move(findings.warnings);
   return loaded;
 }
@@ -511,7 +552,8 @@ std::string SkippedEntry::Label() const {
                                : Cat("configList[", index, "] (", resource_name, ")");
 }
 
-absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path, const EntryChecks& checks) {
+absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path, const EntryChecks& checks,
+                                            const Config* running) {
   // Type and size before reading: the loop thread reads this on every reload, and a FIFO
   // or a huge file must neither block it nor fill memory.
   struct stat st {};
@@ -546,7 +588,7 @@ absl::StatusOr<LoadedConfig> LoadConfigFile(const std::string& path, const Entry
                                           " bytes while being read; a config is at most ",
                                           kMaxConfigBytes, " bytes"));
   }
-  return ParseConfig(*text, checks);
+  return ParseConfig(*text, checks, running);
 }
 
 }  // namespace rdmadp::config

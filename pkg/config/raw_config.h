@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "pkg/config/config.h"
+#include "pkg/text/cat.h"
 #include "pkg/text/escape.h"
 
 namespace rdmadp::config {
@@ -15,6 +17,7 @@ namespace rdmadp::config {
 // Bounds that keep a hostile file (a YAML alias bomb: thousands of aliases to one big
 // mapping) from costing minutes and gigabytes: a real config is far inside them.
 inline constexpr size_t kMaxErrors = 100;
+inline constexpr size_t kMaxErrorsPerEntry = 10;
 inline constexpr size_t kMaxEntries = 256;      // configList
 inline constexpr size_t kMaxListLength = 1024;  // any selector list
 // All string values read, added up. YAML aliases repeat a value at every use: a 16 KB file
@@ -44,12 +47,39 @@ struct Findings {
     stopped = true;
   }
   void Error(const std::string& path, const std::string& problem) {
+    // One entry says at most kMaxErrorsPerEntry problems and a line that there are more:
+    // one hostile entry (a thousand bad vendors) must not reach kMaxErrors, which fails the
+    // whole file, and so cost the good entries.
+    if (const auto entry = EntryOfPath(path)) {
+      const size_t n = ++per_entry[*entry];
+      if (n > kMaxErrorsPerEntry + 1) return;
+      if (n == kMaxErrorsPerEntry + 1) {
+        if (!Full()) {
+          errors.push_back(Line(Cat("configList[", *entry, "]"),
+                                "more problems in this entry are not shown; fix these first"));
+        }
+        return;
+      }
+    }
     if (Full()) {
       truncated = true;
       return;
     }
     errors.push_back(Line(path, problem));
   }
+  // The configList index `path` is in ("configList[3].selectors" -> 3), if any.
+  static std::optional<size_t> EntryOfPath(std::string_view path) {
+    constexpr std::string_view kList = "configList[";
+    if (!path.starts_with(kList)) return std::nullopt;
+    size_t index = 0;
+    size_t i = kList.size();
+    for (; i < path.size() && i < kList.size() + 6 && path[i] >= '0' && path[i] <= '9'; ++i) {
+      index = index * 10 + static_cast<size_t>(path[i] - '0');
+    }
+    if (i == kList.size() || i >= path.size() || path[i] != ']') return std::nullopt;
+    return index;
+  }
+  std::map<size_t, size_t> per_entry;  // problems said per configList entry
   void Warn(const std::string& path, const std::string& problem) {
     if (warnings.size() >= kMaxErrors) return;
     warnings.push_back(Line(path, problem));
@@ -90,9 +120,16 @@ struct RawConfig {
 // selectors' vendors and deviceIDs; go_compat.cpp tells which forms the Go plugin misses).
 std::string NormalizePciId(std::string_view v);
 
-// Semantic checks and defaults; appends to `findings`. Every rule but the total of slots:
-// the entries' own, then the rules between entries over the entries valid on their own.
+// Semantic checks and defaults; appends to `findings`: each entry's own rules (the rules
+// between entries and the total of slots are CrossEntryProblems' and TotalSlotProblems').
 Config Validate(const RawConfig& raw, Findings& findings);
+
+// The rules between entries (a name given twice, or through both front ends; two DRA
+// entries naming one pool; two device-plugin entries setting one PCIDEVICE_ variable) over
+// `config`'s entries in file order: one line for each later entry that clashes with an
+// earlier one, naming it. `indices`: configList index of each resource.
+std::vector<std::string> CrossEntryProblems(const Config& config,
+                                            const std::vector<size_t>& indices);
 
 // The whole-file bound on slots (kMaxTotalRdmaHcaMax) over the entries that serve, in file
 // order: one line for each entry that would take the total past it, naming it

@@ -203,10 +203,11 @@ void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
   }
 }
 
-// The rules between entries, over the entries valid on their own, in file order; each
-// problem is the later entry's, so the first valid entry keeps what it claims.
-void CrossEntryRules(const RawConfig& raw, const Config& config, const std::vector<bool>& entry_ok,
-                     Findings& f) {
+}  // namespace
+
+std::vector<std::string> CrossEntryProblems(const Config& config,
+                                            const std::vector<size_t>& indices) {
+  Findings f;
   struct FirstUse {
     std::string path;
     Frontend frontend;
@@ -223,9 +224,8 @@ void CrossEntryRules(const RawConfig& raw, const Config& config, const std::vect
   // (docs/pod-env.md).
   std::map<std::string, std::pair<std::string, std::string>> env_vars;
   for (size_t i = 0; i < config.resources.size(); ++i) {
-    if (!entry_ok[i]) continue;
     const ResourceConfig& rc = config.resources[i];
-    const std::string& path = raw.resources[i].path;
+    const std::string path = Cat("configList[", i < indices.size() ? indices[i] : i, "]");
     const std::string& name = rc.resource_name;
     auto [it, inserted] = seen.emplace(name, FirstUse{path, rc.frontend});
     if (!inserted && it->second.frontend != rc.frontend) {
@@ -268,9 +268,8 @@ void CrossEntryRules(const RawConfig& raw, const Config& config, const std::vect
       env_vars.emplace(info, std::make_pair(path, rc.FullName()));
     }
   }
+  return f.errors;
 }
-
-}  // namespace
 
 std::vector<std::string> TotalSlotProblems(const Config& config,
                                            const std::vector<size_t>& indices) {
@@ -411,9 +410,6 @@ Config Validate(const RawConfig& raw, Findings& f) {
   if (raw.resources.empty()) {
     f.Error("configList", "no resources configuration found; add at least one entry");
   }
-  // Entry-local checks first; then the rules between entries, over the entries that passed
-  // them (a skipped entry claims no name, variable or slot: one bad entry never costs a good one).
-  std::vector<bool> entry_ok;
   for (const RawResource& r : raw.resources) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
@@ -500,10 +496,8 @@ Config Validate(const RawConfig& raw, Findings& f) {
     } else {
       ValidateSelectors(r.selectors, r.path + ".selectors", rc.selectors, f);
     }
-    entry_ok.push_back(f.errors.size() == errors_before);
     config.resources.push_back(std::move(rc));
   }
-  CrossEntryRules(raw, config, entry_ok, f);
   return config;
 }
 

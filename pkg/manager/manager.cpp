@@ -314,9 +314,11 @@ void Manager::Reload(std::string_view reason) {
   // The checks a start makes: the entries' own, the front ends', then the whole-file bounds
   // over what is left. An entry with a problem is skipped, as at start.
   auto loaded = config::LoadConfigFile(
-      options_.config_file, [this](const config::Config& c, const std::vector<size_t>& indices) {
+      options_.config_file,
+      [this](const config::Config& c, const std::vector<size_t>& indices) {
         return ConfigProblems(c, indices);
-      });
+      },
+      &config_);
   if (!loaded.ok()) {
     const std::string message(loaded.status().message());
     log::Error(Cat("reload (", reason, ") rejected; the running config keeps serving:"));
@@ -328,10 +330,9 @@ void Manager::Reload(std::string_view reason) {
     return;
   }
   for (const auto& w : loaded->warnings) log::Warn(w);
-  KeepRunningVersions(*loaded);
   for (const auto& entry : loaded->skipped) {  // one error each, as a start counts none
     ReportProblem(log::Level::kError, "config", Join(entry.problems, "\n"));
-    log::Error(Cat(entry.Label(), " skipped: it is invalid on its own; ",
+    log::Error(Cat(entry.Label(), " skipped: it is invalid; ",
                    entry.running_version_kept
                        ? "its running version keeps serving"
                        : Cat("the other ", loaded->config.resources.size(), " resource(s) serve"),
@@ -352,25 +353,6 @@ void Manager::Reload(std::string_view reason) {
   ApplyPeriodicInterval();
   Rescan(reason);  // every front end restarts what changed and stops what went
   LogInventoryDetail();
-}
-
-void Manager::KeepRunningVersions(config::LoadedConfig& loaded) const {
-  for (auto& entry : loaded.skipped) {
-    auto named = [&](const config::ResourceConfig& rc) {
-      return rc.resource_name == entry.resource_name;
-    };
-    const auto running = std::find_if(config_.resources.begin(), config_.resources.end(), named);
-    if (running == config_.resources.end() ||
-        std::any_of(loaded.config.resources.begin(), loaded.config.resources.end(), named)) {
-      continue;
-    }
-    // In file order among the entries that serve.
-    const auto at = std::lower_bound(loaded.indices.begin(), loaded.indices.end(), entry.index);
-    const auto offset = at - loaded.indices.begin();
-    loaded.config.resources.insert(loaded.config.resources.begin() + offset, *running);
-    loaded.indices.insert(at, entry.index);
-    entry.running_version_kept = true;
-  }
 }
 
 void Manager::NoteLoaded() {

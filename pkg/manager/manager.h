@@ -92,13 +92,10 @@ class Manager final : private frontend::Host {
   // every front end.
   void Rescan(std::string_view reason, const std::set<std::string>* only = nullptr);
   // Reads the config file again and applies it with the checks a start makes: an invalid
-  // entry is skipped and the others apply; a file that fails as a whole changes nothing
-  // (config_status_ says so until a reload succeeds).
+  // entry is skipped and the others apply, and an entry skipped whose name serves keeps its
+  // running version (nothing already serving is lost to a bad edit); a file that fails as a
+  // whole changes nothing (config_status_ says so until a reload succeeds).
   void Reload(std::string_view reason);
-  // Nothing already serving is lost to a bad edit: an entry skipped now whose resourceName
-  // serves under the running config, and that no valid entry of the new file takes, keeps
-  // its running version (at its place in file order; the skipped entry is marked so).
-  void KeepRunningVersions(config::LoadedConfig& loaded) const;
   // After a start or reload applied: the gauges of config_status_ follow skipped_, and the
   // reminder runs while an entry is skipped.
   void NoteLoaded();

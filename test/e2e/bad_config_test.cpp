@@ -198,6 +198,12 @@ TEST(ValidateMemlock, SaysWhenTheFlagsWouldNotApplyIt) {
   r = validate({"--use-cdi", "--memlock-hook-path=" + tmp.path() + "/hook"});
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, ::testing::Not(HasSubstr("would not be applied")));
+  // A directory the install would refuse (others can write to it) is said too.
+  std::filesystem::create_directory(tmp.path() + "/open");
+  std::filesystem::permissions(tmp.path() + "/open", std::filesystem::perms::all);
+  r = validate({"--use-cdi", "--memlock-hook-path=" + tmp.path() + "/open/hook"});
+  EXPECT_THAT(r.output, HasSubstr("would not be applied: the hook would not be installed: " +
+                                  tmp.path() + "/open is writable by others than root"));
   RunResult d = RunToExit({"discover", "--config-file=" + path, "--sysfs-root=" + tmp.path()},
                           std::chrono::seconds(10));
   EXPECT_THAT(d.output, HasSubstr("configList[0].memlock (rdma/ib) would not be applied: memlock "

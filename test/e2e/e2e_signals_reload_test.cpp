@@ -135,21 +135,21 @@ TEST_F(E2E, InvalidReloadKeepsTheRunningConfigServingAndSaysSo) {
   EXPECT_EQ(AwaitReadyz(h, 200), "ready\n") << "no rejected file pending";
 }
 
-// Issue: one rdmaHcaMax of 1000000000 made the whole file invalid (the total counted the
-// entry its own bound had skipped): nothing started. Now it is skipped, at start and on
+// Issue: one rdmaHcaMax of 1000000000 made the whole file invalid (the 200,000-slot total
+// counted the entry its own bound had skipped): nothing started. Now it is skipped, at start and on
 // reload, and every other entry serves; on reload an entry that was serving keeps its
 // running version.
 TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
   StartAll(R"({"configList": [
-    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 100000,
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
     {"resourceName": "absurd", "rdmaHcaMax": 1000000000, "selectors": {"vendors": ["15b3"]}},
-    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 100000,
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 1000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})",
            {kMetricsFlag, "--config-error-interval=1"});
   ASSERT_TRUE(WaitRegistered(kA));
   ASSERT_TRUE(WaitRegistered(kB));
-  EXPECT_EQ(Resource(kB).capacity, 100000);
+  EXPECT_EQ(Resource(kB).capacity, 1000);
   // Said again while it stays out, for clusters that read logs, not probes.
   const std::string again =
       "error: configList[1] (absurd) is still skipped: config: configList[1].rdmaHcaMax: must be "
@@ -174,7 +174,7 @@ TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
 
   // b turns absurd, c is new: c serves, b keeps its running version.
   h.WriteConfig(R"({"configList": [
-    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 100000,
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
     {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 1000000000,
      "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}},
@@ -182,7 +182,7 @@ TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
   ]})");
   h.plugin().Signal(SIGHUP);
   ASSERT_TRUE(WaitRegistered("rdma/hca_shared_devices_c", 1, milliseconds(5000)));
-  EXPECT_EQ(Resource(kB).capacity, 100000);
+  EXPECT_EQ(Resource(kB).capacity, 1000);
   EXPECT_EQ(Resource(kB).registrations, 1);
   EXPECT_TRUE(Resource(kB).stream_open);
   EXPECT_EQ(Resource(kA).registrations, 1);

@@ -386,8 +386,8 @@ TEST_F(SkippedEntryE2E, BadEntryIsSkippedTheOthersServeAndReadinessSaysWhy) {
   const std::string log = h.PluginLog();
   EXPECT_THAT(log, HasSubstr("config: configList[1].resourcePrefix: \"example_prefix\" is not a "
                              "DNS subdomain"));
-  EXPECT_THAT(log, HasSubstr("configList[1] (hca_shared_devices_x) skipped: it is invalid on its "
-                             "own; the other 2 resource(s) start"));
+  EXPECT_THAT(log, HasSubstr("configList[1] (hca_shared_devices_x) skipped: it is invalid; the "
+                             "other 2 resource(s) start"));
   auto ready = Get("/readyz");
   ASSERT_TRUE(ready);
   EXPECT_EQ(ready->status, 503);

@@ -40,6 +40,8 @@ check("actionlint finds a broken workflow (the check can fail)", () => {
 const release = YAML.parse(fs.readFileSync(path.join(dir, "release.yml"), "utf8"));
 check("release: from main, the tree's version, tagged once, then amd64 and arm64 on runners of their own architecture", () => {
   assert.deepEqual(release.on.push.branches, ["main"]);
+  assert.equal(release.jobs.version.if, "github.ref == 'refs/heads/main'", "a manual run elsewhere releases nothing");
+  assert.equal(release.concurrency.group, "release", "one release at a time");
   const version = release.jobs.version;
   const steps = version.steps.map((s) => s.run ?? "").join("\n");
   assert.match(steps, /version="\$\(\.\/scripts\/version\.sh\)"/);

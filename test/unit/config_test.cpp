@@ -484,6 +484,64 @@ TEST(ParseConfig, AnEntrySkippedOnItsOwnClaimsNoName) {
             "config: configList[0].rdmaHcaMax: must be >= 0, got -1");
 }
 
+// One hostile entry cannot say enough problems to fail the file (kMaxErrors): it says ten
+// and that there are more, and the others serve.
+TEST(ParseConfig, OneEntrysProblemsAreCappedSoTheOthersServe) {
+  std::string vendors;
+  for (int i = 0; i < 150; ++i) Append(vendors, i ? ", " : "", "\"v", i, "\"");
+  auto r = ParseConfig(File(
+      {Entry("bad", 1,
+             Cat(R"(, "envHints": [)", Join(std::vector<std::string>(150, "\"x\""), ", "), "]")),
+       Entry("good", 1)}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->indices, std::vector<size_t>{1});
+  ASSERT_EQ(r->skipped.size(), 1u);
+  ASSERT_EQ(r->skipped[0].problems.size(), 11u);
+  EXPECT_EQ(r->skipped[0].problems.back(),
+            "config: configList[0]: more problems in this entry are not shown; fix these first");
+}
+
+// A reload keeps the running version of an entry it skips, and that version meets every
+// rule between entries and the total like any entry (review: it used to be added after).
+TEST(ParseConfig, ARunningVersionKeptMeetsTheRulesBetweenEntries) {
+  auto running = ParseConfig(File({Entry("a", 100000), Entry("b", 100000)}));
+  ASSERT_TRUE(running.ok());
+  // b turns bad; c comes before it and takes the room b's running version would need.
+  auto r = ParseConfig(File({Entry("a", 100000), Entry("c", 50000), Entry("b", -1)}), {},
+                       &running->config);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->indices, (std::vector<size_t>{0, 1}));
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_FALSE(r->skipped[0].running_version_kept);
+  ASSERT_EQ(r->skipped[0].problems.size(), 2u);
+  EXPECT_THAT(r->skipped[0].problems[1], HasSubstr("configList[2].rdmaHcaMax: 100000 slots"));
+  // With room, it is kept, at its place.
+  r = ParseConfig(File({Entry("a", 50000), Entry("b", -1), Entry("c", 50000)}), {},
+                  &running->config);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->indices, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(r->config.resources[1].rdma_hca_max, 100000);
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_TRUE(r->skipped[0].running_version_kept);
+}
+
+// An entry the checks skip claims no name: a later entry of the same name serves (review:
+// the rules between entries ran before the checks, and both were lost).
+TEST(ParseConfig, AnEntryTheChecksSkipClaimsNoName) {
+  const EntryChecks no_dra = [](const Config& c, const std::vector<size_t>& indices) {
+    std::vector<std::string> problems;
+    for (size_t i = 0; i < c.resources.size(); ++i) {
+      if (c.resources[i].frontend == Frontend::kDra) {
+        problems.push_back(Cat("config: configList[", indices[i], "].frontend: no node name"));
+      }
+    }
+    return problems;
+  };
+  auto r = ParseConfig(File({Entry("x", 1, R"(, "frontend": "dra")"), Entry("x", 1)}), no_dra);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->indices, std::vector<size_t>{1});
+}
+
 TEST(ParseConfig, ChecksRunOnTheEntriesValidOnTheirOwnBeforeTheTotal) {
   std::vector<std::vector<size_t>> seen;
   const EntryChecks too_long = [&](const Config& c, const std::vector<size_t>& indices) {

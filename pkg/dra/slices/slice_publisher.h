@@ -18,12 +18,12 @@
 // resourceVersion; a 409, a 410 or an ERROR event relists, and so does the next turn after
 // kRelistAfterFailedWatches failed watches in a row: a watch that keeps failing otherwise
 // (403 without "watch", 5xx, a silent stream) would never see slices the server lost (a
-// kubelet wipes them at every start), and the list takes a watch's place on the grid, so the
-// server gets no more requests than before. The watcher's back-off starts over
-// only after a watch that stayed open (kStayedOpen) or ended as a healthy watch ends: a
-// successful list does not count, or a watch refused while lists work (403 without "watch",
-// 410, ERROR events) would loop at the first step. A watch the server ends within kShortWatch
-// is a failure.
+// kubelet wipes them at every start). That turn lists and then watches at once: one request
+// more per kRelistAfterFailedWatches failed watches, on the grid the watches keep. The watcher's
+// back-off starts over only after a watch that stayed open (kStayedOpen) or ended as a healthy
+// watch ends: a successful list does not count, or a watch refused while lists work (403 without
+// "watch", 410, ERROR events) would loop at the first step. A watch the server ends within
+// kShortWatch is a failure.
 //
 // A hard ceiling on writes, whatever the reconciler or the server does: a token bucket of
 // kWriteBurst writes refilled at one a second. One node's publisher can never send the API
