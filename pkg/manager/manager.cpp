@@ -334,9 +334,11 @@ void Manager::Reload(std::string_view reason) {
     ReportProblem(log::Level::kError, "config", Join(entry.problems, "\n"));
     log::Error(Cat(entry.Label(), " skipped: it is invalid; ",
                    entry.running_version_kept
-                       ? "its running version keeps serving"
-                       : Cat("the other ", loaded->config.resources.size(), " resource(s) serve"),
-                   " (/readyz stays 503 until the ConfigMap is fixed)"));
+                       ? "its running version keeps serving (a line on /readyz until the "
+                         "ConfigMap is fixed)"
+                       : Cat("the other ", loaded->config.resources.size(),
+                             " resource(s) serve (/readyz stays 503 until the ConfigMap is "
+                             "fixed)")));
   }
   skipped_ = std::move(loaded->skipped);
   NoteLoaded();

@@ -241,12 +241,13 @@ std::string FormatPrometheus(const View& v) {
 }
 
 std::string NotReadyReason(const View& v) {
-  if (!v.skipped_entries.empty()) {
-    const auto& e = v.skipped_entries.front();
+  // An entry whose running version keeps serving is a detail line (ReadyNotes), as a
+  // reload rejected as a whole is: everything the node served before still serves.
+  for (const auto& e : v.skipped_entries) {
+    if (e.running_version_kept) continue;
     return Cat("config entry configList[", e.index, "] (", e.resource_name,
-               ") is invalid and was skipped",
-               e.running_version_kept ? " (its running version keeps serving)" : "",
-               "; fix it in the ConfigMap (the plugin's log names the field)");
+               ") is invalid and was skipped; fix it in the ConfigMap (the plugin's log names "
+               "the field)");
   }
   for (const auto& m : v.memlock) {
     if (!m.not_applied.empty()) {
@@ -275,6 +276,12 @@ std::string NotReadyReason(const View& v) {
 std::string ReadyNotes(const View& v) {
   std::string notes;
   if (!v.config.rejected.empty()) Append(notes, v.config.rejected, "\n");
+  for (const auto& e : v.skipped_entries) {
+    if (!e.running_version_kept) continue;
+    Append(notes, "config entry configList[", e.index, "] (", e.resource_name,
+           ") is invalid and was skipped at the last reload; its running version keeps serving: "
+           "fix it in the ConfigMap\n");
+  }
   if (!v.dra) return notes;
   for (const auto& f : v.dra->model_fallbacks) {
     Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ", f.configured,

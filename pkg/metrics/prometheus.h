@@ -132,13 +132,14 @@ struct View {
 
 std::string FormatPrometheus(const View& view);
 
-// Why the plugin is not ready ("" when ready): no config entry skipped, every `memlock`
-// applied, and every resource without a problem, registered with the kubelet, holding an
-// open ListAndWatch stream.
+// Why the plugin is not ready ("" when ready): no config entry skipped without a running
+// version serving it, every `memlock` applied, and every resource without a problem,
+// registered with the kubelet, holding an open ListAndWatch stream.
 std::string NotReadyReason(const View& view);
 // What the plugin wants an operator to know beside its readiness, one line each ("" when
-// nothing): a reload rejected as a whole (the previous config serves, so readiness does not
-// change: docs/observability.md), DRA pools published in another model than configured.
+// nothing): a reload rejected as a whole and entries skipped at a reload whose running
+// version serves (what served before serves still, so readiness does not change:
+// docs/observability.md), DRA pools published in another model than configured.
 std::string ReadyNotes(const View& view);
 
 }  // namespace rdmadp::metrics
