@@ -190,6 +190,10 @@ std::string InstallMemlockHook(const cli::Options& opts, const config::LoadedCon
     return "";
   }
   log::Info(Cat("memlock hook installed at ", path));
+  // Installed is not runnable: a noexec mount fails every container of the pool (H5).
+  if (const std::string why = cdi::MemlockHookProblem(path); !why.empty()) {
+    log::Error(Cat(user.empty() ? std::string("memlock") : user, ": ", why));
+  }
   return path;
 }
 

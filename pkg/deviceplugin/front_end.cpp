@@ -158,12 +158,12 @@ void WarnIfMemlockNotApplied(const config::ResourceConfig& rc, const FrontEndOpt
   if (rc.memlock && !options.use_cdi) {
     log::Warn(Cat(rc.FullName(), ": ", kMemlockNeedsCdi),
               {.resource = rc.FullName(), .hca = {}, .event = "config"});
-  } else if (rc.memlock && options.memlock_hook.empty()) {
-    log::Warn(Cat(rc.FullName(),
-                  ": memlock is not applied: its hook is not installed "
-                  "(--memlock-hook-path, images/components/memlock); its containers keep the "
-                  "runtime's RLIMIT_MEMLOCK"),
-              {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  } else if (rc.memlock) {
+    // The hook checked again (H5 at 050f44e: one gone or on a noexec mount was never said).
+    if (const std::string why = cdi::MemlockHookProblem(options.memlock_hook); !why.empty()) {
+      log::Warn(Cat(rc.FullName(), ": memlock is not applied: ", why),
+                {.resource = rc.FullName(), .hca = {}, .event = "config"});
+    }
   }
 }
 

@@ -87,13 +87,14 @@ DraFrontEnd::ViewPtr DraFrontEnd::RenderView(const SliceContext& ctx) {
     host_.ReportOnce(log::Level::kWarn, "config", p,
                      {.resource = options_.driver, .hca = {}, .event = "config"});
   }
-  for (const auto& pool : pools) {  // a memlock that is not applied is never silent
-    if (!pool.resource.memlock || !options_.memlock_hook.empty()) continue;
+  // A memlock that is not applied is never silent: the hook is checked again at every spec
+  // write (H5 at 050f44e: one gone or on a noexec mount was never said).
+  for (const auto& pool : pools) {
+    if (!pool.resource.memlock) continue;
+    const std::string why = cdi::MemlockHookProblem(options_.memlock_hook);
+    if (why.empty()) continue;
     host_.ReportOnce(log::Level::kWarn, "config",
-                     Cat(pool.resource.FullName(),
-                         ": memlock is not applied: its hook is not installed "
-                         "(--memlock-hook-path, images/components/memlock); its containers "
-                         "keep the runtime's RLIMIT_MEMLOCK"),
+                     Cat(pool.resource.FullName(), ": memlock is not applied: ", why),
                      {.resource = pool.resource.FullName(), .hca = {}, .event = "config"});
   }
   for (const auto& f : view->fallbacks) {

@@ -495,6 +495,18 @@ TEST(DraPrepare, AnAnswerNamingAnotherClaimIsThatClaimsError) {
   EXPECT_THAT(CdiIds(right, 0), ::testing::Contains("rdma.example.com/metadata=u1_r0"));
 }
 
+// A 300 KB claim name was echoed whole in the claim's error and the log (#18 of the
+// hardening round at 050f44e): 600 KB of log for two claims. At most 253 bytes of it now.
+TEST(DraPrepare, AHugeClaimNameIsEchoedCapped) {
+  PrepareRig rig;
+  ASSERT_NE(rig.client, nullptr);
+  const std::string huge(300000, 'n');
+  const auto answer = rig.Run("default", huge, "u1");
+  EXPECT_THAT(answer.error(),
+              ::testing::HasSubstr(Cat("default/", std::string(253, 'n'), "... (300000 bytes): ")));
+  EXPECT_LT(answer.error().size(), 600u);
+}
+
 // Nothing bounded a claim's results: one Prepare answered with 2,000 results wrote 2,000 CDI
 // spec files. kube-apiserver stores at most 32 results in a claim (AllocationResultsMaxSize,
 // pkg/apis/resource/types.go); an answer with more is that claim's error, before anything is

@@ -4,6 +4,7 @@
 #include "pkg/kube/json_read.h"
 #include "pkg/log/log.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/escape.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -37,6 +38,14 @@ std::string AnswerProblem(const nlohmann::json& claim, const drav1::Claim& asked
   return "";
 }
 
+// A name from the kubelet's request for a message: at most 253 bytes (the longest name
+// Kubernetes allows) and the length past that, control characters escaped.
+std::string Capped(std::string_view name) {
+  constexpr size_t kMaxEcho = 253;
+  if (name.size() <= kMaxEcho) return EscapeControls(name);
+  return Cat(EscapeControls(name.substr(0, kMaxEcho)), "... (", name.size(), " bytes)");
+}
+
 }  // namespace
 
 drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesRequest& req,
@@ -48,7 +57,10 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
   if (claims != nullptr) claims->ResetCancel();
   for (const auto& c : req.claims()) {
     auto& out = (*resp.mutable_claims())[c.uid()];
-    const std::string name = Cat(c.namespace_(), "/", c.name());
+    // As the kubelet sent them, capped and escaped for every line and error that names the
+    // claim: a 300 KB name was logged whole, twice a claim (#18 of the hardening round at
+    // 050f44e). Kubernetes names are at most 253 characters, so a real one is whole.
+    const std::string name = Cat(Capped(c.namespace_()), "/", Capped(c.name()));
     if (claims == nullptr || !view) {
       out.set_error(Cat("cannot prepare ResourceClaim ", name,
                         ": the DRA driver has no API server connection (see its log)"));
@@ -132,8 +144,8 @@ drav1::NodeUnprepareResourcesResponse Unprepare(const drav1::NodeUnprepareResour
     // A failure is the claim's error: the kubelet retries Unprepare until it succeeds.
     if (auto s = RemoveClaimMetadata(metadata, c.namespace_(), c.name(), c.uid()); !s.ok()) {
       out.set_error(std::string(s.message()));
-      log::Warn(Cat("unpreparing ResourceClaim ", c.namespace_(), "/", c.name(), ": ",
-                    std::string(s.message())));
+      log::Warn(Cat("unpreparing ResourceClaim ", Capped(c.namespace_()), "/", Capped(c.name()),
+                    ": ", std::string(s.message())));
     }
   }
   return resp;
