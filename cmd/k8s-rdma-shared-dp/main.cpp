@@ -503,8 +503,13 @@ int main(int argc, char** argv) {
       .health_address = opts.health_address,
       .version = RDMADP_VERSION,
       .config_error_interval = std::chrono::seconds(opts.config_error_interval_seconds)};
+  auto loop = loop::EventLoop::Create();
+  if (!loop.ok()) {
+    log::Error(Cat("cannot set up the event loop: ", std::string(loop.status().message())));
+    return 1;
+  }
   manager::Manager manager(
-      std::move(mo),
+      std::move(*loop), std::move(mo),
       [&](frontend::Host& host) {
         std::vector<std::unique_ptr<frontend::FrontEnd>> front_ends;
         front_ends.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, dp));

@@ -70,10 +70,7 @@ void DraFrontEnd::Publish() {
   ctx.consumable_capacity = caps_ ? std::optional<bool>(caps_->consumable_capacity) : std::nullopt;
   ViewPtr view = RenderView(ctx);
   view = WriteCdiSpecs(std::move(view), ctx);
-  {  // what Prepare reads from now on: before any slice names a device of it
-    std::lock_guard lock(shared_->mu);
-    shared_->view = view;
-  }
+  shared_->set_view(view);  // what Prepare reads from now on: before any slice names a device of it
   if (publisher_) publisher_->Publish(view->pools, caps_);
   LogSlices(*view);
   ServeWhileWanted(!pools_.empty());
@@ -218,10 +215,7 @@ void DraFrontEnd::StartApi() {
   }
   api_problem_.clear();
   api_backoff_.Reset();
-  {
-    std::lock_guard lock(shared_->mu);
-    shared_->claims = std::move(clients);
-  }
+  shared_->set_claims(std::move(clients));
   publisher_ = std::move(*publisher);
 }
 
@@ -268,7 +262,7 @@ std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view
 
 void DraFrontEnd::PublishHealth() {
   if (!server_) return;
-  const DraViewPtr view = shared_->Get();
+  const DraViewPtr view = shared_->view();
   if (!view) return;
   const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())

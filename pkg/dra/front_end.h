@@ -28,6 +28,7 @@
 #include "pkg/kube/rest_client.h"
 #include "pkg/lifecycle/registration_fsm.h"
 #include "pkg/pool/pool_model.h"
+#include "pkg/sync/mutex.h"
 
 namespace rdmadp::dra {
 
@@ -56,23 +57,38 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
                                         const std::vector<size_t>& indices);
 
 // What the loop and the DraServer's workers share: the view (swapped whole) and one API
-// client per worker, under a mutex; the Prepare counters are atomics.
-struct DriverShared {
-  std::mutex mu;
-  DraViewPtr view;
-  // One per DRA worker thread (kDraWorkers; a client serves one thread at a time): read the
-  // claims Prepare is asked for. Set once the API client could be created.
-  std::vector<std::shared_ptr<kube::RestClient>> claims;
+// client per worker, under a mutex the compiler checks (pkg/sync/mutex.h); the Prepare
+// counters are atomics.
+// Threads: every call from any thread. The loop sets; the workers read.
+class DriverShared {
+ public:
+  DraViewPtr view() const ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    return view_;
+  }
+  void set_view(DraViewPtr view) ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    view_ = std::move(view);
+  }
+  // Worker `worker`'s client (null until the API client could be created).
+  std::shared_ptr<kube::RestClient> Claims(int worker) const ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    return worker >= 0 && static_cast<size_t>(worker) < claims_.size() ? claims_[worker] : nullptr;
+  }
+  void set_claims(std::vector<std::shared_ptr<kube::RestClient>> clients) ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    claims_ = std::move(clients);
+  }
+
   std::atomic<uint64_t> prepares{0}, prepare_failures{0}, prepare_calls{0}, unprepares{0};
   std::atomic<uint64_t> prepare_nanos{0};
-  DraViewPtr Get() {
-    std::lock_guard lock(mu);
-    return view;
-  }
-  std::shared_ptr<kube::RestClient> Claims(int worker) {
-    std::lock_guard lock(mu);
-    return worker >= 0 && static_cast<size_t>(worker) < claims.size() ? claims[worker] : nullptr;
-  }
+
+ private:
+  mutable sync::Mutex mu_;
+  DraViewPtr view_ ABSL_GUARDED_BY(mu_);
+  // One per DRA worker thread (kDraWorkers; a client serves one thread at a time): read the
+  // claims Prepare is asked for.
+  std::vector<std::shared_ptr<kube::RestClient>> claims_ ABSL_GUARDED_BY(mu_);
 };
 
 class DraFrontEnd final : public frontend::FrontEnd {

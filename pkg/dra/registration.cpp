@@ -155,7 +155,7 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
   o.prepare = [shared = shared_, cancelled, metadata](const auto& req, int worker, auto deadline) {
     const auto start = std::chrono::steady_clock::now();
     auto resp =
-        Prepare(req, shared->Get(), shared->Claims(worker).get(), deadline, *cancelled, metadata);
+        Prepare(req, shared->view(), shared->Claims(worker).get(), deadline, *cancelled, metadata);
     uint64_t failed = 0;
     for (const auto& [uid, claim] : resp.claims()) failed += claim.error().empty() ? 0 : 1;
     shared->prepares += static_cast<uint64_t>(req.claims_size());

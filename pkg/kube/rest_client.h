@@ -23,12 +23,11 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "pkg/kube/api_transport.h"
 
 namespace rdmadp::kube {
 
-// What a peer can make us hold: an answer (a list of this node's slices is a few MiB at
-// most), one watch line (etcd stores objects of at most 1.5 MiB), an error answer, a token.
-inline constexpr std::chrono::milliseconds kCallTimeout{20000};
+// What a peer can make us hold (kCallTimeout: api_transport.h).
 inline constexpr size_t kMaxBodyBytes = 32u << 20;
 inline constexpr size_t kMaxLineBytes = 4u << 20;
 inline constexpr size_t kMaxErrorBytes = 64u << 10;
@@ -53,16 +52,11 @@ struct ApiConfig {
 absl::StatusOr<ApiConfig> InClusterConfig(const std::function<const char*(const char*)>& getenv,
                                           std::string ca_file, std::string token_file);
 
-struct HttpResponse {
-  long code = 0;
-  std::string body;
-  int retry_after_seconds = 0;  // from Retry-After (429, 503), 0 if absent
-};
-
-class RestClient {
+// The ApiTransport over HTTPS.
+class RestClient final : public ApiTransport {
  public:
   static absl::StatusOr<std::unique_ptr<RestClient>> Create(ApiConfig config);
-  ~RestClient();
+  ~RestClient() override;
   RestClient(const RestClient&) = delete;
   RestClient& operator=(const RestClient&) = delete;
 
@@ -70,7 +64,7 @@ class RestClient {
   // after `timeout` (20 s by default).
   absl::StatusOr<HttpResponse> Call(std::string_view method, const std::string& path,
                                     const std::string& body = "",
-                                    std::chrono::milliseconds timeout = kCallTimeout);
+                                    std::chrono::milliseconds timeout = kCallTimeout) override;
   // A streaming GET (a watch): `on_line` gets each complete line as it arrives and returns
   // false to end the stream. Returns the HTTP code once the stream ends (the server closed
   // it, `on_line` said stop, or Cancel()); a non-200 answer's body goes to `on_line` whole.
@@ -78,20 +72,20 @@ class RestClient {
   // with nothing to report yet is already a working connection.
   absl::StatusOr<long> Stream(const std::string& path,
                               const std::function<bool(std::string_view line)>& on_line,
-                              const std::function<void()>& on_open = nullptr);
+                              const std::function<void()>& on_open = nullptr) override;
   // Any thread: ends the running Stream() (or the next one) promptly.
-  void Cancel();
+  void Cancel() override;
   // Undoes a Cancel() for the next call, never a Shutdown().
-  void ResetCancel() {
+  void ResetCancel() override {
     cancelled_.store(false);
     if (shut_down_.load()) cancelled_.store(true);  // a Shutdown() racing this one stays
   }
   // Any thread: Cancel() for good. A loop that resets its cancel before each call cannot
   // lose this one, whatever the order (a destructor's cancel between a loop's "stopping?"
   // check and its ResetCancel used to be erased, and shutdown waited out a 5-10 min watch).
-  void Shutdown();
+  void Shutdown() override;
   // The Retry-After (seconds, 0 if none) of the last Stream() answer that was not 200.
-  int stream_retry_after_seconds() const { return stream_retry_after_seconds_; }
+  int stream_retry_after_seconds() const override { return stream_retry_after_seconds_; }
 
   uint64_t token_reads() const { return token_reads_; }
 

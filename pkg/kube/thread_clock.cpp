@@ -10,6 +10,10 @@ class SteadyClock final : public ThreadClock {
                  time_point deadline) const override {
     cv.wait_until(lock, deadline);
   }
+  void Wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock) const override {
+    cv.wait(lock);
+  }
+  void NotifyAll(std::condition_variable& cv) const override { cv.notify_all(); }
 };
 
 }  // namespace

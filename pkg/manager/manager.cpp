@@ -53,14 +53,17 @@ double WallSeconds() {
 
 }  // namespace
 
-Manager::Manager(ManagerOptions options, const FrontEndFactory& make_front_ends,
-                 config::Config config, std::vector<config::SkippedEntry> skipped)
+Manager::Manager(std::unique_ptr<loop::EventLoop> loop, ManagerOptions options,
+                 const FrontEndFactory& make_front_ends, config::Config config,
+                 std::vector<config::SkippedEntry> skipped)
     : options_(std::move(options)),
       config_(std::move(config)),
       skipped_(std::move(skipped)),
       scanner_(options_.sysfs_root, options_.dev_root),
       instance_id_(rpc::NewInstanceId()),
-      dirs_{options_.kubelet_root_dir} {
+      dirs_{options_.kubelet_root_dir},
+      loop_(std::move(loop)),
+      heap_trimmer_(std::make_unique<loop::HeapTrimmer>(*loop_, kHeapTrimDelay)) {
   metrics_http_.address = options_.metrics_address;
   metrics_http_.what = "metrics";
   health_http_.address = options_.health_address;
@@ -93,13 +96,10 @@ int Manager::Run() {
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
   signal_fd_.Reset(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
-  auto loop = loop::EventLoop::Create();
-  if (!signal_fd_.Valid() || !loop.ok()) {
-    log::Error(Cat("cannot set up the event loop: ", std::strerror(errno)));
+  if (!signal_fd_.Valid()) {
+    log::Error(Cat("cannot watch signals (signalfd): ", std::strerror(errno)));
     return 1;
   }
-  loop_ = std::move(*loop);
-  heap_trimmer_ = std::make_unique<loop::HeapTrimmer>(*loop_, kHeapTrimDelay);
   if (auto added = loop_->Add(signal_fd_.Get(), [this] { OnSignal(); }); !added.ok()) {
     log::Error(Cat("cannot watch signals: ", std::string(added.message())));
     return 1;

@@ -54,10 +54,13 @@ using FrontEndFactory =
 
 class Manager final : private frontend::Host {
  public:
+  // `loop`: the event loop everything runs on, made before the front ends so that their
+  // constructors may use the Host's Loop() (and AssertOnLoop) like any other entry point.
   // `config`: the start config as main admitted it (before anything touched the host, with
   // the checks each front end's Problems() runs); `skipped`: the entries left out, reported
   // by /readyz and the metrics until a reload applies a fully valid config.
-  Manager(ManagerOptions options, const FrontEndFactory& make_front_ends, config::Config config,
+  Manager(std::unique_ptr<loop::EventLoop> loop, ManagerOptions options,
+          const FrontEndFactory& make_front_ends, config::Config config,
           std::vector<config::SkippedEntry> skipped = {});
   ~Manager() override;
 

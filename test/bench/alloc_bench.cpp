@@ -365,7 +365,7 @@ int main(int argc, char** argv) {
   // Calls one at a time, as pods start on a node, then idle again. With HTTP/2 bandwidth
   // probing on (gRPC's default, as in the C++ server here) each call's probe timers can leave
   // gRPC's timer shards out of step, and the timer thread then wakes twice a second or more
-  // for as long as the process lives (README, Performance). One new connection to each server.
+  // for as long as the process lives (docs/performance.md). One new connection to each server.
   const int sparse_calls = 15;
   const auto sparse_gap = milliseconds(1500);
   {

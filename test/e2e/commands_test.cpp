@@ -324,7 +324,7 @@ TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
 }  // namespace
 // `render`: DRA objects for a valid config; bad input is one line naming the field, exit 1.
 // Only the entries served through DRA get classes, the templates go to --namespace, and the
-// admission policy names the driver render was given (README.md, "Command line").
+// admission policy names the driver render was given (docs/reference.md, "Command line").
 TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
   RunResult none = Run({"render"});  // the harness config: device-plugin entries only
   EXPECT_EQ(none.status, 1);
@@ -416,7 +416,7 @@ TEST_F(Commands, AMalformedListenAddressIsAUsageError) {
 
 // RDMADP_LOG_LEVEL=bogus made `--log-level=info` exit 2, and a misspelled RDMADP_DEVROOT was
 // ignored without a word. The command line now wins (the variable is not read), and the
-// stray name is warned about once, naming the variable meant (README.md, "Command line").
+// stray name is warned about once, naming the variable meant (docs/reference.md, "Command line").
 // Fails on the old code: exit 2.
 TEST_F(Commands, TheCommandLineWinsOverABadVariableAndAStrayNameIsWarnedOnce) {
   ScopedEnv env({{"RDMADP_LOG_LEVEL", "bogus"}, {"RDMADP_DEVROOT", "/host/dev"}});
@@ -436,8 +436,8 @@ TEST_F(Commands, TheCommandLineWinsOverABadVariableAndAStrayNameIsWarnedOnce) {
 // `render` took any --gpu-device-class (a newline, "../GPU", 300 characters) and printed
 // DeviceClass names over Kubernetes' 253 characters (a valid 253-character driver name after
 // the resource's label), all with exit 0. Now each is one line naming the flag, exit 1 as for
-// --dra-driver-name and --namespace, and nothing is printed on stdout (README.md, "Command
-// line"). Fails on the old code: every run below exited 0.
+// --dra-driver-name and --namespace, and nothing is printed on stdout (docs/reference.md,
+// "Command line"). Fails on the old code: every run below exited 0.
 TEST_F(Commands, RenderChecksTheGpuClassAndTheDeviceClassNamesItComposes) {
   h.WriteConfig(R"({"configList": [
       {"resourceName": "hca_a", "rdmaHcaMax": 8, "frontend": "dra",

@@ -84,7 +84,7 @@ check("the checks can fail: a wrong type, a misspelt field, a device name with c
 const [plugin, configDir] = [process.argv[3], process.argv[4]];
 const models = { DeviceClass, ResourceClaimTemplate, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding };
 // Classes only for the entries served through DRA; a config without one is refused with one
-// line, not answered with classes that select nothing (README.md, "Command line").
+// line, not answered with classes that select nothing (docs/reference.md, "Command line").
 for (const file of ["config.json", "config.yaml", "config-cdi.json"]) {
   check(`render ${file}: no DRA entry, so nothing rendered and one line saying why`, () => {
     const r = spawnSync(plugin, ["render", `--config-file=${path.join(configDir, file)}`], { encoding: "utf8" });

@@ -33,6 +33,10 @@ class ScaledClock final : public kube::ThreadClock {
   time_point Now() const override;
   void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                  time_point deadline) const override;
+  void Wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock) const override {
+    cv.wait(lock);
+  }
+  void NotifyAll(std::condition_variable& cv) const override { cv.notify_all(); }
 
  private:
   time_point NowLocked(std::chrono::steady_clock::time_point real) const;  // requires mu_

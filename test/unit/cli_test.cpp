@@ -222,8 +222,9 @@ TEST(Flags, ListenAddressesAreCheckedWhenParsed) {
 // A bad RDMADP_<FLAG> value was fatal even when the command line set that flag
 // (RDMADP_LOG_LEVEL=bogus with --log-level=info: exit 2); the command line now wins without
 // the environment's value being read. And a misspelled RDMADP_ name was ignored without a
-// word; now each is one warning naming the nearest flag's variable (README.md, "Command
-// line"). Fails on the old code: the first parse failed (and ParseFlags took no list of names).
+// word; now each is one warning naming the nearest flag's variable (docs/reference.md,
+// "Command line"). Fails on the old code: the first parse failed (and ParseFlags took no list of
+// names).
 TEST(Flags, TheCommandLineWinsUnreadAndStrayEnvironmentNamesAreWarned) {
   const std::map<std::string, std::string> env = {{"RDMADP_LOG_LEVEL", "bogus"},
                                                   {"RDMADP_USE_CDI", "maybe"},

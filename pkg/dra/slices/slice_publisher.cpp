@@ -16,9 +16,15 @@ constexpr size_t kMaxSaid = 64;  // distinct problem lines remembered as said
 
 absl::StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::Start(PublisherOptions options) {
   std::unique_ptr<SlicePublisher> p(new SlicePublisher(std::move(options)));
-  auto watch = kube::RestClient::Create(p->options_.api);
+  auto connect = [&]() -> absl::StatusOr<std::unique_ptr<kube::ApiTransport>> {
+    if (p->options_.connect) return p->options_.connect();
+    auto client = kube::RestClient::Create(p->options_.api);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<kube::ApiTransport>(std::move(*client));
+  };
+  auto watch = connect();
   if (!watch.ok()) return watch.status();
-  auto write = kube::RestClient::Create(p->options_.api);
+  auto write = connect();
   if (!write.ok()) return write.status();
   p->watch_client_ = std::move(*watch);
   p->writes_ = std::make_unique<SliceWriter>(std::move(*write), p->options_.node_name);
@@ -34,10 +40,10 @@ SlicePublisher::SlicePublisher(PublisherOptions options)
 
 SlicePublisher::~SlicePublisher() {
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  clock_.NotifyAll(changed_);
   if (watch_client_) watch_client_->Shutdown();  // no ResetCancel can undo these
   if (writes_) writes_->Shutdown();
   if (watcher_.joinable()) watcher_.join();
@@ -47,14 +53,14 @@ SlicePublisher::~SlicePublisher() {
 void SlicePublisher::Publish(std::vector<WantedPool> wanted,
                              std::optional<ServerCapabilities> assumed) {
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     // An unchanged wish (every rescan makes one) is no news: it neither wakes the writer
     // nor marks anything to reconcile.
     if (wish_ && wish_->assumed == assumed && wish_->pools == wanted) return;
     wish_ = Wish{std::move(wanted), assumed};
     dirty_ = true;
   }
-  changed_.notify_all();
+  clock_.NotifyAll(changed_);
 }
 
 bool SlicePublisher::WishWritable() const {
@@ -65,7 +71,7 @@ bool SlicePublisher::WishWritable() const {
 }
 
 PublisherStats SlicePublisher::stats() const {
-  std::lock_guard lock(mu_);
+  sync::MutexLock lock(mu_);
   PublisherStats s = stats_;
   s.problem = last_problem_;
   s.dropped_fields = fields_.Believed();
@@ -77,7 +83,7 @@ void SlicePublisher::LearnDropped(const nlohmann::json& written, const nlohmann:
   if (dropped.empty()) return;
   std::vector<std::string> news;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     news = fields_.Learned(dropped, clock_.Now());
   }
   ReportCapabilities();  // returns at once when nothing changed
@@ -102,11 +108,12 @@ void SlicePublisher::ReportDropped(const std::vector<std::string>& paths, bool p
 }
 
 bool SlicePublisher::TakeWriteToken() {
-  std::unique_lock lock(mu_);
+  sync::MutexLock lock(mu_);
   const auto now = clock_.Now();
   const auto at = write_budget_.Take(now);
   if (at > now) ++stats_.budget_waits;
-  kube::WaitUntil(clock_, changed_, lock, at, [this] { return stopping_; });
+  kube::WaitUntil(clock_, changed_, lock.unique(), at,
+                  [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
   return !stopping_;
 }
 
@@ -115,16 +122,16 @@ std::string SlicePublisher::Selector() const {
 }
 
 void SlicePublisher::WatcherAnswered(bool away) {
-  if (turns_.WatcherAnswered(away)) changed_.notify_all();
+  if (turns_.WatcherAnswered(away)) clock_.NotifyAll(changed_);
 }
 
 void SlicePublisher::WatcherAsking(bool asking) {
-  if (turns_.WatcherAsking(asking, clock_.Now())) changed_.notify_all();
+  if (turns_.WatcherAsking(asking, clock_.Now())) clock_.NotifyAll(changed_);
 }
 
 void SlicePublisher::Problem(const std::string& line) {
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     if (line == last_problem_) return;
     last_problem_ = line;
     // Said once until something works again: a watch refused every cycle while lists work
@@ -142,7 +149,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
     *failed = {r.ok() && r->code != 200 ? r->code : 0, r.ok() ? r->retry_after_seconds : 0};
     {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       ++stats_.lists;
       ++stats_.failures;
       WatcherAnswered(kube::Classify(*failed) != kube::FailureClass::kRefused);
@@ -157,7 +164,7 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
                                  : ""));
     return false;
   }
-  std::lock_guard lock(mu_);
+  sync::MutexLock lock(mu_);
   ++stats_.lists;
   cache_.Replace(list["items"], Str(Obj(list, "metadata"), "resourceVersion"));
   stats_.synced = true;
@@ -165,14 +172,14 @@ bool SlicePublisher::List(kube::FailedAnswer* failed) {
   WatcherAnswered(false);
   dirty_ = true;
   last_problem_.clear();
-  changed_.notify_all();
+  clock_.NotifyAll(changed_);
   return true;
 }
 
 bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   std::string from;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     from = cache_.resource_version();
     ++stats_.watches;
   }
@@ -196,18 +203,18 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
           relist = true;  // 410 Expired (compacted) or anything else: start over
           return false;
         }
-        std::lock_guard lock(mu_);
+        sync::MutexLock lock(mu_);
         last_problem_.clear();  // the watch works
         if (!cache_.Apply(type, object)) return true;
         dirty_ = true;
-        changed_.notify_all();
+        clock_.NotifyAll(changed_);
         return true;
       },
       [this] {
         // The server answered 200: the API is reachable again, even before any event (a
         // watch of an idle node carries none for a minute). A problem reported earlier
         // would otherwise stay on /readyz while everything works.
-        std::lock_guard lock(mu_);
+        sync::MutexLock lock(mu_);
         last_problem_.clear();
         WatcherAnswered(false);
         WatcherAsking(false);
@@ -215,7 +222,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   if (!code.ok()) {
     *failed = {};  // transport, a dead connection, an over-long line: the server is away
     {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       WatcherAnswered(true);
     }
     Problem(std::string(code.status().message()));
@@ -226,7 +233,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
     // grid of a waiting change when a wish waits for the list, else after a quick retry;
     // 401/403 on the slow schedule. Anything else resumes from where we were.
     {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       if (*code == 410) relist_ = true;
       WatcherAnswered(*code == 429 || *code >= 500);
     }
@@ -240,7 +247,7 @@ bool SlicePublisher::WatchOnce(kube::FailedAnswer* failed) {
   *failed = {};
   if (!error.empty()) Problem(error);
   if (relist) {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     relist_ = true;
   }
   return !relist;
@@ -255,7 +262,7 @@ void SlicePublisher::WatchLoop() {
     uint64_t requests = 0;
     {
       // Under the lock the destructor sets stopping_ under; its Shutdown() cannot be undone.
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       if (stopping_) return;
       watch_client_->ResetCancel();
       relist = relist_;
@@ -263,13 +270,13 @@ void SlicePublisher::WatchLoop() {
     }
     // The writer's 409 cancels what runs here to have it list again: that is no failure.
     auto asked_to_relist = [&] {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       return relist_requests_ != requests;
     };
     kube::FailedAnswer failed;
     // Marks a list or a watch as out until the server answers (a watch: its 200).
     auto asking = [&](bool on) {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       WatcherAsking(on);
     };
     if (relist) asking(true);
@@ -278,7 +285,7 @@ void SlicePublisher::WatchLoop() {
     if (relist && listed) failed_watches = 0;
     if (!listed) {
       if (asked_to_relist()) {
-        std::lock_guard lock(mu_);
+        sync::MutexLock lock(mu_);
         WatcherAnswered(false);  // our own cancel, not the server's answer
         continue;
       }
@@ -291,7 +298,7 @@ void SlicePublisher::WatchLoop() {
     const bool healthy = WatchOnce(&failed);
     asking(false);
     if (asked_to_relist()) {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       WatcherAnswered(false);
       continue;
     }
@@ -302,7 +309,7 @@ void SlicePublisher::WatchLoop() {
       retry.Succeeded();  // the server ended a healthy watch: resume at once ...
       bool writer_away = false;
       {
-        std::lock_guard lock(mu_);
+        sync::MutexLock lock(mu_);
         said_.clear();
         writer_away = turns_.writer_away();
       }
@@ -330,30 +337,34 @@ void SlicePublisher::WatchLoop() {
     const bool list_next = ++failed_watches >= kRelistAfterFailedWatches;
     if (!AwaitWatchTurn(retry, failed)) return;
     if (list_next) {
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       relist_ = true;
     }
   }
 }
 
 bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::FailedAnswer& failed) {
-  std::unique_lock lock(mu_);
+  sync::MutexLock lock(mu_);
   // Without a list (the first, or a relist) the writer cannot write a wish it holds: then a
   // change waits on the watcher, which retries at the writer's pace.
   const bool writer_waits = wish_ && (!stats_.synced || relist_);
   auto until =
       retry.Failed(clock_.Now(), failed, writer_waits ? kube::Pace::kUrgent : kube::Pace::kIdle);
   while (true) {
-    kube::WaitUntil(clock_, changed_, lock, until, [&] { return stopping_; });
+    kube::WaitUntil(clock_, changed_, lock.unique(), until,
+                    [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
     // A write in flight is waited for: its answer says whether the writer is away (else a
     // quick retry and the write's failure could both be spent on the same outage).
-    changed_.wait(lock, [&] { return stopping_ || !turns_.writing(); });
+    kube::Wait(clock_, changed_, lock.unique(),
+               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !turns_.writing(); });
     // While the writer is retrying a change against a server that is away, its retries
     // are this node's probes: the watcher sends nothing. A relist is the watcher's to do
     // whatever the writer waits for (the writer waits for the list).
     if (stopping_ || !turns_.writer_away() || relist_) return !stopping_;
     const uint64_t answers_seen = turns_.writer_answers();
-    changed_.wait(lock, [&] { return stopping_ || !turns_.writer_away() || relist_; });
+    kube::Wait(clock_, changed_, lock.unique(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || !turns_.writer_away() || relist_;
+    });
     if (stopping_) return false;
     if (turns_.writer_answers() == answers_seen || relist_) return true;  // nothing left to write
     // The writer found the server back: the watch resumes at its own next grid point,
@@ -364,7 +375,7 @@ bool SlicePublisher::AwaitWatchTurn(kube::RetrySchedule& retry, const kube::Fail
 
 bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
   const SliceWriter::Answer r = writes_->Send(w);
-  std::unique_lock lock(mu_);
+  sync::MutexLock lock(mu_);
   ++stats_.writes_by_verb_code[{std::string(Verb(w.kind)), r.ok() ? r->code : 0}];
   if (r.ok() && (r->code == 200 || r->code == 201)) {
     ++stats_.writes;
@@ -376,9 +387,9 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
       auto object = nlohmann::json::parse(r->body, nullptr, false);
       if (object.is_object() && cache_.Ours(object) &&
           !Str(Obj(object, "metadata"), "name").empty()) {
-        lock.unlock();
+        lock.Unlock();
         LearnDropped(w.object, object);
-        lock.lock();
+        lock.Lock();
         cache_.Written(object);
       }
     }
@@ -397,7 +408,7 @@ bool SlicePublisher::Write(const SliceWrite& w, kube::FailedAnswer* failed) {
     watch_client_->Cancel();  // under mu_: the watcher's ResetCancel is too
     return false;
   }
-  lock.unlock();
+  lock.Unlock();
   Problem(WriteProblem(w, r));
   return false;
 }
@@ -410,7 +421,7 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   auto answer =
       r.ok() && r->code == 201 ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     ++stats_.writes_by_verb_code[{"probe", r.ok() ? r->code : 0}];
   }
   if (!answer.is_object()) {
@@ -424,7 +435,7 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
   const FieldPaths dropped = DroppedFields(Obj(probe, "spec"), Obj(answer, "spec"));
   std::vector<std::string> news;  // told outside the lock: a callback may call stats()
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     const auto now = clock_.Now();
     news = fields_.Probed(
         dropped, now,
@@ -439,7 +450,7 @@ bool SlicePublisher::Probe(kube::FailedAnswer* failed) {
 void SlicePublisher::ReportCapabilities() {
   std::optional<ServerCapabilities> caps;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     // A wish stamped with other capabilities waits for the caller's next (WishWritable).
     caps = fields_.ToTell();
   }
@@ -453,7 +464,7 @@ void SlicePublisher::WriteLoop() {
     bool join_series = false;
     std::vector<SliceWrite> writes;
     {
-      std::unique_lock lock(mu_);
+      sync::MutexLock lock(mu_);
       probe = AwaitWork(lock, retry);
       if (stopping_) return;
       if (!probe) {
@@ -465,7 +476,7 @@ void SlicePublisher::WriteLoop() {
         // behind (readiness must not flap with a port).
         stats_.in_sync = writes.empty();
         if (writes.empty()) {
-          if (turns_.NothingToWrite()) changed_.notify_all();  // the watcher's turn
+          if (turns_.NothingToWrite()) clock_.NotifyAll(changed_);  // the watcher's turn
         } else if (turns_.JoinsGrid()) {
           join_series = true;
         } else {
@@ -482,18 +493,17 @@ void SlicePublisher::WriteLoop() {
       // past): this change is not sent now but a whole period later, then on its grid
       // (RetrySchedule::Join), so that the node's requests in a 60 s outage stay at 8.
       retry.Join(clock_.Now());
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       turns_.Joined();
       dirty_ = true;
-      changed_.notify_all();
+      clock_.NotifyAll(changed_);
       continue;
     }
     if (!WriteBatch(writes, retry)) return;
   }
 }
 
-bool SlicePublisher::AwaitWork(std::unique_lock<std::mutex>& lock,
-                               const kube::RetrySchedule& retry) {
+bool SlicePublisher::AwaitWork(sync::MutexLock& lock, const kube::RetrySchedule& retry) {
   // Probe when one is due, write when there is a wish to write and something to do; both
   // only once the list is in, and never before the server's wait is over.
   while (!stopping_) {
@@ -504,26 +514,27 @@ bool SlicePublisher::AwaitWork(std::unique_lock<std::mutex>& lock,
     const bool probe_due = now >= next_probe;
     const auto& held_until = spacing_.held_until();
     if (!stats_.synced || relist_) {
-      changed_.wait(lock);
+      clock_.Wait(changed_, lock.unique());
     } else if (now < retry.not_before()) {
-      clock_.WaitUntil(changed_, lock, retry.not_before());
+      clock_.WaitUntil(changed_, lock.unique(), retry.not_before());
     } else if (probe_due && !turns_.server_away()) {
       return true;
     } else if (const auto hold = turns_.QuickRetryHold(now)) {
       // The watcher's quick retry is out: its answer tells a blip from an outage.
-      clock_.WaitUntil(changed_, lock, *hold);
+      clock_.WaitUntil(changed_, lock.unique(), *hold);
     } else if ((dirty_ || (held_until && now >= *held_until)) && WishWritable()) {
       return false;
     } else if (held_until && now < *held_until) {
-      clock_.WaitUntil(changed_, lock, probe_due ? *held_until : std::min(next_probe, *held_until));
+      clock_.WaitUntil(changed_, lock.unique(),
+                       probe_due ? *held_until : std::min(next_probe, *held_until));
     } else {
       // Nothing due, or a held pool's time came while the wish is not writable (it waits
       // for the caller's next wish, which notifies): never a wait already over. A probe due
       // while the server is away waits for its return (OutageTurns' changes notify).
       if (probe_due) {
-        changed_.wait(lock);
+        clock_.Wait(changed_, lock.unique());
       } else {
-        clock_.WaitUntil(changed_, lock, next_probe);
+        clock_.WaitUntil(changed_, lock.unique(), next_probe);
       }
     }
   }
@@ -538,7 +549,7 @@ bool SlicePublisher::ProbeOnce(kube::RetrySchedule& retry) {
     return true;
   }
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     if (stopping_) return false;
   }
   // Publishing does not wait for the probe: what the server keeps is then learnt from the
@@ -550,7 +561,7 @@ bool SlicePublisher::ProbeOnce(kube::RetrySchedule& retry) {
   // nothing: what is known stays known.
   bool first = false;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     fields_.ProbeFailed(now + kube::Jittered(kProbeRetry));
     first = !fields_.told();
   }
@@ -563,7 +574,7 @@ bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::Ret
   kube::FailedAnswer failed;
   uint64_t written_before = 0;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     written_before = stats_.writes;
   }
   bool complete = true;
@@ -572,7 +583,7 @@ bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::Ret
     {
       // The batch was planned for a wish and a listing: a capability learnt from an
       // earlier write's answer, or a relist, makes the rest stale; plan again.
-      std::lock_guard lock(mu_);
+      sync::MutexLock lock(mu_);
       if (!WishWritable() || relist_) {
         complete = false;
         break;
@@ -585,7 +596,7 @@ bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::Ret
   }
   bool wrote = false;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     if (!writes.empty()) dirty_ = true;  // check the result: nothing more to write?
     wrote = stats_.writes != written_before;
     // The spacing counts from a pool's whole update; one broken off halfway is not held
@@ -598,9 +609,9 @@ bool SlicePublisher::WriteBatch(const std::vector<SliceWrite>& writes, kube::Ret
   const bool failed_here = !ok && failed.code != 409;
   if (wrote) retry.Succeeded();  // a 2xx, not a 404 of a slice already gone
   if (failed_here) retry.Failed(clock_.Now(), failed, kube::Pace::kUrgent);
-  std::lock_guard lock(mu_);
+  sync::MutexLock lock(mu_);
   turns_.BatchEnded(answered, failed_here ? std::optional(failed) : std::nullopt);
-  changed_.notify_all();
+  clock_.NotifyAll(changed_);
   return true;
 }
 

@@ -76,6 +76,7 @@
 #include "pkg/kube/retry_schedule.h"
 #include "pkg/kube/thread_clock.h"
 #include "pkg/rate/cell_rate_limiter.h"
+#include "pkg/sync/mutex.h"
 
 namespace rdmadp::dra {
 
@@ -97,6 +98,9 @@ struct PublisherOptions {
   // The time of every wait and deadline of the publisher's (null: steady_clock); fleet_bench
   // runs its steady wave on a faster one. Must outlive the publisher.
   const kube::ThreadClock* clock = nullptr;
+  // Makes each of the two threads' transports (null: kube::RestClient over `api`); tests
+  // pass an in-process API server whose waits are on `clock` (test/support/fake_slice_api.h).
+  std::function<absl::StatusOr<std::unique_ptr<kube::ApiTransport>>()> connect;
 };
 
 inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
@@ -139,8 +143,8 @@ class SlicePublisher {
   // caller heard of a change (and lacking the pools that depend on it) never deletes their
   // slices. Without on_capabilities, wishes do not depend on them and `assumed` is unused.
   void Publish(std::vector<WantedPool> wanted,
-               std::optional<ServerCapabilities> assumed = std::nullopt);
-  PublisherStats stats() const;
+               std::optional<ServerCapabilities> assumed = std::nullopt) ABSL_LOCKS_EXCLUDED(mu_);
+  PublisherStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   explicit SlicePublisher(PublisherOptions options);
@@ -160,8 +164,9 @@ class SlicePublisher {
   // The writer (its thread).
   void WriteLoop();
   // Waits until the writer has something to do: true to probe, false to reconcile and write
-  // (or when stopping). Requires mu_ held in `lock`.
-  bool AwaitWork(std::unique_lock<std::mutex>& lock, const kube::RetrySchedule& retry);
+  // (or when stopping).
+  bool AwaitWork(sync::MutexLock& lock, const kube::RetrySchedule& retry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The capability probe (and the owner reference, once); false when stopping.
   bool ProbeOnce(kube::RetrySchedule& retry);
   // Sends `writes` (each within the write budget) until one fails or the plan goes stale;
@@ -176,8 +181,8 @@ class SlicePublisher {
   // Waits for a token of the write budget; false when stopping.
   bool TakeWriteToken();
   // A wish that may be written now: there is one, the capabilities are known and it was made
-  // for them. Requires mu_.
-  bool WishWritable() const;
+  // for them.
+  bool WishWritable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Learns the fields the server dropped from `written`, given its answer.
   void LearnDropped(const nlohmann::json& written, const nlohmann::json& answer);
 
@@ -188,37 +193,42 @@ class SlicePublisher {
   // from the capability probe (else from a write, which is then not rewritten for them).
   void ReportDropped(const std::vector<std::string>& paths, bool probe);
   void Problem(const std::string& line);
-  // turns_.WatcherAnswered / WatcherAsking, notifying as they say. Require mu_.
-  void WatcherAnswered(bool away);
-  void WatcherAsking(bool asking);
+  // turns_.WatcherAnswered / WatcherAsking, notifying as they say.
+  void WatcherAnswered(bool away) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WatcherAsking(bool asking) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const PublisherOptions options_;
   const kube::ThreadClock& clock_;
-  std::unique_ptr<kube::RestClient> watch_client_;  // the watcher's (Cancel: the writer's 409)
-  std::unique_ptr<SliceWriter> writes_;             // the writer's
+  std::unique_ptr<kube::ApiTransport> watch_client_;  // the watcher's (Cancel: the writer's 409)
+  std::unique_ptr<SliceWriter> writes_;               // the writer's
 
-  // From here to the threads, everything is under mu_; the comment names the thread that
-  // changes it.
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  bool stopping_ = false;  // the destructor's
-  bool dirty_ = true;      // reconcile due: a wish, a watch event, a list, a write's answer
-  bool relist_ = true;     // the watcher must list first (set by both: a 410, the writer's 409)
-  uint64_t relist_requests_ = 0;  // the writer's 409s (each cancels the watcher's call)
+  // From here to the threads, everything is under mu_ (the compiler checks it:
+  // pkg/sync/mutex.h); the comment names the thread that changes it.
+  mutable sync::Mutex mu_;
+  std::condition_variable changed_;             // waited on and notified through clock_
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // the destructor's
+  // Reconcile due: a wish, a watch event, a list, a write's answer.
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;
+  // The watcher must list first (set by both: a 410, the writer's 409).
+  bool relist_ ABSL_GUARDED_BY(mu_) = true;
+  // The writer's 409s (each cancels the watcher's call).
+  uint64_t relist_requests_ ABSL_GUARDED_BY(mu_) = 0;
   struct Wish {
     std::vector<WantedPool> pools;
     std::optional<ServerCapabilities> assumed;  // the caller's stamp (Publish)
   };
-  std::optional<Wish> wish_;  // Publish's (the caller's thread)
-  SliceCache cache_;          // the watcher's, and the answers to the writer's writes
-  OutageTurns turns_;         // both threads': who talks to a server that is away
-  UpdateSpacing spacing_;     // the writer's
-  ServerFields fields_;       // the writer's: the probe and write answers
+  std::optional<Wish> wish_ ABSL_GUARDED_BY(mu_);  // Publish's (the caller's thread)
+  // The watcher's, and the answers to the writer's writes.
+  SliceCache cache_ ABSL_GUARDED_BY(mu_);
+  OutageTurns turns_ ABSL_GUARDED_BY(mu_);      // both threads': who talks to a server away
+  UpdateSpacing spacing_ ABSL_GUARDED_BY(mu_);  // the writer's
+  ServerFields fields_ ABSL_GUARDED_BY(mu_);    // the writer's: the probe and write answers
   // The hard ceiling on writes (the writer's): kWriteBurst at once, then one a second.
-  rate::CellRateLimiter write_budget_{kWriteBurst, kWriteInterval};
-  std::string last_problem_;
-  std::set<std::string> said_;  // problem lines told since something last worked
-  PublisherStats stats_;
+  rate::CellRateLimiter write_budget_ ABSL_GUARDED_BY(mu_){kWriteBurst, kWriteInterval};
+  std::string last_problem_ ABSL_GUARDED_BY(mu_);
+  // Problem lines told since something last worked.
+  std::set<std::string> said_ ABSL_GUARDED_BY(mu_);
+  PublisherStats stats_ ABSL_GUARDED_BY(mu_);
 
   std::thread watcher_;
   std::thread writer_;

@@ -41,7 +41,7 @@ std::string_view Verb(SliceWrite::Kind kind) {
   return "?";
 }
 
-SliceWriter::SliceWriter(std::unique_ptr<kube::RestClient> client, std::string node_name)
+SliceWriter::SliceWriter(std::unique_ptr<kube::ApiTransport> client, std::string node_name)
     : client_(std::move(client)), node_name_(std::move(node_name)) {}
 
 std::optional<std::string> SliceWriter::ReadOwnerOnce() {

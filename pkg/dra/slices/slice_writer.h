@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "pkg/dra/slices/slice_reconciler.h"
-#include "pkg/kube/rest_client.h"
+#include "pkg/kube/api_transport.h"
 
 namespace rdmadp::dra {
 
@@ -31,7 +31,7 @@ class SliceWriter {
  public:
   using Answer = absl::StatusOr<kube::HttpResponse>;
 
-  SliceWriter(std::unique_ptr<kube::RestClient> client, std::string node_name);
+  SliceWriter(std::unique_ptr<kube::ApiTransport> client, std::string node_name);
 
   // Reads this node's object for the owner reference, the first time it is called only.
   // Returns the problem when that failed (slices then go without it).
@@ -45,7 +45,7 @@ class SliceWriter {
   void Shutdown() { client_->Shutdown(); }
 
  private:
-  const std::unique_ptr<kube::RestClient> client_;
+  const std::unique_ptr<kube::ApiTransport> client_;
   const std::string node_name_;
   nlohmann::json owner_;  // null until the node is read
   bool owner_read_ = false;
