@@ -6,7 +6,7 @@
 #  - the shared rooms (rpc, frontend) include neither front end;
 #  - only main reads the command line: no room of pkg/ but pkg/cli includes pkg/cli;
 #  - no room holds more than 15 % of pkg/'s lines (a room: a directory's own .h and .cpp
-#    files; pkg/dra's roles are rooms of their own: slices, kubelet, prepare, render);
+#    files; pkg/dra's roles are rooms of their own: view, slices, kubelet, prepare, render);
 #  - the repository is whole: no tracked symlink is absolute or leaves it (one to a
 #    developer's node_modules was once committed; a clone then pointed at another tree).
 # Fails with one line per broken rule.

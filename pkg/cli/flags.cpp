@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <set>
 
@@ -39,6 +40,22 @@ absl::StatusOr<bool> ParseBool(std::string_view flag, std::string_view v) {
 absl::Status NonEmpty(std::string_view flag, std::string_view v) {
   if (v.empty()) return absl::InvalidArgumentError(Cat("-", flag, ": must not be empty"));
   return absl::OkStatus();
+}
+
+// A flag that takes one of a few words: OK when `value` is among `allowed`, else the usage
+// error listing them as a sentence ("use debug, info, warning or error"). It quotes
+// `as_typed` when given: a value normalised before the check is shown as the user wrote it.
+absl::Status OneOf(std::string_view flag, std::string_view value,
+                   std::initializer_list<std::string_view> allowed,
+                   std::optional<std::string_view> as_typed = std::nullopt) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return absl::OkStatus();
+  std::string words;
+  for (size_t i = 0; i < allowed.size(); ++i) {
+    if (i > 0) words += i + 1 == allowed.size() ? " or " : ", ";
+    words += allowed.begin()[i];
+  }
+  return absl::InvalidArgumentError(
+      Cat("invalid value \"", as_typed.value_or(value), "\" for -", flag, ": use ", words));
 }
 
 std::function<absl::Status(Options&, std::string_view)> SetString(std::string Options::*field,
@@ -331,29 +348,22 @@ const std::vector<FlagSpec>& Specs() {
          std::string level(v);
          for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
          if (level == "warn") level = "warning";
-         if (level != "debug" && level != "info" && level != "warning" && level != "error") {
-           return absl::InvalidArgumentError(
-               Cat("invalid value \"", v, "\" for -log-level: use debug, info, warning or error"));
-         }
+         // `v` too: the error quotes the value as typed, not lowercased.
+         auto s = OneOf("log-level", level, {"debug", "info", "warning", "error"}, v);
+         if (!s.ok()) return s;
          o.log_level = level;
          return absl::OkStatus();
        }},
       {"log-format", "text|json", "Log line format.", ShowString(&Options::log_format),
        [](Options& o, std::string_view v) {
-         if (v != "text" && v != "json") {
-           return absl::InvalidArgumentError(
-               Cat("invalid value \"", v, "\" for -log-format: use text or json"));
-         }
+         if (auto s = OneOf("log-format", v, {"text", "json"}); !s.ok()) return s;
          o.log_format = std::string(v);
          return absl::OkStatus();
        }},
       {"output", "table|json", "Output format of the discover command.",
        ShowString(&Options::output),
        [](Options& o, std::string_view v) {
-         if (v != "table" && v != "json") {
-           return absl::InvalidArgumentError(
-               Cat("invalid value \"", v, "\" for -output: use table or json"));
-         }
+         if (auto s = OneOf("output", v, {"table", "json"}); !s.ok()) return s;
          o.output = std::string(v);
          return absl::OkStatus();
        }},

@@ -15,7 +15,7 @@ bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
 // newline (a flag value, render --gpu-device-class) still gives a one-line error.
 std::string Shown(char c) {
   const auto u = static_cast<unsigned char>(c);
-  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+  if (u >= 0x20 && u < 0x7f) return Cat(std::string_view(&c, 1));
   static constexpr char kHex[] = "0123456789abcdef";
   return Cat("\\x", kHex[u >> 4], kHex[u & 0xf]);
 }

@@ -222,6 +222,10 @@ void DraFrontEnd::StartApi() {
 std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view) {
   std::map<std::string, std::string> wanted;
   for (const auto& spec : view.cdi_specs) wanted[spec.file_name] = spec.json;
+  // A spec wanted again is written below, never removed: its pending removal is dropped
+  // (it is in no specs_written_, so it is written whatever the file holds).
+  std::erase_if(cdi_unremoved_, [&](const std::string& name) { return wanted.count(name) != 0; });
+  RetryCdiRemovals();  // at every Publish (every rescan) at the latest
   if (!stale_specs_checked_) {
     // Specs of HCAs gone while the plugin was down: nobody else removes them (docs/dra.md,
     // "Using it"). Only this front end's own file names are touched.
@@ -229,7 +233,7 @@ std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view
     for (const std::string& name : fd::ListDir(options_.cdi_spec_dir)) {
       if (!name.starts_with("k8s-rdma-shared-dp_dra_") || !name.ends_with(".json")) continue;
       if (wanted.count(name) != 0) continue;
-      if (cdi::RemoveSpec(options_.cdi_spec_dir, name).ok()) {
+      if (RemoveCdiSpec(name)) {
         log::Info(Cat("DRA: removed the CDI spec of an HCA no longer published: ",
                       options_.cdi_spec_dir, "/", name));
       }
@@ -254,10 +258,60 @@ std::map<std::string, std::string> DraFrontEnd::SyncCdiSpecs(const DraView& view
       ++it;
       continue;
     }
-    (void)cdi::RemoveSpec(options_.cdi_spec_dir, it->first);
+    // Not written any more either way: one that stays is in cdi_unremoved_ until it goes.
+    RemoveCdiSpec(it->first);
     it = specs_written_.erase(it);
   }
+  ArmCdiRetry();
   return unwritable;
+}
+
+bool DraFrontEnd::RemoveCdiSpec(const std::string& name) {
+  const absl::Status st = cdi::RemoveSpec(options_.cdi_spec_dir, name);
+  if (st.ok()) {
+    if (cdi_unremoved_.erase(name) != 0) {
+      log::Info(Cat("DRA: the stale CDI spec ", options_.cdi_spec_dir, "/", name,
+                    " could be removed at last"));
+    }
+    return true;
+  }
+  // Said when it starts failing, not at every retry nor for every errno it goes through (an
+  // EBUSY, then an EACCES): once per file until it is removed or wanted again. Nothing that
+  // serves is touched: the spec names a device no longer published, which no claim names.
+  if (cdi_unremoved_.insert(name).second) {
+    host_.ReportProblem(log::Level::kError, "cdi",
+                        Cat("DRA front end: ", std::string(st.message()),
+                            "; it names a device no longer published: tried again at every "
+                            "rescan and with back-off until it is removed"),
+                        {.resource = options_.driver, .hca = {}, .event = "cdi"});
+  }
+  return false;
+}
+
+void DraFrontEnd::RetryCdiRemovals() {
+  // A copy: RemoveCdiSpec erases what it removes.
+  for (const std::string& name : std::set<std::string>(cdi_unremoved_)) RemoveCdiSpec(name);
+}
+
+void DraFrontEnd::ArmCdiRetry() {
+  if (cdi_unremoved_.empty()) {
+    if (cdi_retry_armed_) cdi_retry_->Disarm();
+    cdi_retry_armed_ = false;
+    cdi_backoff_.Reset();  // the next failure starts over at 1 s
+    return;
+  }
+  if (cdi_retry_armed_) return;  // a rescan's retry does not put the timer's off
+  if (!cdi_retry_) {
+    cdi_retry_ = host_.Loop().NewAlarm([this] {
+      cdi_retry_armed_ = false;
+      // Stopped (created_ false): the next Apply's Publish tries again and re-arms.
+      if (host_.Stopping() || !created_) return;
+      RetryCdiRemovals();
+      ArmCdiRetry();
+    });
+  }
+  cdi_retry_->ArmOnce(cdi_backoff_.Next());
+  cdi_retry_armed_ = true;
 }
 
 void DraFrontEnd::PublishHealth() {

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "pkg/dra/kubelet/dra_server.h"
-#include "pkg/dra/slices/dra_view.h"
 #include "pkg/dra/slices/slice_publisher.h"
+#include "pkg/dra/view/dra_view.h"
 #include "pkg/frontend/front_end.h"
 #include "pkg/frontend/registration_timer.h"
 #include "pkg/kube/backoff.h"
@@ -120,7 +120,17 @@ class DraFrontEnd final : public frontend::FrontEnd {
   // stops when the last goes.
   void ServeWhileWanted(bool wanted);
   // Writes the view's CDI specs; answers those that could not be written (file -> why).
+  // Removes those no longer wanted, and tries again those that could not be removed before.
   std::map<std::string, std::string> SyncCdiSpecs(const DraView& view);
+  // Removes the spec file `name`, no longer wanted. One that cannot be removed (EACCES,
+  // EBUSY, EROFS: a directory read-only for a while) is remembered in cdi_unremoved_ and
+  // reported once, until it is removed or wanted again; true when it is gone.
+  bool RemoveCdiSpec(const std::string& name);
+  // Tries the removals of cdi_unremoved_ again.
+  void RetryCdiRemovals();
+  // Arms cdi_retry_ (with back-off) while a removal is pending, unless it is armed already;
+  // disarms it and resets the back-off when none is.
+  void ArmCdiRetry();
   // Creates the API clients and the slice publisher (retried with back-off until it works).
   void StartApi();
   void PublishHealth();
@@ -152,6 +162,13 @@ class DraFrontEnd final : public frontend::FrontEnd {
   std::unique_ptr<loop::Alarm> heartbeat_;
   std::unique_ptr<SlicePublisher> publisher_;
   std::map<std::string, std::string> specs_written_;  // CDI spec file name -> content
+  // CDI specs no longer wanted whose removal failed: a stale spec would otherwise stay on
+  // the node for ever. Tried again at every Publish and on cdi_retry_, 1 s doubling to 30 s,
+  // jittered; dropped when removed or wanted again (the write path writes it then).
+  std::set<std::string> cdi_unremoved_;
+  std::unique_ptr<loop::Alarm> cdi_retry_;
+  bool cdi_retry_armed_ = false;  // so a rescan's retry never puts the timer's off
+  kube::Backoff cdi_backoff_{std::chrono::seconds(1), std::chrono::seconds(30)};
   std::string health_key_;  // what the last health list said, timestamps left out
   bool active_ = false;     // serving: some entry uses the DRA front end
 };

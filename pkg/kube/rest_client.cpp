@@ -288,20 +288,31 @@ void RestClient::Prepare(std::string_view method, const std::string& path, const
   }
 }
 
-absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const std::string& path,
-                                                  const std::string& body, bool force_token,
-                                                  std::chrono::milliseconds timeout) {
+absl::StatusOr<void*> RestClient::PrepareRequest(std::string_view method, const std::string& path,
+                                                 const std::string& body, bool force_token) {
   const CurlLib& c = **CurlLib::Get();
   auto token = Token(force_token);
   if (!token.ok()) return token.status();
   if (auto ca = CheckCaFile(); !ca.ok()) return ca;
+  // Built only once both checks passed, so a failed one leaves nothing to free. libcurl
+  // copies each string but reads the list itself during the transfer: the caller frees it.
   curl_slist* headers = nullptr;
   const std::string auth = "Authorization: Bearer " + *token;
   headers = c.slist_append(headers, auth.c_str());
   headers = c.slist_append(headers, "Accept: application/json");
   if (!body.empty()) headers = c.slist_append(headers, "Content-Type: application/json");
+  Prepare(method, path, body, *token, headers);
+  return static_cast<void*>(headers);
+}
+
+absl::StatusOr<HttpResponse> RestClient::CallOnce(std::string_view method, const std::string& path,
+                                                  const std::string& body, bool force_token,
+                                                  std::chrono::milliseconds timeout) {
+  const CurlLib& c = **CurlLib::Get();
+  auto prepared = PrepareRequest(method, path, body, force_token);
+  if (!prepared.ok()) return prepared.status();
+  auto* headers = static_cast<curl_slist*>(*prepared);
   const std::string m(method);
-  Prepare(m, path, body, *token, headers);
   HttpResponse response;
   CurlCallbacks::Sink sink;
   sink.body = &response.body;
@@ -345,14 +356,9 @@ absl::StatusOr<long> RestClient::Stream(const std::string& path,
                                         const std::function<void()>& on_open) {
   const CurlLib& c = **CurlLib::Get();
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto token = Token(attempt > 0);
-    if (!token.ok()) return token.status();
-    if (auto ca = CheckCaFile(); !ca.ok()) return ca;
-    curl_slist* headers = nullptr;
-    const std::string auth = "Authorization: Bearer " + *token;
-    headers = c.slist_append(headers, auth.c_str());
-    headers = c.slist_append(headers, "Accept: application/json");
-    Prepare("GET", path, "", *token, headers);
+    auto prepared = PrepareRequest("GET", path, "", attempt > 0);
+    if (!prepared.ok()) return prepared.status();
+    auto* headers = static_cast<curl_slist*>(*prepared);
     std::string unused;
     CurlCallbacks::Sink sink;
     sink.body = &unused;

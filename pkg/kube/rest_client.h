@@ -98,6 +98,9 @@ class RestClient final : public ApiTransport {
   // Sets up the handle for one transfer of `method` `path`.
   void Prepare(std::string_view method, const std::string& path, const std::string& body,
                const std::string& token, void* headers);
+  // Token, CA check, auth and JSON headers, then Prepare(); the caller frees the curl_slist*.
+  absl::StatusOr<void*> PrepareRequest(std::string_view method, const std::string& path,
+                                       const std::string& body, bool force_token);
   absl::StatusOr<HttpResponse> CallOnce(std::string_view method, const std::string& path,
                                         const std::string& body, bool force_token,
                                         std::chrono::milliseconds timeout);

@@ -26,7 +26,9 @@ ProcessView ReadProcess(double start_time_seconds) {
   }
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
-    auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+    auto secs = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
     p.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   }
   const struct mallinfo2 heap = ::mallinfo2();

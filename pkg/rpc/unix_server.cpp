@@ -59,7 +59,7 @@ std::string WhyNotListening(const std::string& socket) {
 UnixServer::UnixServer(std::vector<std::string> paths)
     : paths_(std::move(paths)), inodes_(paths_.size(), 0) {}
 
-absl::StatusOr<std::unique_ptr<UnixServer>> UnixServer::Start(UnixServerSpec spec) {
+absl::StatusOr<std::unique_ptr<UnixServer>> UnixServer::Start(const UnixServerSpec& spec) {
   for (const std::string& path : spec.socket_paths) {
     if (auto ready = PrepareSocketPath(path); !ready.ok()) return ready;
   }

@@ -37,7 +37,7 @@ class UnixServer {
  public:
   // Checks every socket's directory, replaces stale files of ours, listens and publishes.
   // One line naming the fix on failure (a missing or unwritable directory).
-  static absl::StatusOr<std::unique_ptr<UnixServer>> Start(UnixServerSpec spec);
+  static absl::StatusOr<std::unique_ptr<UnixServer>> Start(const UnixServerSpec& spec);
   // Shuts down within a short grace period (the owner ended its streams first: the grace
   // only bounds a peer that stopped reading), drains the queue, removes its socket files.
   ~UnixServer();

@@ -2,16 +2,20 @@
 // temporary directory) against the fake kube-apiserver over real TLS. What lives only in the
 // front end is asserted on the server's objects and the front end's metrics view: the
 // device model gated on what the server keeps, and HCAs whose CDI spec cannot be written
-// published tainted.
+// published tainted, and a CDI spec no longer wanted that cannot be removed tried again until
+// it is.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pkg/config/config.h"
 #include "pkg/dra/front_end.h"
@@ -27,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FakeApiServer;
+using testing::FakeFunction;
 using testing::FakeHost;
 using testing::FakeNode;
 
@@ -83,6 +88,48 @@ class DraInProcess : public ::testing::TestWithParam<std::string> {
     metrics::View view;
     front_end_->Collect(view);
     return view.dra.value_or(metrics::DraView{});
+  }
+  // An Apply of `config_text` over the node as it is now, as a rescan makes.
+  void Rescan(const std::string& config_text) {
+    auto loaded = config::ParseConfig(config_text);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    front_end_->Apply(loaded->config, sysfs::Scanner(node_.sysfs_root(), node_.dev_root()).Scan(),
+                      "rescan");
+  }
+  // What the front end reported as class "cdi", in order.
+  std::vector<std::string> CdiReports() const {
+    std::vector<std::string> out;
+    for (const auto& p : host_.problems()) {
+      if (p.error_class == "cdi") out.push_back(p.message);
+    }
+    return out;
+  }
+  // The CDI spec file of the HCA at PCI address `address`.
+  std::string SpecOf(const std::string& address) const {
+    return cdi_dir() + "/k8s-rdma-shared-dp_dra_" + HcaDeviceName(address) + ".json";
+  }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  static bool IsFile(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  }
+  static bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+  // Makes the spec at `path` one that cannot be removed, whoever the test runs as: root
+  // ignores a read-only directory's mode, but unlink() refuses a directory (EISDIR), so a
+  // non-empty directory of the same name stands in for the spec while the obstacle lasts.
+  void BlockRemoval(const std::string& path) {
+    ASSERT_EQ(::unlink(path.c_str()), 0) << path;
+    ASSERT_EQ(::mkdir(path.c_str(), 0755), 0) << path;
+    std::ofstream(path + "/obstacle") << "unlink() refuses a directory";
+  }
+  // The obstacle goes: the spec is a file again, holding `content`, and can be removed.
+  void UnblockRemoval(const std::string& path, const std::string& content) {
+    ASSERT_EQ(::unlink((path + "/obstacle").c_str()), 0) << path;
+    ASSERT_EQ(::rmdir(path.c_str()), 0) << path;
+    std::ofstream(path) << content;
   }
 
   testing::TempDir dir_;
@@ -151,6 +198,74 @@ TEST_P(DraInProcess, AnUnwritableCdiSpecIsPublishedTaintedUntilWritten) {
       "d.taints.length === 0)");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(Collect().cdi_problem, "");
+}
+
+// The spec of an HCA that left, which cannot be removed (EACCES, EBUSY, a read-only
+// directory for a while), is not forgotten: reported once as class "cdi", tried again at every
+// rescan and on the front end's own timer (1 s jittered to [0.5 s, 1 s], then 2 s to [1 s,
+// 2 s]), and removed by the first retry after the obstacle goes, without a rescan and with
+// nothing more reported. The HCA that stays keeps its spec.
+TEST_P(DraInProcess, AStaleCdiSpecThatCannotBeRemovedIsRetriedUntilRemoved) {
+  Start(kPerHca);
+  // The server's capabilities known first: no Publish of the publisher's own comes between
+  // the steps below, so only the rescans and the timer retry the removal.
+  auto r = RunUntil("slices.length === 1 && stats.creates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const std::string kept = SpecOf(FakeNode::ConnectX(0, 0, /*infiniband=*/true).address);
+  const std::string gone_hca = FakeNode::ConnectX(1, 0, /*infiniband=*/true).address;
+  const std::string gone = SpecOf(gone_hca);
+  ASSERT_TRUE(IsFile(kept)) << kept;
+  ASSERT_TRUE(IsFile(gone)) << gone;
+  const std::string stale = Read(gone);
+  BlockRemoval(gone);
+
+  node_.Remove(gone_hca);
+  Rescan(kPerHca);
+  EXPECT_TRUE(Exists(gone));  // could not be removed
+  EXPECT_THAT(CdiReports(), ::testing::ElementsAre(::testing::HasSubstr(gone)));
+  Rescan(kPerHca);                    // tried again, in vain: not said again
+  host_.scheduler().Advance(1000ms);  // the timer's first retry, by 1 s: in vain too
+  EXPECT_TRUE(Exists(gone));
+  EXPECT_EQ(CdiReports().size(), 1u);
+
+  UnblockRemoval(gone, stale);
+  // The second retry comes 1 s to 2 s after the first, which came 0.5 s to 1 s after the
+  // failed removal: not before 1.5 s in all, and by 3 s, with no rescan.
+  host_.scheduler().Advance(499ms);
+  EXPECT_TRUE(IsFile(gone));
+  host_.scheduler().Advance(1501ms);
+  EXPECT_FALSE(Exists(gone)) << "the stale spec is still there";
+  EXPECT_EQ(CdiReports().size(), 1u);  // nothing more said once it is removed
+  Rescan(kPerHca);
+  host_.scheduler().Advance(2000ms);
+  EXPECT_EQ(CdiReports().size(), 1u);
+  EXPECT_TRUE(IsFile(kept));
+}
+
+// A spec whose removal is pending and that is wanted again (its HCA back before a retry
+// removed it) is written, not removed: no retry takes it away afterwards.
+TEST_P(DraInProcess, AStaleCdiSpecWantedAgainIsWrittenNotRemoved) {
+  Start(kPerHca);
+  auto r = RunUntil("slices.length === 1 && stats.creates === 1");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const FakeFunction hca = FakeNode::ConnectX(1, 0, /*infiniband=*/true);
+  const std::string spec = SpecOf(hca.address);
+  ASSERT_TRUE(IsFile(spec)) << spec;
+  BlockRemoval(spec);
+  node_.Remove(hca.address);
+  Rescan(kPerHca);
+  EXPECT_EQ(CdiReports().size(), 1u);
+
+  const std::string old = "not what the front end writes";
+  UnblockRemoval(spec, old);
+  node_.Add(hca);
+  Rescan(kPerHca);
+  ASSERT_TRUE(IsFile(spec));
+  EXPECT_NE(Read(spec), old);         // written again
+  host_.scheduler().Advance(3000ms);  // past any retry the removal had
+  EXPECT_TRUE(IsFile(spec));
+  EXPECT_NE(Read(spec), old);
+  EXPECT_EQ(CdiReports().size(), 1u);
 }
 
 // An API client that cannot be created (the service-account token not mounted yet) is

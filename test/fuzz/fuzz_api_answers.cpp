@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/prepare/prepare_claim.h"
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/dra/slices/slice_reconciler.h"
 

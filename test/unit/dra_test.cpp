@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "pkg/dra/prepare/prepare.h"
-#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/prepare/prepare_claim.h"
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/kube/rest_client.h"

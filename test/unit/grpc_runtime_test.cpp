@@ -34,9 +34,23 @@ void TakeTwoLocksInBothOrders() {
   }
 }
 
+// Debian's Abseil aborts by default; one built with NDEBUG ignores cycles by default, and the
+// test below would pass there without PrepareGrpcRuntime. So each child first sets the mode
+// Debian's build starts in, and the control proves the scenario aborts without the fix.
+TEST_F(GrpcRuntime, LockOrderInversionAbortsWithTheDetectorOn) {
+  EXPECT_DEATH(
+      {
+        absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);
+        TakeTwoLocksInBothOrders();
+        std::exit(0);
+      },
+      "");
+}
+
 TEST_F(GrpcRuntime, LockOrderInversionDoesNotAbortAfterPrepare) {
   EXPECT_EXIT(
       {
+        absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);
         PrepareGrpcRuntime();
         TakeTwoLocksInBothOrders();
         std::exit(0);

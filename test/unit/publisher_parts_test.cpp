@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "pkg/dra/slices/outage_turns.h"
@@ -68,6 +69,30 @@ TEST(SliceCache, AnAnswerAfterTheWatchSawTheSliceGoDoesNotBringItBack) {
   EXPECT_TRUE(cache.slices().empty());
   cache.Written(Slice("b", "3", "n2"));  // not ours
   EXPECT_TRUE(cache.slices().empty());
+}
+
+TEST(SliceCache, PastTheCapTheOldestTombstoneGoesNotTheFirstByName) {
+  constexpr int kCap = 1024;  // kMaxTombstones in slice_cache.cpp
+  // Each name sorts before those deleted earlier: name order is the reverse of age, so
+  // evicting by name would drop the newest tombstones and keep the oldest.
+  const auto name = [](int i) { return "s" + std::to_string(20000 - i); };
+  SliceCache cache("n1", "d");
+  for (int i = 0; i <= kCap; ++i) cache.Apply("DELETED", Slice(name(i), std::to_string(i + 1)));
+  // One past the cap: only the first deleted lost its tombstone, so only its late answer is
+  // kept; every later one, the newest two included, is refused.
+  for (int i = 0; i <= kCap; ++i) cache.Written(Slice(name(i), "5000"));
+  ASSERT_EQ(cache.slices().size(), 1u);
+  EXPECT_EQ(cache.slices().begin()->first, name(0));
+  EXPECT_EQ(cache.slices().count(name(kCap - 1)), 0u);
+  EXPECT_EQ(cache.slices().count(name(kCap)), 0u);
+
+  // A name deleted again is new again: the oldest is now name(2), not name(1).
+  cache.Apply("DELETED", Slice(name(1), "5001"));
+  cache.Apply("DELETED", Slice(name(kCap + 1), "5002"));
+  cache.Written(Slice(name(1), "5003"));
+  EXPECT_EQ(cache.slices().count(name(1)), 0u);
+  cache.Written(Slice(name(2), "5003"));
+  EXPECT_EQ(cache.slices().count(name(2)), 1u);
 }
 
 SliceWrite Update(const std::string& pool, const std::string& name) {

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/prepare/prepare_claim.h"
 
 namespace rdmadp::dra {
 

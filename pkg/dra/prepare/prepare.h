@@ -1,6 +1,6 @@
 // The DRA driver's answers to the kubelet's NodePrepareResources and
 // NodeUnprepareResources: each claim is read from the API server and its allocation turned
-// into the CDI devices of our view (PrepareClaim, dra_view.h).
+// into the CDI devices of our view (PrepareClaim, prepare_claim.h).
 //
 // Threads: a DraServer worker's; one RestClient per worker, never shared.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "pkg/dra/kubelet/dra_server.h"
 #include "pkg/dra/prepare/claim_metadata.h"
-#include "pkg/dra/slices/dra_view.h"
+#include "pkg/dra/prepare/prepare_claim.h"
 #include "pkg/kube/rest_client.h"
 
 namespace rdmadp::dra {

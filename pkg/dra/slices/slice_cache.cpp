@@ -41,6 +41,7 @@ bool SliceCache::Ours(const nlohmann::json& object) const {
 void SliceCache::Replace(const nlohmann::json& items, std::string resource_version) {
   slices_.clear();
   deleted_.clear();
+  deleted_by_age_.clear();
   for (const auto& item : items) {
     if (!Ours(item)) continue;  // another node's or driver's: never ours to delete
     PublishedSlice s = FromObject(item);
@@ -58,8 +59,7 @@ bool SliceCache::Apply(const std::string& type, const nlohmann::json& object) {
   if (s.name.empty()) return false;
   if (type == "DELETED") {
     slices_.erase(s.name);
-    if (deleted_.size() >= kMaxTombstones) deleted_.erase(deleted_.begin());
-    deleted_.insert(s.name);
+    Tombstone(s.name);
   } else {
     Keep(std::move(s));
   }
@@ -71,6 +71,19 @@ void SliceCache::Written(const nlohmann::json& answer) {
   if (s.name.empty() || !Ours(answer)) return;
   if (deleted_.count(s.name) != 0) return;  // the watch saw it go meanwhile
   Keep(std::move(s));
+}
+
+void SliceCache::Tombstone(const std::string& name) {
+  auto [it, added] = deleted_.try_emplace(name, 0);
+  if (!added) {
+    deleted_by_age_.erase(it->second);  // deleted again: its age starts anew
+  } else if (deleted_.size() > kMaxTombstones) {
+    // deleted_by_age_ lacks the new name yet, so its first is the oldest other tombstone.
+    deleted_.erase(deleted_by_age_.begin()->second);
+    deleted_by_age_.erase(deleted_by_age_.begin());
+  }
+  it->second = ++deletions_;
+  deleted_by_age_.emplace(it->second, name);
 }
 
 void SliceCache::Keep(PublishedSlice slice) {

@@ -7,8 +7,8 @@
 // Pure; not thread-safe: the publisher's lock covers it (its watcher and writer share it).
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -39,6 +39,8 @@ class SliceCache {
   // An older resourceVersion never replaces a newer one (our own write's answer can come
   // before or after its watch event).
   void Keep(PublishedSlice slice);
+  // Adds (or renews) the name's tombstone, evicting the oldest past the cap.
+  void Tombstone(const std::string& name);
 
   const std::string node_name_;
   const std::string driver_;
@@ -46,8 +48,13 @@ class SliceCache {
   // Slices the watch saw deleted since the last list. The answer to our own write can come
   // after the watch's DELETED event for the same slice (the kubelet's wipe right after our
   // create); it must not bring the slice back. Names are generated, never reused, so a
-  // deleted name stays deleted; at most kMaxTombstones are kept.
-  std::set<std::string> deleted_;
+  // deleted name stays deleted. At most kMaxTombstones (slice_cache.cpp) are kept; past that
+  // the oldest goes first, age being the order of the DELETED events (a name deleted again
+  // is new again). Not by name: the newest tombstone guards the answers most likely still on
+  // their way, and name order would as soon drop it as any other.
+  std::map<std::string, uint64_t> deleted_;         // name -> its DELETED event's number
+  std::map<uint64_t, std::string> deleted_by_age_;  // the same tombstones, oldest first
+  uint64_t deletions_ = 0;                          // the last number given
   std::string resource_version_;
 };
 

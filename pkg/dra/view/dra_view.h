@@ -72,22 +72,4 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
 // The CDI kind of the driver's HCA devices: "<driver>/hca".
 std::string HcaCdiKind(std::string_view driver);
 
-// One device the kubelet gets for a claim.
-struct PreparedDevice {
-  std::vector<std::string> request_names;
-  std::string request_ref;               // as allocated: "<request>" or "<request>/<subrequest>"
-  const DraDevice* published = nullptr;  // in the view PrepareClaim read (the caller holds it)
-  std::string pool;
-  std::string device;
-  std::vector<std::string> cdi_ids;
-  std::string share_id;  // KEP-5075 share, "" for a device allocated whole
-};
-
-// Prepares one claim from the ResourceClaim as the API server returned it: its UID must be
-// the one the kubelet names (a re-created claim is not the kubelet's), it must be
-// allocated, and each result for our driver must name a device we publish. Results for
-// other drivers are theirs. Stateless: the same claim prepares the same way every time.
-absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& claim,
-                                                         std::string_view uid, const DraView& view);
-
 }  // namespace rdmadp::dra
