@@ -31,6 +31,7 @@ EventLoop::EventLoop(UniqueFd epoll, UniqueFd wake)
     : epoll_(std::move(epoll)), wake_(std::move(wake)), thread_(std::this_thread::get_id()) {}
 
 absl::Status EventLoop::Add(int fd, Handler on_readable) {
+  AssertOnLoop(*this);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = fd;
@@ -49,13 +50,14 @@ std::unique_ptr<Alarm> EventLoop::NewAlarm(Handler on_fire) {
 }
 
 void EventLoop::Remove(int fd) {
+  AssertOnLoop(*this);
   ::epoll_ctl(epoll_.Get(), EPOLL_CTL_DEL, fd, nullptr);
   handlers_.erase(fd);
 }
 
 void EventLoop::Post(Handler fn) {
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     posted_.push_back(std::move(fn));
   }
   const uint64_t one = 1;
@@ -73,7 +75,7 @@ void EventLoop::DrainPosted() {
   (void)ignored;
   std::vector<Handler> work;
   {
-    std::lock_guard lock(mu_);
+    sync::MutexLock lock(mu_);
     work.swap(posted_);
   }
   for (auto& fn : work) fn();

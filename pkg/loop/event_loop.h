@@ -2,7 +2,9 @@
 // timerfd, netlink sockets and an eventfd through which other threads post work; the
 // Scheduler (scheduler.h) everything else sees.
 // Run() and every handler execute on the thread that called Run() (before Run(): the thread
-// that created the loop); only Post() and Quit() may be called from other threads. A
+// that created the loop); only Post() and Quit() may be called from other threads (Add,
+// Remove and the timers abort on another: AssertOnLoop; what Post() hands over is guarded by
+// a mutex the compiler checks, pkg/sync/mutex.h). A
 // descriptor the kernel refuses to watch or a timer it refuses to create is an error said
 // in the log, never a silent handler that never runs.
 #pragma once
@@ -19,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/loop/scheduler.h"
+#include "pkg/sync/mutex.h"
 
 namespace rdmadp::loop {
 
@@ -48,9 +51,9 @@ class EventLoop final : public Scheduler {
   UniqueFd epoll_;
   UniqueFd wake_;
   std::map<int, std::shared_ptr<Handler>> handlers_;
-  std::mutex mu_;
-  std::vector<Handler> posted_;
-  bool quit_ = false;
+  sync::Mutex mu_;
+  std::vector<Handler> posted_ ABSL_GUARDED_BY(mu_);
+  bool quit_ = false;                    // the loop thread's
   std::atomic<std::thread::id> thread_;  // the loop thread
 };
 

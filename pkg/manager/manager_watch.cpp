@@ -83,6 +83,7 @@ void Manager::OpenKernelEventSources() {
 }
 
 void Manager::TrackVerbsDevices() {
+  loop::AssertOnLoop(*loop_);  // VerbsEvents is the loop thread's (verbs_events.h)
   if (!verbs_) return;
   std::set<std::string> ibdevs;
   for (const sysfs::PciFunction* fn : SelectedFunctions()) {

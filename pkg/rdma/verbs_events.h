@@ -1,8 +1,10 @@
 // libibverbs asynchronous events (port ACTIVE/ERR, device fatal, ...) of the HCAs in the
 // pools, on real nodes. Each open device's async fd is watched by the event loop, so a port
 // change triggers a health check at once instead of at the next periodic rescan.
-// Loop thread only. Devices are matched by ibdev name; with no RDMA hardware (or a fake
-// sysfs tree) nothing is opened and libibverbs is not even loaded (verbs_lib.h).
+// Loop thread only (its one user, the manager, asserts it: Manager::TrackVerbsDevices, and
+// its descriptors' handlers run on the loop). Devices are matched by ibdev name; with no RDMA
+// hardware (or a fake sysfs tree) nothing is opened and libibverbs is not even loaded
+// (verbs_lib.h).
 #pragma once
 
 #include <functional>

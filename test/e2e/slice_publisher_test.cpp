@@ -1,7 +1,7 @@
 // The ResourceSlice publisher end to end against the fake kube-apiserver (real TLS, bearer
 // token, schema-checked writes, each release's validation): first publish, quiet while
 // nothing changes, the kubelet's wipe, token rotation, 401, bookmarks, what each release
-// keeps of a slice, broken answers. Counts are exact; waits are on the server's state
+// keeps of a slice. Counts are exact; waits are on the server's state
 // (FakeApiServer::Await), never on a clock. The rules in time (retry grids, Retry-After,
 // outages, 409/410, a half-open watch, the write budget) run on a clock the test holds:
 // test/unit/publisher_fake_time_test.cpp.
@@ -20,7 +20,7 @@
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/text/cat.h"
 #include "test/support/fake_apiserver.h"
-#include "test/support/hca_fixture.h"
+#include "test/support/wanted_pool.h"
 
 namespace rdmadp::dra {
 namespace {
@@ -28,21 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::FakeApiServer;
 
-// `n` HCAs in pool "a" (64 a slice), the first `down` of them with their port down.
-WantedPool Wanted(int n, const std::string& resource = "a", int down = 0) {
-  pool::PoolModel p;
-  p.resource.resource_name = resource;
-  p.resource.rdma_hca_max = 16;
-  for (int i = 0; i < n; ++i) {
-    char address[32];
-    std::snprintf(address, sizeof address, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    p.hcas.push_back(testing::ConnectXHca(address, 0, /*healthy=*/i >= down));
-  }
-  SliceContext ctx;
-  ctx.driver = "rdma.example.com";
-  ctx.node_name = "n1";
-  return {PoolName(ctx, p.resource), RenderResourceSlices(p, ctx)};
-}
+using testing::Wanted;
 
 // A publisher for node n1 of driver rdma.example.com against `api`; problems and info lines
 // go to the callbacks.
@@ -375,46 +361,6 @@ INSTANTIATE_TEST_SUITE_P(Releases, PublisherOnRelease,
                            name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
                            return name;
                          });
-
-// List and watch answers of the wrong shape aborted the process (json type_error on the
-// watch thread); a list carrying other nodes' or drivers' slices made us delete them. Now
-// each bad answer is a problem line, foreign slices are ignored, and publishing goes on
-// (docs/reliability.md, "Crash, hang, flood").
-TEST_F(Publisher, MalformedAndForeignAnswersAreNeitherCrashesNorDeletes) {
-  const std::string list = "resourceslices?fieldSelector";
-  api_.Admin("/fault", {{"method", "GET"}, {"match", list}, {"body", "<html>proxy error</html>"}});
-  api_.Admin("/fault", {{"method", "GET"}, {"match", list}, {"body", R"({"items": 5})"}});
-  const nlohmann::json foreign = {
-      {"kind", "ResourceSliceList"},
-      {"metadata", {{"resourceVersion", "100"}}},
-      {"items",
-       {1,
-        "x",
-        {{"metadata", 7}},
-        {{"metadata", {{"name", "other-node"}, {"resourceVersion", "5"}}},
-         {"spec",
-          {{"nodeName", "n2"}, {"driver", "rdma.example.com"}, {"pool", {{"name", "n1/a"}}}}}},
-        {{"metadata", {{"name", "other-driver"}, {"resourceVersion", "6"}}},
-         {"spec",
-          {{"nodeName", "n1"}, {"driver", "gpu.example.com"}, {"pool", {{"name", "n1/a"}}}}}}}}};
-  api_.Admin("/fault", {{"method", "GET"}, {"match", list}, {"body", foreign.dump()}});
-  api_.Admin("/fault", {{"method", "GET"},
-                        {"match", "watch=true"},
-                        {"body",
-                         "{\"type\": 5}\n{\"type\": \"ADDED\", \"object\": []}\n"
-                         "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": 3}}}\n"}});
-  auto p = Start();
-  p->Publish({Wanted(1)});
-  // Three lists and a watch fail; the wish waits on them, so each retry is on the grid
-  // (kUrgentPeriod): within 4 x 9.5 s.
-  auto r = api_.Await("stats.creates === 1", 45s);
-  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
-  ExpectQuiet(1);
-  EXPECT_EQ(r["stats"]["deletes"], 0) << "foreign slices are never ours to delete";
-  EXPECT_EQ(r["stats"]["faultsServed"], 4);
-  const auto problems = Problems();
-  EXPECT_THAT(problems, ::testing::Contains(::testing::HasSubstr("the answer is not a list")));
-}
 
 }  // namespace
 }  // namespace rdmadp::dra

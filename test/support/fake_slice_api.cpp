@@ -593,7 +593,8 @@ absl::StatusOr<kube::HttpResponse> FakeSliceApi::Handle(Transport& from, const s
     const Fault f = *fault;
     if (--fault->count <= 0) faults_.erase(fault);
     ++stats_.faults_served;
-    answer = StatusAnswer(f.code, ReasonOf(f.code), Cat("injected ", f.code));
+    answer = f.body ? HttpResponse{f.code, *f.body, 0}
+                    : StatusAnswer(f.code, ReasonOf(f.code), Cat("injected ", f.code));
     // A 429 carries Retry-After as the real server's throttles send it.
     if (f.code == 429) answer.retry_after_seconds = f.retry_after;
     park = f.hold;
@@ -647,8 +648,19 @@ absl::StatusOr<long> FakeSliceApi::Stream(Transport& from, const std::string& ur
     // An answer, not a watch (RestClient::Stream): a non-200 body goes to on_line whole,
     // with the Retry-After of a 429.
     from.stream_retry_after_ = answer->code == 200 ? 0 : answer->retry_after_seconds;
-    if (answer->code == 200 && on_open) on_open();
-    if (answer->code != 200 || !answer->body.empty()) on_line(answer->body);
+    if (answer->code != 200) {
+      on_line(answer->body);
+      return answer->code;
+    }
+    // A 200 that is not a watch (a broken answer's body): its lines, as RestClient reads a
+    // stream, then the end.
+    if (on_open) on_open();
+    std::string_view rest = answer->body;
+    while (!rest.empty()) {
+      const size_t end = std::min(rest.find('\n'), rest.size());
+      if (end > 0 && !on_line(rest.substr(0, end))) break;
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
     return answer->code;
   }
   from.stream_retry_after_ = 0;

@@ -11,7 +11,8 @@
 // Mirrors fake_apiserver.mjs:
 //  - handle(): a request is first counted and logged, then /outage answers 503, then an
 //    injected fault (/fault: first match by method and URL substring, `count` times; 429
-//    carries Retry-After; `hold` parks it until Release()) answers, then the route;
+//    carries Retry-After; `hold` parks it until Release(); `body` is a broken answer)
+//    answers, then the route;
 //  - list: items of the field selector (spec.nodeName, spec.driver) and the server's
 //    resourceVersion; watch: 200, then the events after `resourceVersion` (ERROR 410 when it
 //    is older than the compacted revision), then live events, bookmarks when asked for, the
@@ -66,12 +67,15 @@ class FakeSliceApi {
 
   // The admin API of fake_apiserver.mjs.
   struct Fault {
-    std::string method;  // "" = any
-    std::string match;   // a substring of the URL ("" = any)
+    std::string method{};  // "" = any
+    std::string match{};   // a substring of the URL ("" = any)
     long code = 500;
     int count = 1;
     int retry_after = 1;  // seconds, sent with a 429 only (as the JavaScript server does)
     bool hold = false;    // answered only at Release()
+    // A broken answer (fake_apiserver.mjs brokenAnswer with `body`): this text, as it is, with
+    // `code` (give 200 for a broken success); on a watch, each line of it as an event line.
+    std::optional<std::string> body{};
   };
   void AddFault(Fault fault);                                    // POST /fault
   int Wipe(const std::map<std::string, std::string>& selector);  // POST /wipe; deleted count

@@ -4,6 +4,7 @@
 // its timeoutSeconds, a silent one at the transport's idle limit, a held answer at Release().
 #include "test/support/fake_slice_api.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -471,6 +472,33 @@ TEST(FakeSliceApi, A429FaultCarriesItsRetryAfter) {
   EXPECT_EQ(*code, 503);
   EXPECT_EQ(t->stream_retry_after_seconds(), 0);
   EXPECT_EQ(api.stats().faults_served, 3u);
+}
+
+// fake_apiserver.mjs brokenAnswer: a body sent as it is, with the code given; a watch's
+// broken body is read as a stream's lines.
+TEST(FakeSliceApi, ABrokenAnswerIsSentAsItIs) {
+  ManualClock clock(0);
+  FakeSliceApi api(clock);
+  auto t = api.Connect();
+  api.AddFault({.method = "GET", .match = "fieldSelector", .code = 200, .body = "<html>"});
+  const auto list = Answer(t->Call("GET", Cat(kSlices, "?fieldSelector=x")));
+  EXPECT_EQ(list.code, 200);
+  EXPECT_EQ(list.body, "<html>");
+  api.AddFault({.method = "GET", .match = "watch=true", .code = 200, .body = "a\n\nb\n"});
+  std::vector<std::string> lines;
+  bool opened = false;
+  auto code = t->Stream(
+      Cat(kSlices, "?watch=true"),
+      [&](std::string_view line) {
+        lines.emplace_back(line);
+        return true;
+      },
+      [&] { opened = true; });
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 200);
+  EXPECT_TRUE(opened);
+  EXPECT_THAT(lines, ::testing::ElementsAre("a", "b"));
+  EXPECT_EQ(api.stats().faults_served, 2u);
 }
 
 TEST(FakeSliceApi, AnOutageAnswers503AndCutsTheOpenWatches) {

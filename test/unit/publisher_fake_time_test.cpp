@@ -4,10 +4,11 @@
 // update spacing, at the real periods (9.5 s, 30 s, 90 s, 120 s), each request's time exact.
 // A suite that waited out those periods in real time took minutes; this one takes well under
 // a second. What the JavaScript fake server adds (TLS, tokens, schema and per-release
-// validation, broken answers) stays in test/e2e/slice_publisher_test.cpp.
+// validation) stays in test/e2e/slice_publisher_test.cpp.
 //
 // These tests kept their names when they moved here from the end-to-end suite (CI's test
-// list is the same): Publisher.*, PublisherWatchFailing.*, PublisherHalfOpen.*.
+// list is the same: scripts/test-names.sh): Publisher.*, PublisherWatchFailing.*,
+// PublisherHalfOpen.*.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,7 +21,7 @@
 #include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/text/cat.h"
 #include "test/support/fake_slice_api.h"
-#include "test/support/hca_fixture.h"
+#include "test/support/wanted_pool.h"
 #include "test/support/manual_clock.h"
 
 namespace rdmadp::dra {
@@ -31,21 +32,7 @@ using testing::FakeSliceApi;
 using testing::ManualClock;
 using Request = FakeSliceApi::Request;
 
-// `n` HCAs in pool `resource` (64 a slice), the first `down` of them with their port down.
-WantedPool Wanted(int n, const std::string& resource = "a", int down = 0) {
-  pool::PoolModel p;
-  p.resource.resource_name = resource;
-  p.resource.rdma_hca_max = 16;
-  for (int i = 0; i < n; ++i) {
-    char address[32];
-    std::snprintf(address, sizeof address, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    p.hcas.push_back(testing::ConnectXHca(address, 0, /*healthy=*/i >= down));
-  }
-  SliceContext ctx;
-  ctx.driver = "rdma.example.com";
-  ctx.node_name = "n1";
-  return {PoolName(ctx, p.resource), RenderResourceSlices(p, ctx)};
-}
+using testing::Wanted;
 
 class Publisher : public ::testing::Test {
  protected:
@@ -536,6 +523,44 @@ TEST_F(Publisher, WritesBeyondTheBurstWaitForTheBudget) {
   ExpectQuiet(40);
   EXPECT_EQ(p->stats().budget_waits, 9u);  // 40 creates and the capability probe
   EXPECT_EQ((p->stats().writes_by_verb_code.at({"create", 201})), 40u);
+}
+
+// List and watch answers of the wrong shape aborted the process (json type_error on the
+// watch thread); a list carrying other nodes' or drivers' slices made us delete them. Now
+// each bad answer is a problem line, foreign slices are ignored, and publishing goes on
+// (docs/reliability.md, "Crash, hang, flood"). Three lists and a watch fail; the wish waits
+// on them, so each retry is on the grid (phase 0: every 9.5 s).
+TEST_F(Publisher, MalformedAndForeignAnswersAreNeitherCrashesNorDeletes) {
+  const std::string list = "resourceslices?fieldSelector";
+  api_.AddFault({.method = "GET", .match = list, .code = 200, .body = "<html>proxy error</html>"});
+  api_.AddFault({.method = "GET", .match = list, .code = 200, .body = R"({"items": 5})"});
+  const nlohmann::json foreign = {
+      {"kind", "ResourceSliceList"},
+      {"metadata", {{"resourceVersion", "100"}}},
+      {"items",
+       {1,
+        "x",
+        {{"metadata", 7}},
+        {{"metadata", {{"name", "other-node"}, {"resourceVersion", "5"}}},
+         {"spec",
+          {{"nodeName", "n2"}, {"driver", "rdma.example.com"}, {"pool", {{"name", "n1/a"}}}}}},
+        {{"metadata", {{"name", "other-driver"}, {"resourceVersion", "6"}}},
+         {"spec",
+          {{"nodeName", "n1"}, {"driver", "gpu.example.com"}, {"pool", {{"name", "n1/a"}}}}}}}}};
+  api_.AddFault({.method = "GET", .match = list, .code = 200, .body = foreign.dump()});
+  api_.AddFault({.method = "GET",
+                 .match = "watch=true",
+                 .code = 200,
+                 .body = "{\"type\": 5}\n{\"type\": \"ADDED\", \"object\": []}\n"
+                         "{\"type\": \"ADDED\", \"object\": {\"metadata\": {\"name\": 3}}}\n"});
+  auto p = Start(/*exact=*/true);
+  p->Publish({Wanted(1)});
+  clock_.Advance(4 * kube::kUrgentPeriod);
+  EXPECT_EQ(api_.stats().creates, 1u);
+  ExpectQuiet(1);
+  EXPECT_EQ(api_.stats().deletes, 0u) << "foreign slices are never ours to delete";
+  EXPECT_EQ(api_.stats().faults_served, 4u);
+  EXPECT_THAT(Problems(), ::testing::Contains(::testing::HasSubstr("the answer is not a list")));
 }
 
 // A half-open watch (the peer vanished without a FIN or RST, or answers keepalives with a
