@@ -21,8 +21,8 @@
 #include "pkg/dra/slices/slice_publisher.h"
 #include "pkg/text/cat.h"
 #include "test/support/fake_slice_api.h"
-#include "test/support/wanted_pool.h"
 #include "test/support/manual_clock.h"
+#include "test/support/wanted_pool.h"
 
 namespace rdmadp::dra {
 namespace {
