@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<ResourceServer>> ResourceServer::Start(ResourceSe
     spec.services.push_back(rs->watcher_service_.get());
   }
   spec.serve_calls = [raw = rs.get()](grpc::ServerCompletionQueue* cq) { raw->ServeCalls(cq); };
-  auto server = rpc::UnixServer::Start(std::move(spec));
+  auto server = rpc::UnixServer::Start(spec);
   if (!server.ok()) return server.status();
   rs->rpc_ = std::move(*server);
   return rs;

@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<DraServer>> DraServer::Start(DraServerOptions opt
   spec.socket_paths = {s->options_.endpoint_path, s->options_.registration_path};
   spec.services = {&s->v1_, &s->v1beta1_, &s->health_v1alpha1_, &s->health_v1_, &s->registration_};
   spec.serve_calls = [raw = s.get()](grpc::ServerCompletionQueue* cq) { raw->ServeCalls(cq); };
-  auto server = rpc::UnixServer::Start(std::move(spec));
+  auto server = rpc::UnixServer::Start(spec);
   if (!server.ok()) return server.status();
   s->rpc_ = std::move(*server);
   return s;
