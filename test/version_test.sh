@@ -7,6 +7,15 @@ src=$1
 binary=$2
 check="$src/scripts/version-check.sh"
 "$check" "$src" "$binary"
+# The build's date is its commit's (CMakeLists.txt): a date taken at configure time changed
+# at every configure and relinked the binary on every build, under running tests.
+stamp=$("$binary" --version)
+commit=$(sed -n 's/.*commit:\([^,]*\),.*/\1/p' <<< "$stamp")
+if git -C "$src" cat-file -e "$commit^{commit}" 2>/dev/null; then
+  want=$(TZ=UTC git -C "$src" log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd "$commit")
+  [ "$stamp" = "${stamp%date:*}date:$want" ] ||
+    { echo "FAIL: --version says '$stamp'; the date of commit $commit is $want"; exit 1; }
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
