@@ -4,7 +4,7 @@
 # SANITIZE (e.g. address,undefined: every target built with those sanitizers; CI builds so,
 # docs/development.md "CI"), OPT_FLAGS (the build type's optimisation and debug flags
 # instead of CMake's; "-O1 -g1" by default with SANITIZE, as the sanitizers' documentation
-# suggests).
+# suggests), LINKER (e.g. lld: -fuse-ld=lld for every program; CI links so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -13,6 +13,7 @@ BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 # Not RDMADP_*: the plugin reads those as its flags and warns of unknown ones.
 flags=()
 [ -z "${SANITIZE:-}" ] || flags+=("-DRDMADP_SANITIZE=$SANITIZE")
+[ -z "${LINKER:-}" ] || flags+=("-DRDMADP_LINKER=$LINKER")
 opt=${OPT_FLAGS:-${SANITIZE:+-O1 -g1}}
 if [ -n "$opt" ]; then
   upper=$(printf '%s' "$BUILD_TYPE" | tr '[:lower:]' '[:upper:]')

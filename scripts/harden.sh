@@ -5,7 +5,7 @@
 #   1. the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   2. the whole test suite built with ThreadSanitizer (gRPC itself is not instrumented:
 #      test/tsan.supp names each suppression and why); `tsan-ci` builds and runs only the
-#      unit and API suites (label unit_api), as CI does;
+#      in-process suites whose code runs on several threads (label threads), as CI does;
 #   3. every libFuzzer target (clang) for FUZZ_SECONDS each, from its seed corpus, printing
 #      executions and crashes. A crash input is written to build-fuzz/crashes/<target>/: keep
 #      it in test/fuzz/corpus/<target>/, where every build replays it as a test;
@@ -14,6 +14,7 @@
 #   FUZZ_SECONDS=60  time per fuzz target     JOBS=2  build parallelism
 #   PHASE=build|test  only build, or only run what an earlier PHASE=build built (.ci/run
 #                     builds one sanitizer's tree while the suites of another run)
+#   LINKER=lld        -fuse-ld= for every program (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${PHASE:-}" = test ] || ./scripts/install-deps.sh >/dev/null
@@ -33,7 +34,7 @@ suite() {  # suite <dir> <sanitizers> <build target> [ctest args...]
   # (docs/development.md, "CI").
   if [ "${PHASE:-}" != test ]; then
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" \
-      -DRDMADP_WERROR=OFF -DRDMADP_BENCHMARKS=OFF \
+      -DRDMADP_WERROR=OFF -DRDMADP_BENCHMARKS=OFF -DRDMADP_LINKER="${LINKER:-}" \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
     cmake --build "$dir" -j"$JOBS" --target "$target"
   fi
@@ -61,7 +62,7 @@ for step in "${steps[@]}"; do
     tsan-ci)
       echo "== TSan: the unit and API suites (CI)"
       TSAN_OPTIONS="suppressions=$PWD/test/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
-        suite build-tsan thread unit_and_api_suites -L unit_api
+        suite build-tsan thread threaded_suites -L threads
       ;;
     fuzz)
       echo "== libFuzzer: ${FUZZ_SECONDS} s per target"

@@ -36,6 +36,8 @@ packages=(
   runc
   # scripts/lint.sh (CI): the tree is formatted with Debian 12's clang-format 14.
   clang-format clang-tidy
+  # CI links its sanitizer builds with lld (LINKER=lld, scripts/build.sh).
+  lld
 )
 
 # The manifest tests run on Node.js (kubernetes-models validates against the API schema).

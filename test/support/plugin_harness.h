@@ -37,7 +37,13 @@ class PluginHarness {
   // Runs a command of the binary (discover, validate...) to completion against this
   // harness's config, node and /dev.
   RunResult RunCommand(std::vector<std::string> args) const;
-  std::string PluginLog() const { return ReadFileOrEmpty(log_path()); }
+  // The plugin's log; a plugin that never started says why instead (an empty log hid it).
+  std::string PluginLog() const {
+    if (plugin_ && !plugin_->spawn_error().empty()) {
+      return "(the plugin did not start: " + plugin_->spawn_error() + ")";
+    }
+    return ReadFileOrEmpty(log_path());
+  }
 
   // The plugin's metrics endpoint, when it was started with --metrics-address=127.0.0.1:0
   // (the port is read from its start-up line, waiting up to 5 s for it).

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -46,7 +47,11 @@ PluginProcess::PluginProcess(const std::string& binary, const std::vector<std::s
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  if (posix_spawn(&pid_, binary.c_str(), &actions, &attr, argv.data(), environ) != 0) pid_ = -1;
+  if (const int err = posix_spawn(&pid_, binary.c_str(), &actions, &attr, argv.data(), environ);
+      err != 0) {
+    pid_ = -1;
+    spawn_error_ = binary + ": posix_spawn: " + std::strerror(err);
+  }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (pid_ > 0) pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));

@@ -24,6 +24,8 @@ class PluginProcess {
   PluginProcess& operator=(const PluginProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Why the child did not start ("" when it did): posix_spawn's error, with the binary.
+  const std::string& spawn_error() const { return spawn_error_; }
   void Signal(int signo) const;
   // Exit status (or 128+signal) if the child exits within `timeout`.
   std::optional<int> WaitExit(std::chrono::milliseconds timeout);
@@ -32,6 +34,7 @@ class PluginProcess {
   pid_t pid_ = -1;
   int pidfd_ = -1;
   std::optional<int> status_;
+  std::string spawn_error_;
 };
 
 // Runs the binary to completion (for bad-config checks); returns exit status and stderr.
