@@ -22,6 +22,7 @@
 #include "pkg/fd/files.h"
 #include "pkg/kube/rest_client.h"
 #include "pkg/log/log.h"
+#include "pkg/loop/event_loop.h"
 #include "pkg/loop/malloc_setup.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"

@@ -20,12 +20,12 @@
 
 #include "absl/status/statusor.h"
 #include "pkg/fd/unique_fd.h"
-#include "pkg/loop/scheduler.h"
+#include "pkg/loop/fd_loop.h"
 #include "pkg/sync/mutex.h"
 
 namespace rdmadp::loop {
 
-class EventLoop final : public Scheduler {
+class EventLoop final : public FdLoop {
  public:
   using Handler = loop::Handler;
 
@@ -33,16 +33,16 @@ class EventLoop final : public Scheduler {
 
   // Calls `on_readable` whenever `fd` is readable. The fd must outlive the registration.
   // An error (the kernel's, with the fd) when epoll refuses it; nothing is registered then.
-  absl::Status Add(int fd, Handler on_readable);
-  void Remove(int fd);
+  absl::Status Add(int fd, Handler on_readable) override;
+  void Remove(int fd) override;
   // Thread-safe: runs `fn` on the loop thread soon.
   void Post(Handler fn) override;
   std::unique_ptr<Alarm> NewAlarm(Handler on_fire) override;
   Clock::time_point Now() const override { return Clock::now(); }
   bool OnLoop() const override;
   // Thread-safe: Run() returns after the current handler.
-  void Quit();
-  void Run();
+  void Quit() override;
+  void Run() override;
 
  private:
   EventLoop(UniqueFd epoll, UniqueFd wake);

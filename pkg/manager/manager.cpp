@@ -53,7 +53,7 @@ double WallSeconds() {
 
 }  // namespace
 
-Manager::Manager(std::unique_ptr<loop::EventLoop> loop, ManagerOptions options,
+Manager::Manager(std::unique_ptr<loop::FdLoop> loop, ManagerOptions options,
                  const FrontEndFactory& make_front_ends, config::Config config,
                  std::vector<config::SkippedEntry> skipped)
     : options_(std::move(options)),
@@ -92,6 +92,14 @@ std::vector<std::string> Manager::ConfigProblems(const config::Config& config,
 Manager::~Manager() = default;  // front_ends_, declared last, go first
 
 int Manager::Run() {
+  if (const int status = Start(); status != 0) return status;
+  loop_->Run();
+  Shutdown();
+  return 0;
+}
+
+int Manager::Start() {
+  loop::AssertOnLoop(*loop_);
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
@@ -126,9 +134,8 @@ int Manager::Run() {
                   "): kubelet restarts are seen by a look at most 30 s apart, a missing "
                   "socket directory by a damped retry; config changes need SIGHUP"));
   }
-  reload_debounce_ =
-      std::make_unique<loop::Timer>(*loop_, [this] { Reload("config file changed"); });
-  event_debounce_ = std::make_unique<loop::Timer>(*loop_, [this] {
+  reload_debounce_ = loop_->NewAlarm([this] { Reload("config file changed"); });
+  event_debounce_ = loop_->NewAlarm([this] {
     const PendingRescan pending = *std::exchange(pending_rescan_, std::nullopt);
     Rescan(pending.reason, pending.full ? nullptr : &pending.addresses);
   });
@@ -139,7 +146,11 @@ int Manager::Run() {
   NoteLoaded();
   StartHttp();
   InitialStart();
-  loop_->Run();
+  return 0;
+}
+
+void Manager::Shutdown() {
+  loop::AssertOnLoop(*loop_);
   {
     std::lock_guard lock(collect_gate_->mu);
     collect_gate_->closed = true;
@@ -159,7 +170,6 @@ int Manager::Run() {
   reload_debounce_.reset();
   event_debounce_.reset();
   log::Info("all servers stopped, own sockets removed; exiting");
-  return 0;
 }
 
 void Manager::StartHttp() {
@@ -175,7 +185,7 @@ void Manager::StartHttp() {
                     Cat(std::string(http.status().message()),
                         "; the device plugin keeps serving; retrying in ", wait.count(), " ms"));
       if (!http_retry_) {
-        http_retry_ = std::make_unique<loop::Timer>(*loop_, [this] { StartHttp(); });
+        http_retry_ = loop_->NewAlarm([this] { StartHttp(); });
       }
       if (!retry) http_retry_->ArmOnce(wait);  // one timer retries every failed listener
       retry = true;
@@ -243,7 +253,7 @@ void Manager::ApplyPeriodicInterval() {
     return;
   }
   if (!periodic_timer_) {
-    periodic_timer_ = std::make_unique<loop::Timer>(*loop_, [this] { Rescan("periodic"); });
+    periodic_timer_ = loop_->NewAlarm([this] { Rescan("periodic"); });
   }
   periodic_timer_->ArmPeriodic(milliseconds(secs * 1000));
   log::Info(Cat("periodic rescan every ", secs, " s"));
@@ -366,7 +376,7 @@ void Manager::NoteLoaded() {
     return;
   }
   if (!skipped_reminder_) {
-    skipped_reminder_ = std::make_unique<loop::Timer>(*loop_, [this] { RemindSkipped(); });
+    skipped_reminder_ = loop_->NewAlarm([this] { RemindSkipped(); });
     skipped_reminder_->ArmPeriodic(options_.config_error_interval);
   }
 }

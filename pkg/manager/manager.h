@@ -24,7 +24,7 @@
 #include "pkg/fd/unique_fd.h"
 #include "pkg/frontend/front_end.h"
 #include "pkg/kube/backoff.h"
-#include "pkg/loop/event_loop.h"
+#include "pkg/loop/fd_loop.h"
 #include "pkg/loop/heap_trimmer.h"
 #include "pkg/metrics/http_endpoint.h"
 #include "pkg/netlink/kernel_events.h"
@@ -59,14 +59,24 @@ class Manager final : private frontend::Host {
   // `config`: the start config as main admitted it (before anything touched the host, with
   // the checks each front end's Problems() runs); `skipped`: the entries left out, reported
   // by /readyz and the metrics until a reload applies a fully valid config.
-  Manager(std::unique_ptr<loop::EventLoop> loop, ManagerOptions options,
+  Manager(std::unique_ptr<loop::FdLoop> loop, ManagerOptions options,
           const FrontEndFactory& make_front_ends, config::Config config,
           std::vector<config::SkippedEntry> skipped = {});
   ~Manager() override;
 
   // Blocks until SIGTERM, SIGINT or SIGQUIT (which must be blocked in every thread before
   // any thread starts, so that only our signalfd sees them). Returns the exit status.
+  // Start(), the loop's Run(), Shutdown().
   int Run();
+  // Everything Run() does before the loop runs: the watches, the kernel event sources, the
+  // HTTP endpoints, the first scan and every front end's first Apply. 0, or the exit status
+  // when the process cannot go on (no signalfd). Tests on a loop they drive
+  // (test/support/manual_loop.h) call it, then Shutdown().
+  int Start();
+  // What Run() does after its loop: the endpoints closed, every front end stopped.
+  void Shutdown();
+  // The metrics and probe view (loop thread).
+  metrics::View BuildView() const;
 
  private:
   // frontend::Host.
@@ -130,7 +140,6 @@ class Manager final : private frontend::Host {
   // Starts the metrics and health endpoints; a busy port is retried with back-off, never
   // fatal (each endpoint on its own).
   void StartHttp();
-  metrics::View BuildView() const;
   // HTTP threads: asks the loop for a View; nullopt if it does not answer within 1 s.
   std::optional<metrics::View> CollectFromLoop();
 
@@ -142,7 +151,7 @@ class Manager final : private frontend::Host {
   std::string instance_id_;
   frontend::KubeletDirs dirs_;
   lifecycle::TokenSource tokens_;  // one per process: tokens never repeat
-  std::unique_ptr<loop::EventLoop> loop_;
+  std::unique_ptr<loop::FdLoop> loop_;
   // After start, rescans, reloads and Allocates; outlives the servers that call it.
   std::unique_ptr<loop::HeapTrimmer> heap_trimmer_;
   UniqueFd signal_fd_;
@@ -152,10 +161,10 @@ class Manager final : private frontend::Host {
   int root_dir_watch_ = -1;  // the kubelet root, to see the socket directories appear
   int ancestor_watch_ = -1;  // nearest existing ancestor while the kubelet root is missing
   int config_dir_watch_ = -1;
-  std::unique_ptr<loop::Timer> periodic_timer_;
-  std::unique_ptr<loop::Timer> skipped_reminder_;
-  std::unique_ptr<loop::Timer> reload_debounce_;
-  std::unique_ptr<loop::Timer> event_debounce_;
+  std::unique_ptr<loop::Alarm> periodic_timer_;
+  std::unique_ptr<loop::Alarm> skipped_reminder_;
+  std::unique_ptr<loop::Alarm> reload_debounce_;
+  std::unique_ptr<loop::Alarm> event_debounce_;
   struct PendingRescan {
     std::string reason;  // of the first event
     bool full = false;
@@ -184,7 +193,7 @@ class Manager final : private frontend::Host {
   };
   Listener metrics_http_;
   Listener health_http_;
-  std::unique_ptr<loop::Timer> http_retry_;
+  std::unique_ptr<loop::Alarm> http_retry_;
   double start_time_seconds_ = 0;
   std::set<std::string> known_problems_;
   bool stopping_ = false;
