@@ -15,6 +15,7 @@
 #   PHASE=build|test  only build, or only run what an earlier PHASE=build built (.ci/run
 #                     builds one sanitizer's tree while the suites of another run)
 #   LINKER=lld        -fuse-ld= for every program (CI)
+#   UNITY_TESTS=ON    each test target's sources compiled as one (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${PHASE:-}" = test ] || ./scripts/install-deps.sh >/dev/null
@@ -35,6 +36,7 @@ suite() {  # suite <dir> <sanitizers> <build target> [ctest args...]
   if [ "${PHASE:-}" != test ]; then
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMADP_SANITIZE="$san" \
       -DRDMADP_WERROR=OFF -DRDMADP_BENCHMARKS=OFF -DRDMADP_LINKER="${LINKER:-}" \
+      -DRDMADP_UNITY_TESTS="${UNITY_TESTS:-OFF}" \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
     cmake --build "$dir" -j"$JOBS" --target "$target"
   fi

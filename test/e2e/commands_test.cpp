@@ -321,7 +321,6 @@ TEST_F(Commands, JsonLogLinesAreOneObjectEach) {
               HasSubstr(R"("msg":"config: configList: no resources configuration found)"));
 }
 
-}  // namespace
 // `render`: DRA objects for a valid config; bad input is one line naming the field, exit 1.
 // Only the entries served through DRA get classes, the templates go to --namespace, and the
 // admission policy names the driver render was given (docs/reference.md, "Command line").
@@ -358,8 +357,6 @@ TEST_F(Commands, RenderPrintsDraObjectsAndRejectsBadInput) {
   EXPECT_EQ(clash.output.find("kind:"), std::string::npos) << "nothing rendered";
 }
 
-namespace {
-
 // Sets environment variables for the children this test starts, and unsets them after.
 struct ScopedEnv {
   explicit ScopedEnv(const std::vector<std::pair<std::string, std::string>>& vars) {
@@ -379,8 +376,6 @@ size_t Occurrences(const std::string& text, const std::string& part) {
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
 }
-
-}  // namespace
 
 // A config with a top-level key the Go plugin ignores (a newer release's, or a typo) made
 // `validate` exit 1 and the daemon refuse to start. Now `validate` prints the warning and
@@ -476,4 +471,5 @@ TEST_F(Commands, RenderChecksTheGpuClassAndTheDeviceClassNamesItComposes) {
   EXPECT_EQ(composed.output.find("kind:"), std::string::npos) << "nothing rendered";
 }
 
+}  // namespace
 }  // namespace rdmadp::testing

@@ -30,9 +30,9 @@ using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
 // Two HCAs of a hinted pool, one of an unhinted one, as BuildDraView publishes them.
-struct Published {
+struct PublishedSpecs {
   DraDevice a, b, c;
-  Published() {
+  PublishedSpecs() {
     for (auto* d : {&a, &b, &c}) d->pool = "n1/ib";
     a.name = "hca-0000-10-00-0";
     b.name = "hca-0000-11-00-0";
@@ -81,7 +81,7 @@ void ExpectOnlyKeys(const json& object, std::vector<std::string> allowed,
 }
 
 TEST(ClaimMetadata, TheFileHasTheUpstreamShape) {
-  Published pub;
+  PublishedSpecs pub;
   const std::vector<PreparedDevice> devices = {Prepared(pub.a, "rdma/ib"),
                                                Prepared(pub.b, "rdma/ib")};
   const std::string text = MetadataFile(Ref("hcas"), "rdma.example.com", "rdma/ib", devices);
@@ -128,7 +128,7 @@ TEST(ClaimMetadata, ContainerPathsFollowTheUpstreamLayout) {
 }
 
 TEST(ClaimMetadata, EnvIsPerRequestAndTheHintsAreTheClaimsUnion) {
-  Published pub;
+  PublishedSpecs pub;
   const std::vector<PreparedDevice> claim = {Prepared(pub.a, "ib"), Prepared(pub.b, "ib"),
                                              Prepared(pub.c, "roce")};
   const std::vector<PreparedDevice> ib(claim.begin(), claim.begin() + 2);
@@ -175,7 +175,7 @@ TEST(ClaimMetadata, InfoLeftOutIsSaidNamingTheClaim) {
                         "ResourceClaim team-a/\"job-1-hcas-x7k2p\" request \"ib\": "
                         "PCIDEVICE__HCAS__IB_INFO is left out of the containers' environment: its "
                         "JSON for 2048 HCA(s) is "));
-  Published pub;
+  PublishedSpecs pub;
   const std::vector<PreparedDevice> one = {Prepared(pub.a, "ib")};
   env = RequestEnv(Ref("hcas"), "ib", one, one, &said);
   EXPECT_EQ(said, "") << "cleared when it fits";
@@ -194,7 +194,7 @@ TEST(ClaimMetadata, AnExtendedResourceClaimIsNamedAsTheDevicePluginNamesIt) {
   auto ref = ReadClaimRef(claim);
   ASSERT_TRUE(ref.ok()) << ref.status();
   EXPECT_TRUE(ref->extended_resource);
-  Published pub;
+  PublishedSpecs pub;
   const std::vector<PreparedDevice> ib = {Prepared(pub.a, "container-0-request-2"),
                                           Prepared(pub.b, "container-0-request-2")};
   const auto env = RequestEnv(*ref, "container-0-request-2", ib, ib);
@@ -253,7 +253,7 @@ TEST(ClaimMetadata, WrittenPerRequestAndRemovedExactly) {
   const MetadataDirs dirs{"rdma.example.com", tmp.path() + "/plugin", tmp.path() + "/cdi"};
   std::filesystem::create_directories(dirs.data_dir);
   std::filesystem::create_directories(dirs.cdi_dir);
-  Published pub;
+  PublishedSpecs pub;
   std::vector<PreparedDevice> devices = {Prepared(pub.a, "ib"), Prepared(pub.b, "ib"),
                                          Prepared(pub.c, "roce")};
   const ClaimRef ref = Ref();
@@ -330,7 +330,7 @@ std::string HostPath(const MetadataDirs& dirs, const std::string& uid, const std
 // Fails on the old code: uid-2's metadata file is gone after uid-1's Unprepare.
 TEST(ClaimMetadata, UnprepareRemovesOnlyWhatItsUidWrote) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   ClaimRef deleted = Ref();
   deleted.uid = "uid-1";
   ClaimRef recreated = Ref();
@@ -357,7 +357,7 @@ TEST(ClaimMetadata, UnprepareRemovesOnlyWhatItsUidWrote) {
 // uid-1's Unprepare removes uid-2's directory.
 TEST(ClaimMetadata, AnOldLayoutDirectoryIsRemovedOnlyForItsOwnUid) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   ClaimRef ref = Ref();
   ref.uid = "uid-2";
   const std::string legacy =
@@ -377,7 +377,7 @@ TEST(ClaimMetadata, AnOldLayoutDirectoryIsRemovedOnlyForItsOwnUid) {
 // (docs/dra.md, "Prepare"). Fails on the old code: WriteClaimMetadata errs (ENAMETOOLONG).
 TEST(ClaimMetadata, TheLongestNamesKubernetesAllowsStillGetTheirFiles) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   ClaimRef ref = Ref();
   ref.namespace_ = std::string(63, 'n');
   ref.name = Cat(std::string(63, 'a'), ".", std::string(63, 'b'), ".", std::string(63, 'c'), ".",
@@ -416,7 +416,7 @@ ClaimRef Direct(std::string name) { return {"team-a", std::move(name), "uid-1", 
 // in hex (pool/pod_env.h; docs/pod-env.md, "DRA"). Fails on the old code: those pairs give
 // equal names.
 TEST(ClaimMetadata, DraVariablesNeverClashWithEachOtherOrADevicePlugins) {
-  Published pub;
+  PublishedSpecs pub;
   const std::vector<PreparedDevice> one = {Prepared(pub.a, "x")};
   const auto ab_c = PciDeviceNames(Direct("a-b"), "c", one);
   EXPECT_THAT(ab_c, UnorderedElementsAre("PCIDEVICE__A_B__C", "PCIDEVICE__A_B__C_INFO"));
@@ -504,7 +504,7 @@ TEST(ClaimMetadata, DraVariablesNeverClashWithEachOtherOrADevicePlugins) {
 // written, the link stays, and Unprepare deletes victim/keep (or errs on the link).
 TEST(ClaimMetadata, ASymlinkPlantedInTheTreeIsNeverFollowed) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   const ClaimRef ref = Ref();
   std::vector<PreparedDevice> devices = {Prepared(pub.a, "ib")};
   ASSERT_TRUE(WriteClaimMetadata(d.dirs, ref, devices).ok());
@@ -551,7 +551,7 @@ TEST(ClaimMetadata, ASymlinkPlantedInTheTreeIsNeverFollowed) {
 // old code: Unprepare errs (rmdir: Not a directory).
 TEST(ClaimMetadata, AFileWhereADirectoryBelongsIsRemovedAsItself) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   const ClaimRef ref = Ref();
   std::vector<PreparedDevice> devices = {Prepared(pub.a, "ib")};
   ASSERT_TRUE(WriteClaimMetadata(d.dirs, ref, devices).ok());
@@ -593,7 +593,7 @@ TEST(ClaimMetadata, AFileWhereADirectoryBelongsIsRemovedAsItself) {
 // (docs/dra.md, "Prepare"). Fails on the old code: 33 requests write 33 specs.
 TEST(ClaimMetadata, MoreResultsThanAClaimCanHoldWriteNothing) {
   Dirs d;
-  Published pub;
+  PublishedSpecs pub;
   std::vector<PreparedDevice> devices;
   for (int i = 0; i < 33; ++i) devices.push_back(Prepared(pub.a, Cat("r", i)));
   EXPECT_FALSE(WriteClaimMetadata(d.dirs, Ref(), devices).ok());

@@ -30,7 +30,7 @@ namespace {
 
 using test_support::Driver;
 
-const SocketId kNewKubelet{.inode = 11, .ctime_ns = 2};
+const SocketId kRestartedKubelet{.inode = 11, .ctime_ns = 2};
 
 struct Row {
   std::string mode, phase, event, after, actions;
@@ -191,7 +191,7 @@ std::vector<std::pair<std::string, Apply>> Events() {
       {"ServeDone failed", serve_done(false)},
       {"kubelet.sock new",
        [](Driver& d) {
-         d.facts.kubelet_socket = kNewKubelet;
+         d.facts.kubelet_socket = kRestartedKubelet;
          return d.Do(Event::KubeletSocketCreated());
        }},
       {"kubelet.sock same", [](Driver& d) { return d.Do(Event::KubeletSocketCreated()); }},
