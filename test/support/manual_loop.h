@@ -37,8 +37,6 @@ class ManualLoop final : public loop::FdLoop {
   // Moves time on by `d` (every alarm due on the way fires at its own time), then
   // dispatches what became readable.
   void Advance(std::chrono::milliseconds d);
-  bool quit() const { return quit_; }
-  int watched() const { return static_cast<int>(handlers_.size()); }
   ManualScheduler& scheduler() { return scheduler_; }
 
  private:
