@@ -20,6 +20,7 @@ std::function<void(lifecycle::Event)> DevicePluginFrontEnd::PostTo(const std::st
   return [this, name](lifecycle::Event event) {
     host_.Loop().Post([this, name, event = std::move(event)] {
       if (host_.Stopping()) return;
+      host_.CatchUpKubeletWatch();  // what the kubelet did before it said this comes first
       if (auto it = resources_.find(name); it != resources_.end()) Drive(*it->second, event);
     });
   };

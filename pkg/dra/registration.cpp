@@ -136,7 +136,9 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
                             host_.InstanceId(), "-reg.sock");
   auto post = [this](lifecycle::Event e) {
     host_.Loop().Post([this, e = std::move(e)] {
-      if (!host_.Stopping()) Drive(e);
+      if (host_.Stopping()) return;
+      host_.CatchUpKubeletWatch();  // what the kubelet did before it said this comes first
+      Drive(e);
     });
   };
   o.watcher.on_get_info = [post, server_token] { post(lifecycle::Event::GetInfo(server_token)); };

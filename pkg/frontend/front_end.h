@@ -75,6 +75,13 @@ class Host {
   // it is missing, its nearest ancestor) is watched, so that a missing socket directory
   // arrives as kDirsAppeared and needs no retry timer.
   virtual bool WatchKubeletDirs() = 0;
+  // Hands every kubelet-directory event the kernel has already queued to the front ends
+  // (OnKubeletEvent) before it returns. A front end calls it before acting on what a kubelet
+  // said (a Register's answer, a stream opened or ended, GetInfo, Notify): whatever that
+  // kubelet did to its directories before saying it (a restart's cleanup of our socket, its
+  // new kubelet.sock) is then seen first, in the order it happened, however the loop orders
+  // its ready sources. (Seen the other way round, one restart read as two: CI, 2026-12-06.)
+  virtual void CatchUpKubeletWatch() = 0;
   // Set once shutdown began: results posted by other threads are dropped.
   virtual bool Stopping() const = 0;
 };

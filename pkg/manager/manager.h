@@ -96,6 +96,9 @@ class Manager final : private frontend::Host {
   // Says once why `dir` cannot be watched (inotify_add_watch's `error`), unless it is only
   // missing (ENOENT: the root's watch reports its creation).
   void ReportWatchFailure(const std::string& dir, int error);
+  void CatchUpKubeletWatch() override {
+    if (inotify_fd_.Valid()) OnInotifyEvents();
+  }
   bool Stopping() const override { return stopping_; }
 
   void InitialStart();

@@ -25,4 +25,16 @@ bool FakeHost::WatchKubeletDirs() {
   return true;  // a test tells the front end of directory events itself (OnKubeletEvent)
 }
 
+void FakeHost::QueueKubeletEvent(frontend::FrontEnd* sink, frontend::KubeletEvent event) {
+  queued_.emplace_back(sink, std::move(event));
+}
+
+void FakeHost::CatchUpKubeletWatch() {
+  loop::AssertOnLoop(scheduler_);
+  ++catch_ups_;
+  auto queued = std::move(queued_);
+  queued_.clear();
+  for (auto& [sink, event] : queued) sink->OnKubeletEvent(event);
+}
+
 }  // namespace rdmadp::testing

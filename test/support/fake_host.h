@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/frontend/front_end.h"
@@ -29,6 +30,10 @@ class FakeHost final : public frontend::Host {
   const std::vector<Problem>& problems() const { return problems_; }
   int watch_requests() const { return watch_requests_; }
   void set_stopping() { stopping_ = true; }
+  // Kubelet-directory events the kernel has queued and the loop has not read yet: `sink`
+  // (the front end under test) gets them at its next CatchUpKubeletWatch(), in order.
+  void QueueKubeletEvent(frontend::FrontEnd* sink, frontend::KubeletEvent event);
+  int catch_ups() const { return catch_ups_; }
 
   loop::Scheduler& Loop() override { return scheduler_; }
   lifecycle::TokenSource& Tokens() override { return tokens_; }
@@ -40,6 +45,7 @@ class FakeHost final : public frontend::Host {
                   const log::Fields& fields) override;
   loop::HeapTrimmer& Trimmer() override { return trimmer_; }
   bool WatchKubeletDirs() override;
+  void CatchUpKubeletWatch() override;
   bool Stopping() const override { return stopping_; }
 
  private:
@@ -51,6 +57,8 @@ class FakeHost final : public frontend::Host {
   std::vector<Problem> problems_;
   std::set<std::string> said_once_;
   int watch_requests_ = 0;
+  std::vector<std::pair<frontend::FrontEnd*, frontend::KubeletEvent>> queued_;
+  int catch_ups_ = 0;
   bool stopping_ = false;
 };
 

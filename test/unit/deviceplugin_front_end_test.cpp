@@ -44,8 +44,10 @@ const char* kPool = R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 10,
 
 class DevicePluginInProcess : public ::testing::Test {
  protected:
-  DevicePluginInProcess()
-      : node_(dir_.path() + "/node"), kubelet_(dir_.path() + "/kubelet"), host_(kubelet_root()) {
+  explicit DevicePluginInProcess(testing::KubeletEra era = testing::KubeletEra::kV125to136)
+      : node_(dir_.path() + "/node"),
+        kubelet_(dir_.path() + "/kubelet", era),
+        host_(kubelet_root()) {
     node_.Add(FakeNode::ConnectX(0, 0, /*infiniband=*/true));
     node_.Add(FakeNode::ConnectX(1, 0, /*infiniband=*/true));
     ::mkdir(kubelet_root().c_str(), 0755);
@@ -207,6 +209,77 @@ TEST_F(DevicePluginInProcess, AnUnwritableCdiSpecMarksEverySlotUnhealthyUntilWri
   EXPECT_EQ(r.healthy_slots, 10);
   EXPECT_EQ(r.problem, "");
   EXPECT_TRUE(fd::PathExists(cdi_dir + "/" + cdi::SpecFileName(Parse(kPool).resources.at(0))));
+}
+
+// A v1.24 kubelet answers Register before it dials us back.
+class DevicePluginOnV124 : public DevicePluginInProcess {
+ protected:
+  DevicePluginOnV124() : DevicePluginInProcess(testing::KubeletEra::kV124) {}
+
+  // Runs the probes of a dead kubelet.sock that are due at once (after a lost stream, and
+  // once more after the first finds no listener; "at once" is the timer's 1 ms floor) and
+  // waits for their answers (meanwhile the answer's 15 s watchdog is the next alarm); true
+  // when the safety net's next look is 500 ms away, as the policy says.
+  bool SettleOnTheSafetyNet() {
+    testing::ManualScheduler& loop = host_.scheduler();
+    for (int step = 0; step < 10; ++step) {
+      if (loop.NextAlarm() == loop.Now() + 500ms) return true;
+      if (loop.NextAlarm() == loop.Now() + 1ms) {
+        loop.Advance(1ms);
+      } else if (!loop.AwaitPosted(kRealWait)) {
+        return false;
+      }
+    }
+    return false;
+  }
+};
+
+// A restart is seen in the order it happened, whichever of its ready sources the loop takes
+// first. The new kubelet removed our socket and created kubelet.sock before it could answer
+// anything, so a Register it answers finds those events queued: they reach the front end
+// before the answer (Host::CatchUpKubeletWatch). Seen after it, a v1.24 kubelet's answer
+// ("no stream yet": it dials us afterwards) followed by our socket's removal read as a
+// second loss and sent a second Register (CI at 46c77d4, lifecycle_e2e_test's dead-socket
+// restart). Here the loop reads the kernel's queue after the answer, as it did there.
+TEST_F(DevicePluginOnV124, ARestartsDirectoryEventsReachTheFrontEndBeforeItsAnswer) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  Start({}, Parse(kPool));
+  ASSERT_TRUE(RunUntil(Registered));
+  ASSERT_TRUE(RunUntilCollected([](const metrics::View& v) {
+    return v.resources.at(0).registered && v.resources.at(0).open_streams == 1;
+  }));
+  kubelet_.Kill();  // its stream ends; kubelet.sock stays, dead
+  ASSERT_TRUE(
+      RunUntilCollected([](const metrics::View& v) { return !v.resources.at(0).registered; }));
+  ASSERT_TRUE(SettleOnTheSafetyNet());
+
+  // The new kubelet: its cleanup removes our socket, then it serves a new kubelet.sock. The
+  // kernel queues both events; the loop has not read them yet.
+  const std::string own = SocketIn(host_.Dirs().DevicePlugins());
+  ASSERT_TRUE(kubelet_.Start().ok());
+  ASSERT_FALSE(fd::PathExists(own));
+  using Kind = frontend::KubeletEvent::Kind;
+  host_.QueueKubeletEvent(front_end_.get(),
+                          {Kind::kFileDeleted, host_.Dirs().DevicePlugins(), fd::BaseName(own)});
+  host_.QueueKubeletEvent(front_end_.get(), {Kind::kKubeletSocketCreated, {}, {}});
+  // The safety net's probe finds the new kubelet listening and registers; its answer is
+  // handled before the loop reads the queue.
+  host_.scheduler().Advance(std::chrono::duration_cast<std::chrono::milliseconds>(
+      *host_.scheduler().NextAlarm() - host_.scheduler().Now()));
+  ASSERT_TRUE(kubelet_.WaitFor(  // the loop runs nothing meanwhile
+      [](const SimState& s) { return s.resources.at("rdma/a").register_calls == 2; }, kRealWait));
+  ASSERT_TRUE(host_.scheduler().AwaitPosted(kRealWait));  // the answer
+  host_.CatchUpKubeletWatch();                            // the loop reads the queue
+
+  ASSERT_TRUE(RunUntil([](const SimState& s) { return s.resources.at("rdma/a").stream_open; }));
+  ASSERT_TRUE(RunUntilCollected([](const metrics::View& v) {
+    return v.resources.at(0).registered && v.resources.at(0).open_streams == 1;
+  }));
+  EXPECT_TRUE(fd::PathExists(own));  // served again
+  const SimState state = kubelet_.State();
+  EXPECT_EQ(state.resources.at("rdma/a").register_calls, 2);  // one per kubelet
+  EXPECT_EQ(state.resources.at("rdma/a").registrations, 2);
+  EXPECT_EQ(Collect().resources.at(0).registrations, 2u);
 }
 
 }  // namespace
