@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "pkg/config/k8s_names.h"
 #include "pkg/config/raw_config.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/edit_distance.h"
@@ -384,19 +385,11 @@ bool EqualsIgnoreAsciiCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool IsAlnum(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); }
-
-// ValidateConfigs' resourceName pattern: ^[a-zA-Z0-9_]+$.
-bool GoNameOk(std::string_view name) {
-  return !name.empty() &&
-         std::all_of(name.begin(), name.end(), [](char c) { return IsAlnum(c) || c == '_'; });
-}
-
 // The webhook's resourceName pattern: ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$.
 bool WebhookNameOk(std::string_view name) {
-  return !name.empty() && IsAlnum(name.front()) && IsAlnum(name.back()) &&
+  return !name.empty() && IsAsciiAlnum(name.front()) && IsAsciiAlnum(name.back()) &&
          std::all_of(name.begin(), name.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
+                     [](char c) { return IsAsciiAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 // The webhook's resourcePrefix pattern:
@@ -406,8 +399,10 @@ bool WebhookPrefixOk(std::string_view prefix) {
   const size_t dot = prefix.find('.');
   if (dot == std::string_view::npos) return false;
   const std::string_view first = prefix.substr(0, dot);
-  if (first.empty() || first.size() > 63 || !IsAlnum(first.front()) || !IsAlnum(first.back()) ||
-      !std::all_of(first.begin(), first.end(), [](char c) { return IsAlnum(c) || c == '-'; })) {
+  if (first.empty() || first.size() > 63 || !IsAsciiAlnum(first.front()) ||
+      !IsAsciiAlnum(first.back()) || !std::all_of(first.begin(), first.end(), [](char c) {
+        return IsAsciiAlnum(c) || c == '-';
+      })) {
     return false;
   }
   std::string_view rest = prefix.substr(dot + 1);
@@ -956,7 +951,7 @@ class Checker {
     for (size_t i = 0; i < list_.size(); ++i) {
       const GoEntry& e = list_[i];
       const std::string path = Cat("configList[", i, "]");
-      if (!GoNameOk(e.resource_name)) {
+      if (!GoResourceNameOk(e.resource_name)) {
         Problem(path + ".resourceName",
                 e.resource_name.empty()
                     ? std::string("is missing or empty")

@@ -9,7 +9,6 @@ namespace rdmadp::config {
 namespace {
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
 
 // `c` as a message shows it: itself when printable, else \xNN, so that a name with a
 // newline (a flag value, render --gpu-device-class) still gives a one-line error.
@@ -24,11 +23,11 @@ std::string Shown(char c) {
 std::string QualifiedNamePartProblem(std::string_view n) {
   if (n.empty()) return "the name part after '/' is empty";
   if (n.size() > 63) return Cat("the name part is ", n.size(), " characters, over 63");
-  if (!IsAlnum(n.front()) || !IsAlnum(n.back())) {
+  if (!IsAsciiAlnum(n.front()) || !IsAsciiAlnum(n.back())) {
     return "the name part must start and end with a letter or digit";
   }
   for (char c : n) {
-    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') {
+    if (!IsAsciiAlnum(c) && c != '-' && c != '_' && c != '.') {
       return Cat("the name part contains '", Shown(c), "'");
     }
   }
@@ -36,6 +35,13 @@ std::string QualifiedNamePartProblem(std::string_view n) {
 }
 
 }  // namespace
+
+bool IsAsciiAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+
+bool GoResourceNameOk(std::string_view name) {
+  return !name.empty() &&
+         std::all_of(name.begin(), name.end(), [](char c) { return IsAsciiAlnum(c) || c == '_'; });
+}
 
 std::string DnsSubdomainProblem(std::string_view s) {
   if (s.empty()) return "it is empty";

@@ -7,6 +7,11 @@
 
 namespace rdmadp::config {
 
+// An ASCII letter or digit.
+bool IsAsciiAlnum(char c);
+// The Go plugin's rule for a resourceName (its ValidateConfigs): ^[a-zA-Z0-9_]+$.
+bool GoResourceNameOk(std::string_view name);
+
 // Empty when the kubelet accepts `name` as an extended resource name, else the reason.
 std::string ExtendedResourceNameProblem(std::string_view name);
 

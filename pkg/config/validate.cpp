@@ -15,13 +15,6 @@
 namespace rdmadp::config {
 namespace {
 
-// The Go plugin's resourceName rule: ^[a-zA-Z0-9_]+$.
-bool GoNameOk(std::string_view name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
 // Linux dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':' or whitespace.
 std::string IfNameProblem(std::string_view v) {
   if (v.empty()) return "is empty";
@@ -414,7 +407,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
     ResourceConfig rc;
     const size_t errors_before = f.errors.size();
     const std::string name = r.resource_name.value_or("");
-    if (!GoNameOk(name)) {
+    if (!GoResourceNameOk(name)) {
       f.Error(r.path + ".resourceName",
               name.empty() ? std::string("is missing or empty")
                            : Cat("\"", Echo(name),

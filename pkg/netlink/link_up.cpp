@@ -13,13 +13,8 @@
 namespace rdmadp::netlink {
 namespace {
 
-// Plain rtnetlink messages through libnl-3's core: libnl-route would add a library (and
-// ~0.4 MiB resident) for two messages.
-struct NlMsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using NlMsg = std::unique_ptr<nl_msg, NlMsgDeleter>;
-
+// Plain rtnetlink messages through libnl-3's core (NlMsg): libnl-route would add a library
+// (and ~0.4 MiB resident) for two messages.
 absl::StatusOr<NlSocket> ConnectRoute(const std::string& ifname) {
   NlSocket sock(nl_socket_alloc());
   if (!sock) return absl::ResourceExhaustedError("cannot allocate a netlink socket");

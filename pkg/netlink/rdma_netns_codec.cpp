@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "pkg/netlink/nl_socket.h"
 #include "pkg/text/cat.h"
 
 namespace rdmadp::netlink {
@@ -19,10 +20,6 @@ namespace {
 
 constexpr int kSysGetType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET);
 constexpr char kErrnoPayload[] = "errno";
-
-struct NlMsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
 
 }  // namespace
 
@@ -39,8 +36,7 @@ std::string_view NetnsModeName(NetnsMode mode) {
 }
 
 std::vector<uint8_t> EncodeSysGetRequest(uint32_t seq) {
-  std::unique_ptr<nl_msg, NlMsgDeleter> msg(
-      nlmsg_alloc_simple(kSysGetType, NLM_F_REQUEST | NLM_F_ACK));
+  NlMsg msg(nlmsg_alloc_simple(kSysGetType, NLM_F_REQUEST | NLM_F_ACK));
   nlmsghdr* hdr = nlmsg_hdr(msg.get());
   hdr->nlmsg_seq = seq;
   const auto* begin = reinterpret_cast<const uint8_t*>(hdr);

@@ -17,11 +17,6 @@ const nlohmann::json* PoolField(const nlohmann::json& slice, const char* key) {
   return pool ? Member(*pool, key) : nullptr;
 }
 
-std::string PoolOf(const nlohmann::json& slice) {
-  const nlohmann::json* name = PoolField(slice, "name");
-  return name && name->is_string() ? name->get<std::string>() : "";
-}
-
 int64_t GenerationOf(const nlohmann::json& slice) {
   const nlohmann::json* g = PoolField(slice, "generation");
   return g && g->is_number_integer() ? g->get<int64_t>() : 0;
@@ -39,7 +34,7 @@ bool Empty(const nlohmann::json& v) {
   return v.is_null() || ((v.is_object() || v.is_array() || v.is_string()) && v.empty());
 }
 
-std::string Join(const std::string& prefix, const std::string& key) {
+std::string Dotted(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
 
@@ -49,9 +44,9 @@ void CollectDropped(const nlohmann::json& written, const nlohmann::json& answer,
     for (const auto& [key, value] : written.items()) {
       if (Empty(value)) continue;
       if (!answer.contains(key)) {
-        out.insert(Join(path, key));
+        out.insert(Dotted(path, key));
       } else {
-        CollectDropped(value, answer[key], Join(path, key), out);
+        CollectDropped(value, answer[key], Dotted(path, key), out);
       }
     }
   } else if (written.is_array() && answer.is_array()) {
@@ -99,6 +94,11 @@ WantedPool WithoutTaintedDevices(const WantedPool& pool) {
 }
 
 }  // namespace
+
+std::string SlicePoolName(const nlohmann::json& slice) {
+  const nlohmann::json* name = PoolField(slice, "name");
+  return name && name->is_string() ? name->get<std::string>() : "";
+}
 
 bool CarriesAll(const nlohmann::json& have, const nlohmann::json& want) {
   if (want.is_object()) {
@@ -167,7 +167,7 @@ std::vector<SliceWrite> Reconcile(const std::map<std::string, PublishedSlice>& p
     std::vector<const PublishedSlice*> mine;
     int64_t generation = 0;
     for (const auto& [name, slice] : published) {
-      if (PoolOf(slice.object) != pool.pool_name) continue;
+      if (SlicePoolName(slice.object) != pool.pool_name) continue;
       mine.push_back(&slice);
       generation = std::max(generation, GenerationOf(slice.object));
     }
@@ -208,7 +208,7 @@ std::vector<SliceWrite> Reconcile(const std::map<std::string, PublishedSlice>& p
     }
   }
   for (const auto& [name, slice] : published) {
-    if (wanted_pools.count(PoolOf(slice.object)) == 0) {
+    if (wanted_pools.count(SlicePoolName(slice.object)) == 0) {
       writes.push_back({SliceWrite::Kind::kDelete, name, slice.resource_version, {}});
     }
   }

@@ -40,6 +40,9 @@ struct PublishedSlice {
   nlohmann::json object;
 };
 
+// spec.pool.name of a ResourceSlice object; "" when it has none.
+std::string SlicePoolName(const nlohmann::json& slice);
+
 // One pool's wanted slices, rendered with any generation (it is set here).
 struct WantedPool {
   std::string pool_name;

@@ -4,16 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "pkg/kube/json_read.h"
-
 namespace rdmadp::dra {
-namespace {
-
-std::string PoolOf(const nlohmann::json& object) {
-  return kube::Str(kube::Obj(kube::Obj(object, "spec"), "pool"), "name");
-}
-
-}  // namespace
 
 std::vector<SliceWrite> UpdateSpacing::Hold(std::vector<SliceWrite> writes,
                                             const std::map<std::string, PublishedSlice>& published,
@@ -23,12 +14,13 @@ std::vector<SliceWrite> UpdateSpacing::Hold(std::vector<SliceWrite> writes,
   // half at one generation.
   std::set<std::string> creating;
   for (const auto& w : writes) {
-    if (w.kind == SliceWrite::Kind::kCreate) creating.insert(PoolOf(w.object));
+    if (w.kind == SliceWrite::Kind::kCreate) creating.insert(SlicePoolName(w.object));
   }
   std::set<std::string> held;
   for (const auto& w : writes) {
-    if (w.kind != SliceWrite::Kind::kUpdate || creating.count(PoolOf(w.object)) != 0) continue;
-    auto it = last_update_.find(PoolOf(w.object));
+    if (w.kind != SliceWrite::Kind::kUpdate || creating.count(SlicePoolName(w.object)) != 0)
+      continue;
+    auto it = last_update_.find(SlicePoolName(w.object));
     if (it == last_update_.end() || now >= it->second + kUpdateSpacing) continue;
     held.insert(it->first);
     held_until_ =
@@ -37,10 +29,10 @@ std::vector<SliceWrite> UpdateSpacing::Hold(std::vector<SliceWrite> writes,
   if (held.empty()) return writes;
   std::vector<SliceWrite> out;
   for (auto& w : writes) {
-    std::string pool = PoolOf(w.object);
+    std::string pool = SlicePoolName(w.object);
     if (w.kind == SliceWrite::Kind::kDelete) {
       auto it = published.find(w.name);
-      pool = it == published.end() ? "" : PoolOf(it->second.object);
+      pool = it == published.end() ? "" : SlicePoolName(it->second.object);
     }
     if (held.count(pool) == 0) out.push_back(std::move(w));
   }
@@ -49,7 +41,7 @@ std::vector<SliceWrite> UpdateSpacing::Hold(std::vector<SliceWrite> writes,
 
 void UpdateSpacing::Written(const std::vector<SliceWrite>& writes, TimePoint now) {
   for (const auto& w : writes) {
-    if (w.kind == SliceWrite::Kind::kUpdate) last_update_[PoolOf(w.object)] = now;
+    if (w.kind == SliceWrite::Kind::kUpdate) last_update_[SlicePoolName(w.object)] = now;
   }
 }
 
