@@ -1,0 +1,250 @@
+// The pure readers behind per-container RDMA use (pkg/usage): the rdma controller's files as
+// the kernel prints them (kernel/cgroup/rdma.c, rdmacg_resource_read), and the cgroup names
+// of the kubelet's two drivers and the runtimes, with the kubelet's own test tables
+// (pkg/kubelet/cm/cgroup_manager_linux_test.go, pod_container_manager_linux_test.go).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pkg/usage/container_cgroup.h"
+#include "pkg/usage/rdma_cgroup.h"
+
+namespace rdmadp::usage {
+namespace {
+
+using ::testing::HasSubstr;
+using Counts = std::map<std::string, RdmaCgroupCounts>;
+
+// ---- rdma.current / rdma.max -------------------------------------------------------------
+
+// What print_rpool_values writes: each pair followed by a space, then the newline.
+TEST(RdmaCgroupFile, ReadsWhatTheKernelPrints) {
+  struct Case {
+    std::string text;
+    Counts want;
+  };
+  const Case cases[] = {
+      {"", {}},  // no RDMA device registered
+      {"mlx5_0 hca_handle=0 hca_object=0 \n", {{"mlx5_0", {0, 0}}}},
+      {"mlx5_0 hca_handle=1 hca_object=23 \nmlx5_1 hca_handle=0 hca_object=0 \n",
+       {{"mlx5_0", {1, 23}}, {"mlx5_1", {0, 0}}}},
+      {"mlx5_0 hca_handle=max hca_object=max \n", {{"mlx5_0", {kRdmaCgroupMax, kRdmaCgroupMax}}}},
+      {"mlx5_0 hca_handle=max hca_object=max \nmlx5_1 hca_handle=2 hca_object=max \n",
+       {{"mlx5_0", {kRdmaCgroupMax, kRdmaCgroupMax}}, {"mlx5_1", {2, kRdmaCgroupMax}}}},
+      {"rxe0 hca_handle=0 hca_object=0 \n", {{"rxe0", {0, 0}}}},
+      {"mlx5_bond_0 hca_handle=3 hca_object=2147483646 \n", {{"mlx5_bond_0", {3, 2147483646}}}},
+      // The documentation's examples, without the trailing space.
+      {"mlx4_0 hca_handle=2 hca_object=2000\nocrdma1 hca_handle=3 hca_object=max\n",
+       {{"mlx4_0", {2, 2000}}, {"ocrdma1", {3, kRdmaCgroupMax}}}},
+      // A key a later kernel adds is skipped; no newline at the end reads the same.
+      {"mlx5_0 hca_handle=1 hca_object=4 hca_future=9", {{"mlx5_0", {1, 4}}}},
+  };
+  for (const Case& c : cases) {
+    auto got = ParseRdmaCgroupFile(c.text);
+    ASSERT_TRUE(got.ok()) << c.text << ": " << got.status();
+    EXPECT_EQ(*got, c.want) << c.text;
+  }
+}
+
+TEST(RdmaCgroupFile, RefusesWhatTheKernelNeverPrintsNamingTheLine) {
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const Case cases[] = {
+      {"hca_handle=1 hca_object=2 \n", "line 1: no device name"},
+      {"mlx5_0 hca_handle=1 \nmlx5_1 hca_handle \n", "line 2: \"hca_handle\" is not key=value"},
+      {"mlx5_0 hca_handle=-1 hca_object=0 \n", "line 1: hca_handle=-1 is not a count"},
+      {"mlx5_0 hca_handle=2147483648 \n", "line 1: hca_handle=2147483648 is not a count"},
+      {"mlx5_0 hca_object=12x \n", "line 1: hca_object=12x is not a count"},
+      {"mlx5_0 hca_handle=1 \nmlx5_0 hca_handle=2 \n", "line 2: device mlx5_0 twice"},
+      {std::string(64, 'd') + " hca_handle=1 \n", "line 1: a device name of 64 bytes"},
+  };
+  for (const Case& c : cases) {
+    auto got = ParseRdmaCgroupFile(c.text);
+    ASSERT_FALSE(got.ok()) << c.text;
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.error));
+  }
+}
+
+// Memory is bounded whatever the file holds: at most kMaxRdmaCgroupDevices devices.
+TEST(RdmaCgroupFile, AFileOfManyDevicesIsRefusedNotStored) {
+  std::string text;
+  for (size_t i = 0; i <= kMaxRdmaCgroupDevices; ++i) {
+    text += "d" + std::to_string(i) + " hca_handle=0 hca_object=0 \n";
+  }
+  auto got = ParseRdmaCgroupFile(text);
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("line 1025: more than 1024 devices"));
+}
+
+// ---- the kubelet's cgroup names ----------------------------------------------------------
+
+struct NameCase {
+  std::vector<std::string> name;
+  std::string want;
+};
+
+// TestCgroupNameToSystemd, TestCgroupNameWithEmptyPartToSystemd.
+TEST(KubeletCgroupPath, SystemdAsTheKubeletWritesIt) {
+  const std::string uid = "pod-6c1a4e95-6bb6-11e6-bc26-28d2444e470d";
+  const std::string escaped = "pod_6c1a4e95_6bb6_11e6_bc26_28d2444e470d";
+  const NameCase cases[] = {
+      {{}, "/"},
+      {{"Burstable"}, "/Burstable.slice"},
+      {{"Burstable", "pod-123"}, "/Burstable.slice/Burstable-pod_123.slice"},
+      {{"BestEffort", uid}, "/BestEffort.slice/BestEffort-" + escaped + ".slice"},
+      {{"kubepods"}, "/kubepods.slice"},
+      {{"Burstable", ""}, "/Burstable.slice"},
+      {{"", "Burstable", "pod-123"}, "/Burstable.slice/Burstable-pod_123.slice"},
+      {{"BestEffort", "", uid, ""}, "/BestEffort.slice/BestEffort-" + escaped + ".slice"},
+      {{"kubepods", ""}, "/kubepods.slice"},
+  };
+  for (const NameCase& c : cases) {
+    EXPECT_EQ(KubeletCgroupPath(c.name, CgroupDriver::kSystemd), c.want);
+  }
+}
+
+// TestCgroupNameToSystemdBasename: the last component of the same.
+TEST(KubeletCgroupPath, SystemdBasenames) {
+  const NameCase cases[] = {
+      {{"system"}, "system.slice"},
+      {{"system", "Burstable"}, "system-Burstable.slice"},
+      {{"Burstable", "pod-123"}, "Burstable-pod_123.slice"},
+      {{"test", "a", "b"}, "test-a-b.slice"},
+      {{"test", "a", "b", "Burstable"}, "test-a-b-Burstable.slice"},
+      {{"Burstable"}, "Burstable.slice"},
+      {{"BestEffort", "pod-6c1a4e95-6bb6-11e6-bc26-28d2444e470d"},
+       "BestEffort-pod_6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice"},
+  };
+  for (const NameCase& c : cases) {
+    const std::string path = KubeletCgroupPath(c.name, CgroupDriver::kSystemd);
+    EXPECT_EQ(path.substr(path.rfind('/') + 1), c.want);
+  }
+}
+
+// TestCgroupNameToCgroupfs.
+TEST(KubeletCgroupPath, Cgroupfs) {
+  EXPECT_EQ(KubeletCgroupPath({}, CgroupDriver::kCgroupfs), "/");
+  EXPECT_EQ(KubeletCgroupPath({"Burstable"}, CgroupDriver::kCgroupfs), "/Burstable");
+}
+
+// TestGetPodContainerName: a pod's cgroup, per QoS class and driver.
+TEST(KubeletCgroupPath, PodCgroupsPerQosClassAndDriver) {
+  struct Case {
+    QosClass qos;
+    CgroupDriver driver;
+    std::string uid;
+    std::string want;
+  };
+  const Case cases[] = {
+      {QosClass::kGuaranteed, CgroupDriver::kCgroupfs, "fake-uid-1", "/kubepods/podfake-uid-1"},
+      {QosClass::kBurstable, CgroupDriver::kCgroupfs, "fake-uid-2",
+       "/kubepods/burstable/podfake-uid-2"},
+      {QosClass::kBestEffort, CgroupDriver::kCgroupfs, "fake-uid-3",
+       "/kubepods/besteffort/podfake-uid-3"},
+      {QosClass::kGuaranteed, CgroupDriver::kSystemd, "fake-uid-4",
+       "/kubepods.slice/kubepods-podfake_uid_4.slice"},
+      {QosClass::kBurstable, CgroupDriver::kSystemd, "fake-uid-5",
+       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podfake_uid_5.slice"},
+      {QosClass::kBestEffort, CgroupDriver::kSystemd, "fake-uid-6",
+       "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podfake_uid_6.slice"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(KubeletCgroupPath(PodCgroupName({"kubepods"}, c.qos, c.uid), c.driver), c.want);
+  }
+}
+
+// ---- a cgroup's container ----------------------------------------------------------------
+
+constexpr char kUid[] = "6c1a4e95-6bb6-11e6-bc26-28d2444e470d";
+const std::string kId(64, 'a');
+
+// Every driver, QoS class and runtime: the container's cgroup is found, and what is below
+// it (crun's "container", a systemd inside the container) belongs to it.
+TEST(ContainerOfCgroup, EveryDriverQosClassAndRuntime) {
+  struct Runtime {
+    std::string systemd;  // the container's cgroup under the systemd driver
+    std::string cgroupfs;
+  };
+  const Runtime runtimes[] = {{"cri-containerd-" + kId + ".scope", kId},
+                              {"crio-" + kId + ".scope", "crio-" + kId},
+                              {"docker-" + kId + ".scope", kId}};
+  const QosClass classes[] = {QosClass::kGuaranteed, QosClass::kBurstable, QosClass::kBestEffort};
+  for (const std::vector<std::string>& root :
+       {std::vector<std::string>{"kubepods"}, std::vector<std::string>{"kubelet", "kubepods"}}) {
+    for (QosClass qos : classes) {
+      for (const Runtime& rt : runtimes) {
+        for (CgroupDriver driver : {CgroupDriver::kSystemd, CgroupDriver::kCgroupfs}) {
+          const std::string pod = KubeletCgroupPath(PodCgroupName(root, qos, kUid), driver);
+          const std::string own =
+              pod + "/" + (driver == CgroupDriver::kSystemd ? rt.systemd : rt.cgroupfs);
+          const ContainerCgroup want{.pod_uid = kUid,
+                                     .container_id = kId,
+                                     .qos = qos,
+                                     .driver = driver,
+                                     .path = own.substr(1)};
+          EXPECT_EQ(ContainerOfCgroup(own), want) << own;
+          EXPECT_EQ(ContainerOfCgroup(own + "/container"), want) << own;
+          EXPECT_EQ(ContainerOfCgroup(own + "/init.scope"), want) << own;
+          EXPECT_EQ(ContainerOfCgroup(pod), std::nullopt) << pod;  // the pod's own cgroup
+        }
+      }
+    }
+  }
+}
+
+// As a process in a private cgroup namespace reads its /proc/<pid>/cgroup, and on a kind
+// node's host (the node is a container itself).
+TEST(ContainerOfCgroup, NamespaceRelativeAndNestedPaths) {
+  const std::string systemd_pod =
+      "kubepods.slice/kubepods-burstable.slice/"
+      "kubepods-burstable-pod6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice";
+  const std::string own = systemd_pod + "/cri-containerd-" + kId + ".scope";
+  auto got = ContainerOfCgroup("/../../" + own);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->path, own);
+  got = ContainerOfCgroup("/system.slice/docker-" + std::string(64, 'b') + ".scope/" + own);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->container_id, kId);
+  EXPECT_EQ(got->qos, QosClass::kBurstable);
+}
+
+// Not a container's: the kubelet's own, the QoS classes', services, CRI-O's conmon, a
+// name that is not a 64-digit ID, a UID the kubelet would not parse (TestIsCgroupPod:
+// "pod" + a UID containing "pod").
+TEST(ContainerOfCgroup, AnythingElseIsNoContainer) {
+  const std::string cgroupfs_pod = std::string("kubepods/burstable/pod") + kUid;
+  const std::string systemd_pod =
+      "kubepods.slice/kubepods-pod6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice";
+  for (const std::string& path : {
+           std::string("/"),
+           std::string("kubepods"),
+           std::string("kubepods/burstable"),
+           std::string("kubepods.slice/kubepods-besteffort.slice"),
+           std::string("system.slice/containerd.service"),
+           std::string("system.slice/kubelet.service"),
+           std::string("system"),
+           std::string("system/kubelet"),
+           cgroupfs_pod + "/crio-conmon-" + kId,
+           systemd_pod + "/crio-conmon-" + kId + ".scope",
+           cgroupfs_pod + "/" + std::string(63, 'a'),
+           cgroupfs_pod + "/" + std::string(64, 'A'),
+           systemd_pod + "/cri-containerd-" + kId,  // a systemd pod's container is a scope
+           cgroupfs_pod + "/cri-containerd-" + kId + ".scope",
+           "kubepods/podthis-uid-contains-reserved-word-pod/" + kId,
+           "kubepods/pod/" + kId,
+       }) {
+    EXPECT_EQ(ContainerOfCgroup(path), std::nullopt) << path;
+  }
+}
+
+TEST(ContainerOfCgroup, QosClassNamesAreTheApis) {
+  EXPECT_EQ(QosClassName(QosClass::kGuaranteed), "Guaranteed");
+  EXPECT_EQ(QosClassName(QosClass::kBurstable), "Burstable");
+  EXPECT_EQ(QosClassName(QosClass::kBestEffort), "BestEffort");
+}
+
+}  // namespace
+}  // namespace rdmadp::usage
