@@ -268,16 +268,12 @@ const std::vector<FlagSpec>& Specs() {
        "the kubelet calls GetInfo in time, else kubelet.sock.",
        [](const Options& o) { return std::string(RegistrationModeName(o.registration_mode)); },
        [](Options& o, std::string_view v) {
-         if (v == "kubelet") {
-           o.registration_mode = RegistrationMode::kKubelet;
-         } else if (v == "watcher") {
-           o.registration_mode = RegistrationMode::kWatcher;
-         } else if (v == "auto") {
-           o.registration_mode = RegistrationMode::kAuto;
-         } else {
-           return absl::InvalidArgumentError(Cat(
-               "invalid value \"", v, "\" for -registration-mode: use kubelet, watcher or auto"));
+         if (auto s = OneOf("registration-mode", v, {"kubelet", "watcher", "auto"}); !s.ok()) {
+           return s;
          }
+         o.registration_mode = v == "kubelet"   ? RegistrationMode::kKubelet
+                               : v == "watcher" ? RegistrationMode::kWatcher
+                                                : RegistrationMode::kAuto;
          return absl::OkStatus();
        }},
       {"auto-detect-timeout", "SECONDS",

@@ -279,6 +279,7 @@ void DevicePluginFrontEnd::DropServer(Resource& res) {
 }
 
 void DevicePluginFrontEnd::Stop() {
+  loop::AssertOnLoop(host_.Loop());
   // Registrations first (they may be mid-RPC), then every server, which ends its streams and
   // removes our own sockets and nothing else.
   for (auto& [name, res] : resources_) res->registration.reset();
@@ -332,6 +333,7 @@ void DevicePluginFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
 }
 
 void DevicePluginFrontEnd::Collect(metrics::View& view) const {
+  loop::AssertOnLoop(host_.Loop());
   view.registration_mode =
       auto_deciding_ ? "auto (deciding)" : std::string(frontend::RegistrationModeName(mode_));
   view.counters.kubelet_restarts += kubelet_restarts_;

@@ -1,4 +1,6 @@
-// Internal to the device-plugin front end: what its .cpp files share. Loop thread only.
+// Internal to the device-plugin front end: what its .cpp files share. Loop thread only,
+// asserted where the loop enters (Apply, OnKubeletEvent, Drive, Collect, Stop); other
+// threads reach a resource through PostTo().
 #pragma once
 
 #include <chrono>

@@ -342,6 +342,7 @@ void DraFrontEnd::PublishHealth() {
 }
 
 void DraFrontEnd::Collect(metrics::View& view) const {
+  loop::AssertOnLoop(host_.Loop());
   if (!active_) return;
   metrics::DraView& d = view.dra.emplace();
   d.driver = options_.driver;

@@ -1,6 +1,7 @@
 // The DRA front end's registration: its sockets (the DraServer) and the state machine that
 // decides when to serve them, the kubelet-directory events that concern them, and shutdown.
-// Loop thread only; the server's threads post their events back through the loop.
+// Loop thread only, asserted where the loop enters (OnKubeletEvent, Drive, Stop); the
+// server's threads post their events back through the loop.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -39,6 +40,7 @@ void DraFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
 }
 
 void DraFrontEnd::Stop() {
+  loop::AssertOnLoop(host_.Loop());
   if (fsm_) Drive(lifecycle::Event::Stop());
   publisher_.reset();  // the slices stay: a restarted instance takes them over
   api_retry_.reset();
