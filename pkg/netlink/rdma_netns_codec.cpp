@@ -63,13 +63,7 @@ absl::StatusOr<NetnsMode> DecodeSysGetReply(std::span<const uint8_t> bytes) {
     if (hdr->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) {
       return absl::DataLossError("truncated netlink error message");
     }
-    const auto* err = static_cast<const nlmsgerr*>(nlmsg_data(hdr));
-    // The kernel sends -errno; a hostile or corrupt reply may hold INT_MIN, whose negation
-    // overflows. Anything outside errno's range is reported as EPROTO.
-    const int code = err->error < 0 && err->error > -4096 ? -err->error : EPROTO;
-    absl::Status status = absl::UnknownError(Cat("netlink error: ", std::strerror(code)));
-    status.SetPayload(kErrnoPayload, absl::Cord(std::to_string(code)));
-    return status;
+    return KernelErrorStatus(static_cast<const nlmsgerr*>(nlmsg_data(hdr))->error);
   }
   if (hdr->nlmsg_type != kSysGetType) {
     return absl::DataLossError(Cat("unexpected netlink message type ", hdr->nlmsg_type));
@@ -91,6 +85,14 @@ absl::StatusOr<NetnsMode> DecodeSysGetReply(std::span<const uint8_t> bytes) {
     default:
       return NetnsMode::kUnknown;
   }
+}
+
+absl::Status KernelErrorStatus(int negative_errno) {
+  // Negating INT_MIN overflows: anything outside errno's range is EPROTO.
+  const int code = negative_errno < 0 && negative_errno > -4096 ? -negative_errno : EPROTO;
+  absl::Status status = absl::UnknownError(Cat("netlink error: ", std::strerror(code)));
+  status.SetPayload(kErrnoPayload, absl::Cord(std::to_string(code)));
+  return status;
 }
 
 int ErrnoOf(const absl::Status& status) {

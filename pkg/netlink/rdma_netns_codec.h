@@ -23,7 +23,12 @@ std::vector<uint8_t> EncodeSysGetRequest(uint32_t seq);
 // the NETNS_MODE attribute is an error; a mode other than 0/1 is kUnknown.
 absl::StatusOr<NetnsMode> DecodeSysGetReply(std::span<const uint8_t> bytes);
 
-// The errno carried by a status returned from DecodeSysGetReply, or 0.
+// The errno carried by a status returned from DecodeSysGetReply (or any made by
+// KernelErrorStatus), or 0.
 int ErrnoOf(const absl::Status& status);
+// The status for the kernel's answer `negative_errno` (-errno): "netlink error: <strerror>",
+// its errno for ErrnoOf(). A value outside errno's range (a hostile or corrupt reply, even
+// INT_MIN) is EPROTO.
+absl::Status KernelErrorStatus(int negative_errno);
 
 }  // namespace rdmadp::netlink

@@ -18,6 +18,7 @@
 #include "pkg/netlink/nl_socket.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/netlink/rdma_netns_codec.h"
+#include "pkg/netlink/rdma_res_codec.h"
 
 namespace rdmadp::netlink {
 namespace {
@@ -104,6 +105,223 @@ TEST(RdmaNetnsCodec, RejectsMalformedReplies) {
   auto lying_length = Reply(kSysGet, std::pair<uint16_t, uint8_t>{66, 1});
   reinterpret_cast<nlmsghdr*>(lying_length.data())->nlmsg_len = 400;
   EXPECT_FALSE(DecodeSysGetReply(lying_length).ok());
+}
+
+// ---- the resource-tracking dumps ---------------------------------------------------------
+// Built by hand from the uapi layout (include/uapi/linux/netlink.h: nlattr {u16 len, u16
+// type}, the payload, padding to 4 bytes; include/uapi/rdma/rdma_netlink.h's numbers), as
+// drivers/infiniband/core/nldev.c writes them: nests without NLA_F_NESTED, the device's
+// index and name in every message. Independent of libnl, which the decoder uses.
+namespace nldev {
+constexpr uint16_t kGet = (5 << 10) + 1, kQpGet = (5 << 10) + 10, kCtxGet = (5 << 10) + 22;
+constexpr uint16_t kDevIndex = 1, kDevName = 2, kPortIndex = 3, kResQp = 19, kResQpEntry = 20,
+                   kLqpn = 21, kSqPsn = 24, kType = 26, kState = 27, kPid = 28, kKernName = 29,
+                   kPdn = 60, kCtxn = 64, kResCtx = 86, kResCtxEntry = 87;
+}  // namespace nldev
+
+class NlAttrs {
+ public:
+  NlAttrs& Raw(uint16_t type, const void* data, size_t len) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + ((4 + len + 3) & ~size_t{3}), 0);
+    const auto total = static_cast<uint16_t>(4 + len);
+    std::memcpy(&bytes_[at], &total, 2);
+    std::memcpy(&bytes_[at + 2], &type, 2);
+    if (len > 0) std::memcpy(&bytes_[at + 4], data, len);
+    return *this;
+  }
+  NlAttrs& U32(uint16_t type, uint32_t v) { return Raw(type, &v, 4); }
+  NlAttrs& U8(uint16_t type, uint8_t v) { return Raw(type, &v, 1); }
+  NlAttrs& Str(uint16_t type, const std::string& s) { return Raw(type, s.c_str(), s.size() + 1); }
+  NlAttrs& Nest(uint16_t type, const NlAttrs& inner) {
+    return Raw(type, inner.bytes_.data(), inner.bytes_.size());
+  }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+std::vector<uint8_t> NlMessage(uint16_t type, uint32_t seq, const std::vector<uint8_t>& payload,
+                               uint16_t flags = NLM_F_MULTI) {
+  std::vector<uint8_t> out(sizeof(nlmsghdr) + payload.size(), 0);
+  auto* hdr = reinterpret_cast<nlmsghdr*>(out.data());
+  hdr->nlmsg_len = static_cast<uint32_t>(out.size());
+  hdr->nlmsg_type = type;
+  hdr->nlmsg_flags = flags;
+  hdr->nlmsg_seq = seq;
+  std::copy(payload.begin(), payload.end(), out.begin() + sizeof(nlmsghdr));
+  return out;
+}
+std::vector<uint8_t> Done(uint32_t seq, int value) {
+  std::vector<uint8_t> payload(4);
+  std::memcpy(payload.data(), &value, 4);
+  return NlMessage(NLMSG_DONE, seq, payload);
+}
+std::vector<uint8_t> Concat(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+// A dump message of device `index`/`name` with a table of entries.
+std::vector<uint8_t> TableMessage(uint16_t type, uint32_t seq, uint32_t index,
+                                  const std::string& name, uint16_t table, uint16_t entry_type,
+                                  const std::vector<NlAttrs>& entries) {
+  NlAttrs t;
+  for (const NlAttrs& e : entries) t.Nest(entry_type, e);
+  NlAttrs top;
+  top.U32(nldev::kDevIndex, index).Str(nldev::kDevName, name).Nest(table, t);
+  return NlMessage(type, seq, top.bytes());
+}
+
+TEST(RdmaResCodec, EncodesDumpRequests) {
+  const auto qp = EncodeResDumpRequest(ResDump::kQueuePairs, 3, 7);
+  ASSERT_EQ(qp.size(), sizeof(nlmsghdr) + 8);
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(qp.data());
+  EXPECT_EQ(hdr->nlmsg_type, nldev::kQpGet);
+  EXPECT_EQ(hdr->nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
+  EXPECT_EQ(hdr->nlmsg_seq, 7u);
+  EXPECT_EQ(std::vector<uint8_t>(qp.begin() + sizeof(nlmsghdr), qp.end()),
+            NlAttrs().U32(nldev::kDevIndex, 3).bytes());
+  const auto ctx = EncodeResDumpRequest(ResDump::kContexts, 0, 8);
+  EXPECT_EQ(reinterpret_cast<const nlmsghdr*>(ctx.data())->nlmsg_type, nldev::kCtxGet);
+  const auto list = EncodeResDumpRequest(ResDump::kDevices, 0, 9);
+  EXPECT_EQ(list.size(), sizeof(nlmsghdr));  // every device: no attribute
+  EXPECT_EQ(reinterpret_cast<const nlmsghdr*>(list.data())->nlmsg_type, nldev::kGet);
+}
+
+// A user RC QP with its owner, the kernel's GSI QP, and a third in the next datagram: one
+// device's entries across messages and datagrams; attributes in any order, unknown ones
+// (PDN, SQ_PSN) skipped.
+TEST(RdmaResCodec, DecodesAQueuePairDumpAcrossMessagesAndDatagrams) {
+  ResDumpDecoder d(ResDump::kQueuePairs, 5, 100);
+  NlAttrs user;
+  user.U32(nldev::kPortIndex, 1)
+      .U32(nldev::kLqpn, 0x1a2)
+      .U32(nldev::kPdn, 3)
+      .U32(nldev::kPid, 4242)
+      .U32(nldev::kSqPsn, 77)
+      .U8(nldev::kType, 2)
+      .U8(nldev::kState, 3);
+  NlAttrs gsi;
+  gsi.U32(nldev::kLqpn, 1)
+      .U8(nldev::kType, 1)
+      .U8(nldev::kState, 3)
+      .Str(nldev::kKernName, "ib_core");
+  NlAttrs unseen;  // its owner is not in the reader's PID namespace: no PID
+  unseen.U8(nldev::kState, 0).U8(nldev::kType, 4).U32(nldev::kLqpn, 9);
+  ASSERT_TRUE(d.Feed(Concat({TableMessage(nldev::kQpGet, 5, 2, "mlx5_1", nldev::kResQp,
+                                          nldev::kResQpEntry, {user}),
+                             TableMessage(nldev::kQpGet, 5, 2, "mlx5_1", nldev::kResQp,
+                                          nldev::kResQpEntry, {gsi})}))
+                  .ok());
+  EXPECT_FALSE(d.done());
+  ASSERT_TRUE(d.Feed(Concat({TableMessage(nldev::kQpGet, 5, 2, "mlx5_1", nldev::kResQp,
+                                          nldev::kResQpEntry, {unseen}),
+                             Done(5, 0)}))
+                  .ok());
+  EXPECT_TRUE(d.done());
+  ASSERT_EQ(d.entries().size(), 3u);
+  EXPECT_EQ(d.entries()[0], (RdmaResEntry{.dev_index = 2,
+                                          .dev_name = "mlx5_1",
+                                          .number = 0x1a2,
+                                          .pid = 4242,
+                                          .kern_name = "",
+                                          .port = 1,
+                                          .qp_type = 2,
+                                          .qp_state = 3}));
+  EXPECT_EQ(d.entries()[1], (RdmaResEntry{.dev_index = 2,
+                                          .dev_name = "mlx5_1",
+                                          .number = 1,
+                                          .pid = std::nullopt,
+                                          .kern_name = "ib_core",
+                                          .port = std::nullopt,
+                                          .qp_type = 1,
+                                          .qp_state = 3}));
+  EXPECT_EQ(d.entries()[2].number, 9u);
+  EXPECT_EQ(d.entries()[2].pid, std::nullopt);
+  EXPECT_EQ(d.entries()[2].kern_name, "");
+}
+
+// A kernel-owned context is an empty entry (fill_res_ctx_entry adds nothing): skipped.
+TEST(RdmaResCodec, DecodesAContextDump) {
+  ResDumpDecoder d(ResDump::kContexts, 6, 100);
+  ASSERT_TRUE(d.Feed(Concat({TableMessage(nldev::kCtxGet, 6, 0, "mlx5_0", nldev::kResCtx,
+                                          nldev::kResCtxEntry,
+                                          {NlAttrs().U32(nldev::kCtxn, 0).U32(nldev::kPid, 100),
+                                           NlAttrs(), NlAttrs().U32(nldev::kCtxn, 1)}),
+                             Done(6, 0)}))
+                  .ok());
+  ASSERT_EQ(d.entries().size(), 2u);
+  EXPECT_EQ(d.entries()[0].pid, 100u);
+  EXPECT_EQ(d.entries()[1].number, 1u);
+  EXPECT_EQ(d.entries()[1].pid, std::nullopt);
+}
+
+// A device with nothing to list answers NLMSG_DONE alone; the device list, one message per
+// device.
+TEST(RdmaResCodec, AnEmptyDumpAndTheDeviceList) {
+  ResDumpDecoder empty(ResDump::kQueuePairs, 1, 10);
+  ASSERT_TRUE(empty.Feed(Done(1, 0)).ok());
+  EXPECT_TRUE(empty.done());
+  EXPECT_TRUE(empty.entries().empty());
+
+  ResDumpDecoder list(ResDump::kDevices, 2, 10);
+  auto device = [](uint32_t index, const std::string& name) {
+    NlAttrs a;
+    a.U32(nldev::kDevIndex, index).Str(nldev::kDevName, name).U32(nldev::kPortIndex, 1);
+    return NlMessage(nldev::kGet, 2, a.bytes());
+  };
+  ASSERT_TRUE(list.Feed(Concat({device(0, "mlx5_0"), device(1, "mlx5_1"), Done(2, 0)})).ok());
+  EXPECT_THAT(list.devices(),
+              ElementsAre(RdmaDeviceEntry{0, "mlx5_0"}, RdmaDeviceEntry{1, "mlx5_1"}));
+}
+
+// The kernel's own errors keep their errno: found during the dump (NLMSG_DONE's value: an
+// unknown device index), or before it (NLMSG_ERROR: a command an older kernel lacks).
+TEST(RdmaResCodec, KernelErrorsKeepTheirErrno) {
+  ResDumpDecoder during(ResDump::kQueuePairs, 3, 10);
+  absl::Status s = during.Feed(Done(3, -EINVAL));
+  EXPECT_EQ(ErrnoOf(s), EINVAL);
+  EXPECT_TRUE(during.done());
+  ResDumpDecoder before(ResDump::kContexts, 4, 10);
+  std::vector<uint8_t> error = ErrorReply(EINVAL);
+  reinterpret_cast<nlmsghdr*>(error.data())->nlmsg_seq = 4;
+  EXPECT_EQ(ErrnoOf(before.Feed(error)), EINVAL);
+}
+
+// Whatever arrives, memory is bounded and nothing is read past its end: each case an error.
+TEST(RdmaResCodec, RefusesWhatTheKernelNeverSends) {
+  const NlAttrs qp = NlAttrs().U32(nldev::kLqpn, 1).U32(nldev::kPid, 1);
+  auto fails = [](std::vector<uint8_t> datagram, size_t max_entries, const std::string& why) {
+    ResDumpDecoder d(ResDump::kQueuePairs, 1, max_entries);
+    absl::Status s = d.Feed(datagram);
+    EXPECT_FALSE(s.ok()) << why;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(why));
+  };
+  fails(TableMessage(nldev::kQpGet, 1, 0, "d", nldev::kResQp, nldev::kResQpEntry, {qp, qp, qp}), 2,
+        "more than 2 entries in one dump");
+  fails(TableMessage(nldev::kQpGet, 2, 0, "d", nldev::kResQp, nldev::kResQpEntry, {qp}), 10,
+        "sequence 2, not the dump's 1");
+  fails(TableMessage(nldev::kCtxGet, 1, 0, "d", nldev::kResQp, nldev::kResQpEntry, {qp}), 10,
+        "unexpected netlink message type");
+  uint16_t two = 7;
+  fails(TableMessage(nldev::kQpGet, 1, 0, "d", nldev::kResQp, nldev::kResQpEntry,
+                     {NlAttrs().Raw(nldev::kLqpn, &two, 2)}),
+        10, "malformed entry of device d");
+  fails(NlMessage(nldev::kQpGet, 1, NlAttrs().U32(nldev::kDevIndex, 0).bytes()), 10,
+        "without its device's index and name");
+  fails(NlMessage(nldev::kQpGet, 1,
+                  NlAttrs().U32(nldev::kDevIndex, 0).Raw(nldev::kDevName, "ab", 2).bytes()),
+        10, "malformed netlink attributes");
+  fails(std::vector<uint8_t>(10, 0), 10, "holds no whole message");
+  fails(Concat({TableMessage(nldev::kQpGet, 1, 0, "d", nldev::kResQp, nldev::kResQpEntry, {qp}),
+                std::vector<uint8_t>(8, 0)}),
+        10, "8 bytes after the last whole netlink message");
+  fails(std::vector<uint8_t>(kMaxResDatagram + 1, 0), 10, "netlink datagram of 65537 bytes");
+  std::vector<uint8_t> lying = Done(1, 0);
+  reinterpret_cast<nlmsghdr*>(lying.data())->nlmsg_len = 4096;
+  fails(lying, 10, "holds no whole message");
 }
 
 std::vector<char> Datagram(std::initializer_list<std::string_view> parts) {
