@@ -8,16 +8,20 @@
 #include <netlink/route/link/veth.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <iostream>
 
+#include "pkg/fd/unique_fd.h"
 #include "pkg/netlink/kernel_events.h"
 #include "pkg/netlink/link_up.h"
 #include "pkg/netlink/nl_socket.h"
 #include "pkg/netlink/rdma_netns.h"
 #include "pkg/netlink/rdma_netns_codec.h"
+#include "pkg/netlink/rdma_res.h"
 #include "pkg/netlink/rdma_res_codec.h"
 
 namespace rdmadp::netlink {
@@ -322,6 +326,60 @@ TEST(RdmaResCodec, RefusesWhatTheKernelNeverSends) {
   std::vector<uint8_t> lying = Done(1, 0);
   reinterpret_cast<nlmsghdr*>(lying.data())->nlmsg_len = 4096;
   fails(lying, 10, "holds no whole message");
+}
+
+// The receive loop on a socketpair: datagrams as they come, what is queued read even with
+// no time left, nothing queued a deadline, an oversized datagram an error.
+TEST(RdmaResDump, ReceivesADumpFromAnyDatagramSocket) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd ours(sv[0]);
+  UniqueFd kernel(sv[1]);
+  auto send = [&](const std::vector<uint8_t>& d) {
+    ASSERT_EQ(::send(kernel.Get(), d.data(), d.size(), 0), static_cast<ssize_t>(d.size()));
+  };
+  const NlAttrs qp = NlAttrs().U32(nldev::kLqpn, 7).U32(nldev::kPid, 1);
+  send(TableMessage(nldev::kQpGet, 5, 0, "mlx5_0", nldev::kResQp, nldev::kResQpEntry, {qp, qp}));
+  send(Concat({TableMessage(nldev::kQpGet, 5, 0, "mlx5_0", nldev::kResQp, nldev::kResQpEntry, {qp}),
+               Done(5, 0)}));
+  ResDumpDecoder whole(ResDump::kQueuePairs, 5, 10);
+  ASSERT_TRUE(ReceiveResDump(ours.Get(), whole, std::chrono::milliseconds(0)).ok());
+  EXPECT_TRUE(whole.done());
+  EXPECT_EQ(whole.entries().size(), 3u);
+
+  send(TableMessage(nldev::kQpGet, 6, 0, "mlx5_0", nldev::kResQp, nldev::kResQpEntry, {qp}));
+  ResDumpDecoder cut(ResDump::kQueuePairs, 6, 10);
+  absl::Status s = ReceiveResDump(ours.Get(), cut, std::chrono::milliseconds(0));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_EQ(cut.entries().size(), 1u);  // what came before the deadline
+
+  send(std::vector<uint8_t>(kMaxResDatagram + 1024, 0));
+  ResDumpDecoder big(ResDump::kQueuePairs, 7, 10);
+  s = ReceiveResDump(ours.Get(), big, std::chrono::milliseconds(0));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("a netlink datagram of 66560 bytes"));
+}
+
+// This machine's kernel: the device list is whatever it has (none here: the dump is
+// NLMSG_DONE alone, which must read as an empty list), and a device that does not exist
+// is the kernel's EINVAL, found during the dump. Without ib_core there is no NETLINK_RDMA,
+// said as such.
+TEST(RdmaResDump, AnswersOnThisKernel) {
+  auto devices = DumpRdmaDevices(std::chrono::milliseconds(2000), 64);
+  if (!devices.ok()) {
+    EXPECT_TRUE(IsNoRdmaNetlink(devices.status())) << devices.status();
+    std::cout << "[measured] this kernel has no NETLINK_RDMA\n";
+    return;
+  }
+  std::cout << "[measured] this kernel's RDMA devices: " << devices->size() << "\n";
+  for (const RdmaDeviceEntry& d : *devices) {
+    auto qps =
+        DumpRdmaResources(ResDump::kQueuePairs, d.index, std::chrono::milliseconds(2000), 100000);
+    EXPECT_TRUE(qps.ok()) << d.name << ": " << qps.status();
+  }
+  auto none =
+      DumpRdmaResources(ResDump::kQueuePairs, 1u << 30, std::chrono::milliseconds(2000), 10);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(ErrnoOf(none.status()), EINVAL) << none.status();
 }
 
 std::vector<char> Datagram(std::initializer_list<std::string_view> parts) {
