@@ -9,6 +9,7 @@
 
 #include "pkg/usage/container_cgroup.h"
 #include "pkg/usage/rdma_cgroup.h"
+#include "pkg/usage/verdict.h"
 
 namespace rdmadp::usage {
 namespace {
@@ -244,6 +245,91 @@ TEST(ContainerOfCgroup, QosClassNamesAreTheApis) {
   EXPECT_EQ(QosClassName(QosClass::kGuaranteed), "Guaranteed");
   EXPECT_EQ(QosClassName(QosClass::kBurstable), "Burstable");
   EXPECT_EQ(QosClassName(QosClass::kBestEffort), "BestEffort");
+}
+
+// ---- the verdict -------------------------------------------------------------------------
+
+using std::chrono::minutes;
+constexpr auto kGrace = minutes(10);
+
+TEST(Verdict, QueuePairsOrObjectsAreUseContextsAreNot) {
+  struct Case {
+    UseSample sample;
+    Clock::duration held;
+    Judgement want;
+  };
+  const std::optional<int64_t> none;
+  const Case cases[] = {
+      // QPs are use at once, grace or not.
+      {{.qps = 2, .hca_handles = none, .hca_objects = none},
+       minutes(0),
+       {Verdict::kUsed, UseSource::kQueuePairs}},
+      // No QP: in grace, then unused from the grace on.
+      {{.qps = 0, .hca_handles = none, .hca_objects = none},
+       minutes(9),
+       {Verdict::kInGrace, UseSource::kQueuePairs}},
+      {{.qps = 0, .hca_handles = none, .hca_objects = none},
+       kGrace,
+       {Verdict::kUnused, UseSource::kQueuePairs}},
+      // Contexts alone (NCCL opens one on every HCA): unused.
+      {{.qps = none, .hca_handles = 4, .hca_objects = 0},
+       minutes(30),
+       {Verdict::kUnused, UseSource::kCgroupObjects}},
+      {{.qps = none, .hca_handles = 4, .hca_objects = 0},
+       minutes(1),
+       {Verdict::kInGrace, UseSource::kCgroupObjects}},
+      {{.qps = none, .hca_handles = 1, .hca_objects = 12},
+       minutes(30),
+       {Verdict::kUsed, UseSource::kCgroupObjects}},
+      // No QP in the dumps, but objects in the cgroup: DevX QPs, which the dumps miss. Use.
+      {{.qps = 0, .hca_handles = 1, .hca_objects = 30},
+       minutes(30),
+       {Verdict::kUsed, UseSource::kCgroupObjects}},
+      // Both sources, both empty.
+      {{.qps = 0, .hca_handles = 2, .hca_objects = 0},
+       minutes(30),
+       {Verdict::kUnused, UseSource::kQueuePairs}},
+      // No source at all: unknown, at any age.
+      {{.qps = none, .hca_handles = none, .hca_objects = none},
+       minutes(30),
+       {Verdict::kUnknown, UseSource::kNone}},
+  };
+  for (const Case& c : cases) {
+    const Judgement got = Judge(c.sample, c.held, kGrace);
+    EXPECT_EQ(got, c.want) << VerdictName(got.verdict) << "/" << UseSourceName(got.source)
+                           << " for qps " << c.sample.qps.value_or(-1) << " objects "
+                           << c.sample.hca_objects.value_or(-1);
+  }
+}
+
+// A change is reported once, when it happens: the first verdict, the end of the grace, the
+// first QP; a container gone is forgotten, and one that comes back starts a new grace.
+TEST(VerdictBook, ReportsEachChangeOnceAndForgetsWhatWent) {
+  VerdictBook book;
+  const Clock::time_point t0{};
+  const UseSample idle{.qps = 0, .hca_handles = 1, .hca_objects = 0};
+  const UseSample busy{.qps = 3, .hca_handles = 1, .hca_objects = 40};
+  auto keys = [](const std::vector<VerdictBook::Change>& changes) {
+    std::vector<std::string> out;
+    for (const auto& c : changes)
+      out.push_back(c.key + ":" + std::string(VerdictName(c.after.verdict)));
+    return out;
+  };
+  EXPECT_THAT(keys(book.Round(t0, {{"a", idle}, {"b", busy}}, kGrace)),
+              ::testing::ElementsAre("a:in grace", "b:used"));
+  EXPECT_TRUE(book.Round(t0 + minutes(5), {{"a", idle}, {"b", busy}}, kGrace).empty());
+  auto changes = book.Round(t0 + kGrace, {{"a", idle}, {"b", busy}}, kGrace);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].key, "a");
+  EXPECT_EQ(changes[0].before, (Judgement{Verdict::kInGrace, UseSource::kQueuePairs}));
+  EXPECT_EQ(changes[0].after, (Judgement{Verdict::kUnused, UseSource::kQueuePairs}));
+  EXPECT_TRUE(book.Round(t0 + minutes(11), {{"a", idle}, {"b", busy}}, kGrace).empty());
+  EXPECT_THAT(keys(book.Round(t0 + minutes(12), {{"a", busy}}, kGrace)),
+              ::testing::ElementsAre("a:used"));
+  EXPECT_EQ(book.entries().size(), 1u);  // b went
+  EXPECT_THAT(keys(book.Round(t0 + minutes(13), {{"a", busy}, {"b", idle}}, kGrace)),
+              ::testing::ElementsAre("b:in grace"));
+  EXPECT_EQ(book.entries().at("b").since, t0 + minutes(13));
 }
 
 }  // namespace
