@@ -5,11 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/container_cgroup.h"
 #include "pkg/usage/rdma_cgroup.h"
 #include "pkg/usage/verdict.h"
+#include "test/support/temp_dir.h"
 
 namespace rdmadp::usage {
 namespace {
@@ -330,6 +334,68 @@ TEST(VerdictBook, ReportsEachChangeOnceAndForgetsWhatWent) {
   EXPECT_THAT(keys(book.Round(t0 + minutes(13), {{"a", busy}, {"b", idle}}, kGrace)),
               ::testing::ElementsAre("b:in grace"));
   EXPECT_EQ(book.entries().at("b").since, t0 + minutes(13));
+}
+
+// ---- the containers' cgroups on a host tree ------------------------------------------------
+
+class CgroupTree : public ::testing::Test {
+ protected:
+  std::string Dir(const std::string& rel) {
+    const std::string path = dir_.path() + "/" + rel;
+    std::filesystem::create_directories(path);
+    return path;
+  }
+  void File(const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(
+        std::filesystem::path(dir_.path() + "/" + rel).parent_path());
+    std::ofstream(dir_.path() + "/" + rel) << text;
+  }
+  testing::TempDir dir_;
+};
+
+// A host with both kinds of pods' cgroups beside services: each container found once (not
+// what is below it), its rdma.current read, a missing or malformed one said per container.
+TEST_F(CgroupTree, FindsEveryContainerAndReadsItsCounts) {
+  const std::string burstable =
+      "kubepods.slice/kubepods-burstable.slice/"
+      "kubepods-burstable-pod6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice";
+  const std::string guaranteed =
+      "kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice";
+  const std::string a = burstable + "/cri-containerd-" + std::string(64, 'a') + ".scope";
+  const std::string b = guaranteed + "/cri-containerd-" + std::string(64, 'b') + ".scope";
+  const std::string c = burstable + "/cri-containerd-" + std::string(64, 'c') + ".scope";
+  File(a + "/rdma.current",
+       "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=7 \n");
+  Dir(a + "/container");  // crun's child: the container's, not another
+  Dir(b);                 // no rdma controller down to it
+  File(c + "/rdma.current", "mlx5_0 hca_handle \n");
+  Dir(burstable + "/crio-conmon-" + std::string(64, 'd') + ".scope");
+  Dir("system.slice/containerd.service");
+  File("kubepods.slice/rdma.current", "mlx5_0 hca_handle=9 hca_object=99 \n");
+
+  const CgroupScan scan = ScanContainerCgroups(dir_.path(), 100);
+  EXPECT_TRUE(scan.problems.empty()) << scan.problems.front();
+  ASSERT_EQ(scan.containers.size(), 3u);
+  EXPECT_EQ(scan.containers[0].container.path, a);
+  ASSERT_TRUE(scan.containers[0].counts.has_value());
+  EXPECT_EQ(scan.containers[0].counts->at("mlx5_1"), (RdmaCgroupCounts{1, 7}));
+  EXPECT_EQ(scan.containers[1].container.path, c);
+  EXPECT_THAT(scan.containers[1].problem, HasSubstr("line 1: \"hca_handle\" is not key=value"));
+  EXPECT_EQ(scan.containers[2].container.path, b);
+  EXPECT_EQ(scan.containers[2].container.qos, QosClass::kGuaranteed);
+  EXPECT_FALSE(scan.containers[2].counts.has_value());
+  EXPECT_THAT(scan.containers[2].problem, HasSubstr("no rdma.current"));
+}
+
+// Bounded: past max_containers the rest is left out, and said.
+TEST_F(CgroupTree, ContainersPastTheCapAreLeftOutAndSaid) {
+  for (char id : {'a', 'b', 'c'}) {
+    Dir(std::string("kubepods/besteffort/pod") + id + "/" + std::string(64, id));
+  }
+  const CgroupScan scan = ScanContainerCgroups(dir_.path(), 2);
+  EXPECT_EQ(scan.containers.size(), 2u);
+  ASSERT_EQ(scan.problems.size(), 1u);
+  EXPECT_EQ(scan.problems[0], "more than 2 containers' cgroups; the rest left out");
 }
 
 }  // namespace
