@@ -12,15 +12,35 @@
 
 namespace rdmadp::fd {
 
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
+namespace {
+
+// The entries of `dir` that `keep` accepts, "." and ".." never; nullopt (errno set) when
+// it cannot be opened.
+template <typename Keep>
+std::optional<std::vector<std::string>> List(const std::string& dir, Keep keep) {
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return names;
+  if (!d) return std::nullopt;
+  std::vector<std::string> names;
   while (const dirent* e = ::readdir(d.get())) {
     const std::string_view name = e->d_name;
-    if (name != "." && name != "..") names.emplace_back(name);
+    if (name != "." && name != ".." && keep(*e)) names.emplace_back(name);
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  return List(dir, [](const dirent&) { return true; }).value_or(std::vector<std::string>{});
+}
+
+std::optional<std::vector<std::string>> ListSubdirs(const std::string& dir) {
+  return List(dir, [&dir](const dirent& e) {
+    if (e.d_type != DT_UNKNOWN) return e.d_type == DT_DIR;
+    // A file system that does not say (cgroupfs and sysfs do): lstat decides.
+    struct stat st {};
+    return ::lstat((dir + "/" + e.d_name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  });
 }
 
 std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes) {

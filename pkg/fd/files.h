@@ -15,6 +15,10 @@ namespace rdmadp::fd {
 // The names in `dir` other than "." and "..", in readdir order; empty when it cannot be read.
 std::vector<std::string> ListDir(const std::string& dir);
 
+// The subdirectories of `dir` (not followed through symlinks), in readdir order; nullopt
+// with errno set when it cannot be read.
+std::optional<std::vector<std::string>> ListSubdirs(const std::string& dir);
+
 // The whole file, or at most `max_bytes` of it; nullopt with errno set when it cannot be
 // opened or read.
 std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes);

@@ -13,10 +13,6 @@
 #include "pkg/fd/unique_fd.h"
 #include "pkg/text/cat.h"
 
-#ifndef NETLINK_RDMA
-#define NETLINK_RDMA 20
-#endif
-
 namespace rdmadp::netlink {
 namespace {
 
@@ -63,8 +59,9 @@ absl::Status ReceiveResDump(int fd, ResDumpDecoder& decoder, std::chrono::millis
     // Even with no time left, what is already queued is read.
     const int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0)
+    if (ready < 0) {
       return absl::UnknownError(Cat("waiting for the dump failed: ", std::strerror(errno)));
+    }
     if (ready == 0) {
       return absl::DeadlineExceededError(
           Cat("the kernel did not finish the dump within ", timeout.count(), " ms"));

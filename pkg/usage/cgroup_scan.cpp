@@ -1,8 +1,5 @@
 #include "pkg/usage/cgroup_scan.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,60 +12,53 @@ namespace {
 
 constexpr size_t kMaxFile = 64 * size_t{1024};
 
-// The subdirectories of `dir` (child cgroups), sorted; cgroupfs reports d_type, another
-// file system may not (then lstat decides).
-std::vector<std::string> ChildDirs(const std::string& dir, std::string& problem) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    problem = Cat("cannot list ", dir, ": ", std::strerror(errno));
-    return out;
-  }
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    bool is_dir = e->d_type == DT_DIR;
-    if (e->d_type == DT_UNKNOWN) {
-      struct stat st {};
-      is_dir = ::lstat(Cat(dir, "/", name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+// One walk of the tree from its root, depth first, children in name order.
+class Walk {
+ public:
+  Walk(const std::string& root, size_t max_containers)
+      : root_(root), max_containers_(max_containers) {}
+
+  CgroupScan Run() && {
+    Visit("", 0);
+    if (dirs_ > kMaxScanDirs) {
+      scan_.problems.push_back(
+          Cat(root_, ": more than ", kMaxScanDirs, " cgroups; the rest not walked"));
     }
-    if (is_dir) out.push_back(name);
+    if (containers_capped_) {
+      scan_.problems.push_back(
+          Cat("more than ", max_containers_, " containers' cgroups; the rest left out"));
+    }
+    return std::move(scan_);
   }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
-struct Walk {
-  const std::string& root;
-  size_t max_containers;
-  size_t dirs = 0;
-  bool containers_capped = false;
-  CgroupScan scan;
-
+ private:
   void Visit(const std::string& rel, int depth) {
     if (depth > kMaxScanDepth) {
-      scan.problems.push_back(
-          Cat(root, "/", rel, ": deeper than ", kMaxScanDepth, " levels, not walked"));
+      scan_.problems.push_back(
+          Cat(root_, "/", rel, ": deeper than ", kMaxScanDepth, " levels, not walked"));
       return;
     }
-    if (++dirs > kMaxScanDirs) return;  // said once, by the caller
-    const std::string abs = rel.empty() ? root : Cat(root, "/", rel);
+    if (++dirs_ > kMaxScanDirs) return;  // said once, at the end
+    const std::string abs = rel.empty() ? root_ : Cat(root_, "/", rel);
     if (!rel.empty()) {
       if (std::optional<ContainerCgroup> c = ContainerOfCgroup(rel)) {
-        if (scan.containers.size() == max_containers) {
-          containers_capped = true;
-          return;
+        if (scan_.containers.size() == max_containers_) {
+          containers_capped_ = true;
+        } else {
+          Read(abs, std::move(*c));
         }
-        Read(abs, std::move(*c));
         return;  // what is below is the container's
       }
     }
-    std::string problem;
-    for (const std::string& child : ChildDirs(abs, problem)) {
+    std::optional<std::vector<std::string>> children = fd::ListSubdirs(abs);
+    if (!children) {
+      scan_.problems.push_back(Cat("cannot list ", abs, ": ", std::strerror(errno)));
+      return;
+    }
+    std::sort(children->begin(), children->end());
+    for (const std::string& child : *children) {
       Visit(rel.empty() ? child : Cat(rel, "/", child), depth + 1);
     }
-    if (!problem.empty()) scan.problems.push_back(std::move(problem));
   }
 
   void Read(const std::string& abs, ContainerCgroup c) {
@@ -86,28 +76,20 @@ struct Walk {
     } else {
       r.counts = std::move(*counts);
     }
-    scan.containers.push_back(std::move(r));
+    scan_.containers.push_back(std::move(r));
   }
+
+  const std::string& root_;
+  const size_t max_containers_;
+  size_t dirs_ = 0;
+  bool containers_capped_ = false;
+  CgroupScan scan_;
 };
 
 }  // namespace
 
 CgroupScan ScanContainerCgroups(const std::string& cgroup_root, size_t max_containers) {
-  Walk walk{.root = cgroup_root,
-            .max_containers = max_containers,
-            .dirs = 0,
-            .containers_capped = false,
-            .scan = {}};
-  walk.Visit("", 0);
-  if (walk.dirs > kMaxScanDirs) {
-    walk.scan.problems.push_back(
-        Cat(cgroup_root, ": more than ", kMaxScanDirs, " cgroups; the rest not walked"));
-  }
-  if (walk.containers_capped) {
-    walk.scan.problems.push_back(
-        Cat("more than ", max_containers, " containers' cgroups; the rest left out"));
-  }
-  return std::move(walk.scan);
+  return Walk(cgroup_root, max_containers).Run();
 }
 
 }  // namespace rdmadp::usage

@@ -11,18 +11,6 @@ constexpr std::string_view kPodPrefix = "pod";  // the kubelet's podCgroupNamePr
 constexpr std::string_view kSlice = ".slice";
 constexpr std::string_view kScope = ".scope";
 
-std::vector<std::string_view> Components(std::string_view path) {
-  std::vector<std::string_view> out;
-  while (!path.empty()) {
-    const size_t slash = path.find('/');
-    const std::string_view part = path.substr(0, slash);
-    if (!part.empty() && part != "." && part != "..") out.push_back(part);
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
-  return out;
-}
-
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   while (true) {
@@ -31,6 +19,15 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
     if (at == std::string_view::npos) return out;
     s.remove_prefix(at + 1);
   }
+}
+
+// A path's components, without empty, "." and ".." ones (a cgroup namespace's prefix).
+std::vector<std::string_view> Components(std::string_view path) {
+  std::vector<std::string_view> out;
+  for (std::string_view part : Split(path, '/')) {
+    if (!part.empty() && part != "." && part != "..") out.push_back(part);
+  }
+  return out;
 }
 
 bool IsContainerId(std::string_view id) {

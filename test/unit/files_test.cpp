@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
@@ -29,6 +30,24 @@ TEST(Files, ListDirOfAMissingDirectoryOrAFileIsEmpty) {
   std::ofstream(dir.path() + "/file") << "x";
   EXPECT_THAT(ListDir(dir.path() + "/missing"), ::testing::IsEmpty());
   EXPECT_THAT(ListDir(dir.path() + "/file"), ::testing::IsEmpty());
+}
+
+// Directories only, a symlink to one not followed; a missing directory or a file is an
+// error with its errno (a walk says what it could not list).
+TEST(Files, ListSubdirsNamesDirectoriesOnly) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/file") << "x";
+  ASSERT_EQ(::mkdir((dir.path() + "/a.slice").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((dir.path() + "/b").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("b", (dir.path() + "/link").c_str()), 0);
+  auto subdirs = ListSubdirs(dir.path());
+  ASSERT_TRUE(subdirs.has_value());
+  EXPECT_THAT(*subdirs, UnorderedElementsAre("a.slice", "b"));
+  errno = 0;
+  EXPECT_EQ(ListSubdirs(dir.path() + "/missing"), std::nullopt);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(ListSubdirs(dir.path() + "/file"), std::nullopt);
+  EXPECT_EQ(errno, ENOTDIR);
 }
 
 TEST(Files, ReadFileReturnsTheWholeFileUpToTheLimit) {

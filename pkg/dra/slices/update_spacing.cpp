@@ -18,9 +18,10 @@ std::vector<SliceWrite> UpdateSpacing::Hold(std::vector<SliceWrite> writes,
   }
   std::set<std::string> held;
   for (const auto& w : writes) {
-    if (w.kind != SliceWrite::Kind::kUpdate || creating.count(SlicePoolName(w.object)) != 0)
-      continue;
-    auto it = last_update_.find(SlicePoolName(w.object));
+    if (w.kind != SliceWrite::Kind::kUpdate) continue;
+    const std::string pool = SlicePoolName(w.object);
+    if (creating.count(pool) != 0) continue;
+    auto it = last_update_.find(pool);
     if (it == last_update_.end() || now >= it->second + kUpdateSpacing) continue;
     held.insert(it->first);
     held_until_ =
