@@ -28,6 +28,17 @@ std::optional<std::vector<std::string>> List(const std::string& dir, Keep keep) 
   return names;
 }
 
+// Entries of one type, as readdir says or, on a file system that does not say (cgroupfs
+// and sysfs do), as lstat does.
+std::optional<std::vector<std::string>> ListOfType(const std::string& dir, unsigned char type,
+                                                   mode_t mode) {
+  return List(dir, [&](const dirent& e) {
+    if (e.d_type != DT_UNKNOWN) return e.d_type == type;
+    struct stat st {};
+    return ::lstat((dir + "/" + e.d_name).c_str(), &st) == 0 && (st.st_mode & S_IFMT) == mode;
+  });
+}
+
 }  // namespace
 
 std::vector<std::string> ListDir(const std::string& dir) {
@@ -35,12 +46,11 @@ std::vector<std::string> ListDir(const std::string& dir) {
 }
 
 std::optional<std::vector<std::string>> ListSubdirs(const std::string& dir) {
-  return List(dir, [&dir](const dirent& e) {
-    if (e.d_type != DT_UNKNOWN) return e.d_type == DT_DIR;
-    // A file system that does not say (cgroupfs and sysfs do): lstat decides.
-    struct stat st {};
-    return ::lstat((dir + "/" + e.d_name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  });
+  return ListOfType(dir, DT_DIR, S_IFDIR);
+}
+
+std::optional<std::vector<std::string>> ListLinks(const std::string& dir) {
+  return ListOfType(dir, DT_LNK, S_IFLNK);
 }
 
 std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes) {

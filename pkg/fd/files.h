@@ -19,6 +19,10 @@ std::vector<std::string> ListDir(const std::string& dir);
 // with errno set when it cannot be read.
 std::optional<std::vector<std::string>> ListSubdirs(const std::string& dir);
 
+// The symbolic links in `dir`, in readdir order; nullopt with errno set when it cannot be
+// read.
+std::optional<std::vector<std::string>> ListLinks(const std::string& dir);
+
 // The whole file, or at most `max_bytes` of it; nullopt with errno set when it cannot be
 // opened or read.
 std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pkg/text/cat.h"
+#include "pkg/text/split.h"
 
 namespace rdmadp::usage {
 namespace {
@@ -10,16 +11,6 @@ namespace {
 constexpr std::string_view kPodPrefix = "pod";  // the kubelet's podCgroupNamePrefix
 constexpr std::string_view kSlice = ".slice";
 constexpr std::string_view kScope = ".scope";
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const size_t at = s.find(sep);
-    out.push_back(s.substr(0, at));
-    if (at == std::string_view::npos) return out;
-    s.remove_prefix(at + 1);
-  }
-}
 
 // A path's components, without empty, "." and ".." ones (a cgroup namespace's prefix).
 std::vector<std::string_view> Components(std::string_view path) {

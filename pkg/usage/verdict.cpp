@@ -49,7 +49,7 @@ std::vector<VerdictBook::Change> VerdictBook::Round(Clock::time_point now,
   std::map<std::string, Entry> next;
   for (const auto& [key, sample] : round) {
     auto old = entries_.find(key);
-    const Clock::time_point since = old == entries_.end() ? now : old->second.since;
+    const Clock::time_point since = old == entries_.end() ? now - sample.age : old->second.since;
     const Judgement judgement = Judge(sample, now - since, grace);
     if (old == entries_.end()) {
       changes.push_back({key, std::nullopt, judgement});

@@ -33,6 +33,10 @@ struct UseSample {
   std::optional<int64_t> qps;          // nullopt: no source saw its processes' QPs
   std::optional<int64_t> hca_handles;  // nullopt: no rdma controller in its cgroup
   std::optional<int64_t> hca_objects;
+  // How long the container has run (since its kubelet log link was made), where known: a
+  // container first seen starts its grace that far back, so a restart of ours does not
+  // restart every container's grace.
+  Clock::duration age{};
 };
 
 enum class Verdict { kInGrace, kUsed, kUnused, kUnknown };
@@ -51,8 +55,8 @@ Judgement Judge(const UseSample& sample, Clock::duration held, Clock::duration g
 
 // Verdicts over time, by container (any stable key: the pod UID and container name). Each
 // sampling round hands in every container that holds an allocation now; a container seen
-// for the first time starts its grace then; one missing from a round is forgotten (its
-// pod went, and its series with it). Memory: one entry per container of the last round.
+// for the first time starts its grace then (less its age); one missing from a round is forgotten
+// (its pod went, and its series with it). Memory: one entry per container of the last round.
 class VerdictBook {
  public:
   struct Change {
@@ -61,7 +65,7 @@ class VerdictBook {
     Judgement after;
   };
   struct Entry {
-    Clock::time_point since;  // first seen holding the allocation
+    Clock::time_point since;  // holding the allocation since (first seen, less its age)
     Judgement judgement;
   };
 

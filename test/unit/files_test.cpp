@@ -50,6 +50,21 @@ TEST(Files, ListSubdirsNamesDirectoriesOnly) {
   EXPECT_EQ(errno, ENOTDIR);
 }
 
+// Symlinks only, dangling ones too (a link's target need not be mounted).
+TEST(Files, ListLinksNamesLinksOnly) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/file") << "x";
+  ASSERT_EQ(::mkdir((dir.path() + "/d").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("d", (dir.path() + "/to-dir").c_str()), 0);
+  ASSERT_EQ(::symlink("/nowhere/0.log", (dir.path() + "/dangling").c_str()), 0);
+  auto links = ListLinks(dir.path());
+  ASSERT_TRUE(links.has_value());
+  EXPECT_THAT(*links, UnorderedElementsAre("to-dir", "dangling"));
+  errno = 0;
+  EXPECT_EQ(ListLinks(dir.path() + "/missing"), std::nullopt);
+  EXPECT_EQ(errno, ENOENT);
+}
+
 TEST(Files, ReadFileReturnsTheWholeFileUpToTheLimit) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/f";

@@ -1,9 +1,12 @@
 // The pure readers behind per-container RDMA use (pkg/usage): the rdma controller's files as
 // the kernel prints them (kernel/cgroup/rdma.c, rdmacg_resource_read), and the cgroup names
-// of the kubelet's two drivers and the runtimes, with the kubelet's own test tables
-// (pkg/kubelet/cm/cgroup_manager_linux_test.go, pod_container_manager_linux_test.go).
+// of the kubelet's two drivers and the runtimes, and its container log links, with the
+// kubelet's own test tables (pkg/kubelet/cm/cgroup_manager_linux_test.go,
+// pod_container_manager_linux_test.go, pkg/kubelet/kuberuntime/legacy_test.go).
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +14,7 @@
 
 #include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/container_cgroup.h"
+#include "pkg/usage/log_links.h"
 #include "pkg/usage/rdma_cgroup.h"
 #include "pkg/usage/verdict.h"
 #include "test/support/temp_dir.h"
@@ -334,6 +338,138 @@ TEST(VerdictBook, ReportsEachChangeOnceAndForgetsWhatWent) {
   EXPECT_THAT(keys(book.Round(t0 + minutes(13), {{"a", busy}, {"b", idle}}, kGrace)),
               ::testing::ElementsAre("b:in grace"));
   EXPECT_EQ(book.entries().at("b").since, t0 + minutes(13));
+}
+
+// A container already running when first seen (its log link's age) is judged from its
+// start: a restart of ours does not give every idle container a new grace.
+TEST(VerdictBook, AContainerFirstSeenRunningIsJudgedFromItsStart) {
+  VerdictBook book;
+  const Clock::time_point t0 = Clock::time_point{} + std::chrono::hours(1);
+  UseSample idle{.qps = std::nullopt, .hca_handles = 1, .hca_objects = 0, .age = minutes(25)};
+  auto changes = book.Round(t0, {{"old", idle}}, kGrace);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].after, (Judgement{Verdict::kUnused, UseSource::kCgroupObjects}));
+  EXPECT_EQ(book.entries().at("old").since, t0 - minutes(25));
+  idle.age = minutes(4);  // a later sample's age never moves the start
+  EXPECT_TRUE(book.Round(t0 + minutes(1), {{"old", idle}}, kGrace).empty());
+  EXPECT_EQ(book.entries().at("old").since, t0 - minutes(25));
+}
+
+// ---- the kubelet's container log links --------------------------------------------------
+
+const std::string kIdA(64, 'a');
+const std::string kPodUid = kUid;
+
+// legacy_test.go's TestLogSymLink and TestLegacyLogSymLink, with fixed strings for its
+// random ones of the same lengths: the name is cut to 251 bytes and ".log" added.
+TEST(KubeletLogLink, NamesAsTheKubeletCutsThem) {
+  const std::string pod(128, 'p');
+  const std::string container(70, 'c');
+  const std::string id(80, 'i');
+  const std::string ns(10, 'n');
+  EXPECT_EQ(KubeletLogLinkName(pod, ns, container, id),
+            (pod + "_" + ns + "_" + container + "-" + id).substr(0, 251) + ".log");
+  EXPECT_EQ(KubeletLogLinkName("web-0", "default", "app", kIdA),
+            "web-0_default_app-" + kIdA + ".log");
+}
+
+TEST(KubeletLogLink, ReadsTheNamesOfALinkAndItsTarget) {
+  const std::string target = "/var/log/pods/team-a_trainer-0_" + kPodUid + "/nccl/3.log";
+  auto names = ParseKubeletLogLink(KubeletLogLinkName("trainer-0", "team-a", "nccl", kIdA), target);
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (ContainerNames{.pod_namespace = "team-a",
+                                    .pod = "trainer-0",
+                                    .pod_uid = kPodUid,
+                                    .container = "nccl",
+                                    .container_id = kIdA,
+                                    .restart_count = 3}));
+  // A static pod's UID is its hash; --pod-logs-dir may be anywhere; a relative target too.
+  const std::string hash = "33d556edd3ae8ef21980288cef77ae8b";
+  auto static_pod =
+      ParseKubeletLogLink(KubeletLogLinkName("etcd-node1", "kube-system", "etcd", kIdA),
+                          "../../data/pods/kube-system_etcd-node1_" + hash + "/etcd/0.log");
+  ASSERT_TRUE(static_pod.ok()) << static_pod.status();
+  EXPECT_EQ(static_pod->pod_uid, hash);
+}
+
+TEST(KubeletLogLink, WhatDoesNotMatchIsSaidNeverGuessed) {
+  const std::string target = "/var/log/pods/ns_pod_" + kPodUid + "/c/0.log";
+  const std::string good = KubeletLogLinkName("pod", "ns", "c", kIdA);
+  struct Case {
+    std::string name, target, want;
+  };
+  const std::string long_pod(200, 'p');
+  const std::string long_target = "/var/log/pods/ns_" + long_pod + "_" + kPodUid + "/cc/0.log";
+  const Case cases[] = {
+      {good, "/var/log/pods/ns_pod/c/0.log", "is not <ns>_<pod>_<uid>/<container>/<n>.log"},
+      {good, "/var/log/pods/ns_pod_" + kPodUid + "_x/c/0.log", "is not <ns>_<pod>_<uid>"},
+      {good, "/var/log/pods/ns_pod_" + kPodUid + "/c/zero.log", "is not <ns>_<pod>_<uid>"},
+      {good, "/var/log/pods/ns_pod_" + kPodUid + "/c/0.txt", "is not <ns>_<pod>_<uid>"},
+      {good, "/var/log/pods/ns_pod_UID/c/0.log", "is not <ns>_<pod>_<uid>"},
+      {good, "0.log", "is not <ns>_<pod>_<uid>"},
+      {"pod_ns_c-" + kIdA + ".txt", target, "not a .log link"},
+      {KubeletLogLinkName("other", "ns", "c", kIdA), target, "does not name the pod and container"},
+      {KubeletLogLinkName("pod", "ns", "c", kIdA.substr(0, 12)), target,
+       "container ID is not 64 hex digits"},
+      {KubeletLogLinkName("pod", "ns", "c", std::string(64, 'A')), target,
+       "container ID is not 64 hex digits"},
+      // 200 + 1 + 2 + 1 + 2 + 1 + 64 > 251: the ID is cut.
+      {KubeletLogLinkName(long_pod, "ns", "cc", kIdA), long_target, "cut to 255 bytes"},
+      {KubeletLogLinkName(long_pod, "ns", "cc", kIdA).substr(0, 170) + ".log", long_target,
+       "does not name the pod"},
+  };
+  for (const Case& c : cases) {
+    auto got = ParseKubeletLogLink(c.name, c.target);
+    ASSERT_FALSE(got.ok()) << c.name << " -> " << c.target;
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want)) << c.name;
+    EXPECT_THAT(std::string(got.status().message()), ::testing::StartsWith(c.name + ": "));
+  }
+  const std::string very_long_pod(250, 'p');  // cut inside the names
+  auto cut_in_names =
+      ParseKubeletLogLink(KubeletLogLinkName(very_long_pod, "ns", "c", kIdA),
+                          "/var/log/pods/ns_" + very_long_pod + "_" + kPodUid + "/c/0.log");
+  ASSERT_FALSE(cut_in_names.ok());
+  EXPECT_THAT(std::string(cut_in_names.status().message()), HasSubstr("cut to 255 bytes"));
+}
+
+// A directory as the kubelet keeps it: links read by name and text (their targets are not
+// mounted, so they dangle), a file a runtime wrote there passed over, a link not understood
+// said, the cap said.
+TEST(KubeletLogLink, ScansTheLinksOfADirectory) {
+  testing::TempDir dir;
+  const std::string id_b(64, 'b');
+  std::filesystem::create_symlink("/var/log/pods/ns_pod_" + kPodUid + "/c/0.log",
+                                  dir.path() + "/" + KubeletLogLinkName("pod", "ns", "c", kIdA));
+  std::filesystem::create_symlink("/var/log/pods/ns_pod_" + kPodUid + "/d/1.log",
+                                  dir.path() + "/" + KubeletLogLinkName("pod", "ns", "d", id_b));
+  std::filesystem::create_symlink("/elsewhere", dir.path() + "/stray.log");
+  std::ofstream(dir.path() + "/plain.log") << "a log written in place\n";
+  // The link's own time (when the kubelet made it), never its target's.
+  const timespec made[2] = {{1700000000, 0}, {1700000000, 0}};
+  ASSERT_EQ(
+      ::utimensat(AT_FDCWD, (dir.path() + "/" + KubeletLogLinkName("pod", "ns", "c", kIdA)).c_str(),
+                  made, AT_SYMLINK_NOFOLLOW),
+      0);
+
+  const LogLinkScan scan = ScanKubeletLogLinks(dir.path(), 10);
+  ASSERT_EQ(scan.containers.size(), 2u);
+  EXPECT_EQ(scan.containers[0].names.container, "c");
+  EXPECT_EQ(scan.containers[0].names.container_id, kIdA);
+  EXPECT_EQ(scan.containers[1].names.container, "d");
+  EXPECT_EQ(scan.containers[1].names.restart_count, 1);
+  EXPECT_EQ(scan.containers[0].started,
+            std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+  ASSERT_EQ(scan.problems.size(), 1u);
+  EXPECT_THAT(scan.problems[0], ::testing::StartsWith("stray.log: link target \"/elsewhere\""));
+
+  const LogLinkScan capped = ScanKubeletLogLinks(dir.path(), 1);
+  EXPECT_EQ(capped.containers.size(), 1u);
+  EXPECT_THAT(capped.problems.back(), HasSubstr("more than 1 links in"));
+
+  const LogLinkScan missing = ScanKubeletLogLinks(dir.path() + "/none", 10);
+  EXPECT_TRUE(missing.containers.empty());
+  ASSERT_EQ(missing.problems.size(), 1u);
+  EXPECT_THAT(missing.problems[0], HasSubstr("No such file or directory"));
 }
 
 // ---- the containers' cgroups on a host tree ------------------------------------------------
