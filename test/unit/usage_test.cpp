@@ -15,8 +15,10 @@
 #include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/container_cgroup.h"
 #include "pkg/usage/log_links.h"
+#include "pkg/usage/pod_resources.h"
 #include "pkg/usage/rdma_cgroup.h"
 #include "pkg/usage/verdict.h"
+#include "test/support/fake_pod_resources.h"
 #include "test/support/temp_dir.h"
 
 namespace rdmadp::usage {
@@ -470,6 +472,132 @@ TEST(KubeletLogLink, ScansTheLinksOfADirectory) {
   EXPECT_TRUE(missing.containers.empty());
   ASSERT_EQ(missing.problems.size(), 1u);
   EXPECT_THAT(missing.problems[0], HasSubstr("No such file or directory"));
+}
+
+// ---- which containers hold our devices: the kubelet's pod-resources List ------------------
+
+using testing::FakeContainer;
+using testing::FakePod;
+using testing::FakePodResources;
+
+class PodResourcesList : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    auto fake = FakePodResources::Start(socket_, GetParam());
+    ASSERT_TRUE(fake.ok()) << fake.status();
+    fake_ = std::move(*fake);
+  }
+  absl::StatusOr<usage::PodResourcesList> List(size_t max = 100) {
+    return ListOurAllocations(socket_, std::chrono::seconds(10), ours_, max);
+  }
+  testing::TempDir dir_;
+  const std::string socket_ = dir_.path() + "/kubelet.sock";
+  const Ours ours_{.resources = {"rdma/hca_a", "rdma/hca_b"}, .dra_driver = "rdma.example.io"};
+  std::unique_ptr<FakePodResources> fake_;
+};
+
+// The containers holding our resources, in the kubelet's order (sidecars first), each with
+// only our resources' devices; others, ordinary init containers, other drivers' claims left
+// out; a finished pod's before 1.34 (every pod the kubelet knows), DRA devices from 1.34.
+TEST_P(PodResourcesList, KeepsTheContainersThatHoldOurDevices) {
+  const bool v134 = GetParam() >= 34;
+  fake_->SetPods({
+      FakePod{.name = "trainer-0",
+              .pod_namespace = "team-a",
+              .uid = kPodUid,
+              .containers = {FakeContainer("setup", {{"rdma/hca_a", {"1"}}}).Init(),
+                             FakeContainer("proxy", {{"rdma/hca_b", {"7"}}}).Sidecar(),
+                             FakeContainer("nccl",
+                                           {{"nvidia.com/gpu", {"GPU-1"}}, {"rdma/hca_a", {"3"}}}),
+                             FakeContainer("idle")},
+              .finished = false},
+      FakePod{.name = "done",
+              .pod_namespace = "team-a",
+              .uid = "u2",
+              .containers = {FakeContainer("c", {{"rdma/hca_a", {"4"}}})},
+              .finished = true},
+      FakePod{.name = "claims",
+              .pod_namespace = "team-b",
+              .uid = "u3",
+              .containers = {FakeContainer(
+                  "c", {},
+                  {{"team-b", "rdma", "rdma.example.io", "node1-rdma_a", "mlx5-0"},
+                   {"team-b", "gpu", "gpu.example.com", "node1", "gpu-0"}})}},
+  });
+  auto list = List();
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_TRUE(list->problems.empty());
+  std::vector<ContainerAllocations> want = {
+      {.pod_namespace = "team-a",
+       .pod = "trainer-0",
+       .container = "proxy",
+       .device_ids = {{"rdma/hca_b", {"7"}}},
+       .dra_devices = {}},
+      {.pod_namespace = "team-a",
+       .pod = "trainer-0",
+       .container = "nccl",
+       .device_ids = {{"rdma/hca_a", {"3"}}},
+       .dra_devices = {}},
+  };
+  if (!v134) {
+    want.push_back({.pod_namespace = "team-a",
+                    .pod = "done",
+                    .container = "c",
+                    .device_ids = {{"rdma/hca_a", {"4"}}},
+                    .dra_devices = {}});
+  } else {
+    want.push_back({.pod_namespace = "team-b",
+                    .pod = "claims",
+                    .container = "c",
+                    .device_ids = {},
+                    .dra_devices = {{"team-b", "rdma", "node1-rdma_a", "mlx5-0"}}});
+  }
+  EXPECT_EQ(list->containers, want);
+  EXPECT_EQ(fake_->calls(), 1);
+}
+
+TEST_P(PodResourcesList, PastTheCapIsLeftOutAndSaid) {
+  std::vector<FakePod> pods;
+  for (int i = 0; i < 3; ++i) {
+    pods.push_back({.name = "p" + std::to_string(i),
+                    .pod_namespace = "ns",
+                    .uid = std::to_string(i),
+                    .containers = {FakeContainer("c", {{"rdma/hca_a", {"1"}}})},
+                    .finished = false});
+  }
+  fake_->SetPods(std::move(pods));
+  auto list = List(2);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->containers.size(), 2u);
+  EXPECT_THAT(list->problems,
+              ::testing::ElementsAre("more than 2 containers hold our devices; 1 left out"));
+}
+
+// An answer past the kubelet client's own 16 MiB cap is refused whole, never stored.
+TEST_P(PodResourcesList, AnAnswerPastSixteenMebibytesIsAnError) {
+  fake_->SetPods(
+      {{.name = "huge",
+        .pod_namespace = "ns",
+        .uid = "u",
+        .containers = {FakeContainer("c", {{"rdma/hca_a", {std::string(17 << 20, 'x')}}})},
+        .finished = false}});
+  auto list = List();
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(std::string(list.status().message()), HasSubstr("code 8"));  // RESOURCE_EXHAUSTED
+}
+
+INSTANTIATE_TEST_SUITE_P(Kubelet, PodResourcesList, ::testing::Values(33, 34),
+                         [](const auto& param_info) {
+                           return "v1_" + std::to_string(param_info.param);
+                         });
+
+TEST(PodResourcesListing, NoKubeletIsAnErrorNamingTheSocket) {
+  testing::TempDir dir;
+  auto list = ListOurAllocations(dir.path() + "/kubelet.sock", std::chrono::seconds(2),
+                                 Ours{.resources = {"rdma/hca_a"}, .dra_driver = ""}, 10);
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(std::string(list.status().message()),
+              ::testing::StartsWith("pod-resources List on " + dir.path() + "/kubelet.sock: "));
 }
 
 // ---- the containers' cgroups on a host tree ------------------------------------------------
