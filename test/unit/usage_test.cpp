@@ -17,6 +17,7 @@
 #include "pkg/usage/log_links.h"
 #include "pkg/usage/pod_resources.h"
 #include "pkg/usage/rdma_cgroup.h"
+#include "pkg/usage/usage_view.h"
 #include "pkg/usage/verdict.h"
 #include "test/support/fake_pod_resources.h"
 #include "test/support/temp_dir.h"
@@ -480,14 +481,14 @@ using testing::FakeContainer;
 using testing::FakePod;
 using testing::FakePodResources;
 
-class PodResourcesList : public ::testing::TestWithParam<int> {
+class PodResourcesLister : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
     auto fake = FakePodResources::Start(socket_, GetParam());
     ASSERT_TRUE(fake.ok()) << fake.status();
     fake_ = std::move(*fake);
   }
-  absl::StatusOr<usage::PodResourcesList> List(size_t max = 100) {
+  absl::StatusOr<PodResourcesList> List(size_t max = 100) {
     return ListOurAllocations(socket_, std::chrono::seconds(10), ours_, max);
   }
   testing::TempDir dir_;
@@ -499,7 +500,7 @@ class PodResourcesList : public ::testing::TestWithParam<int> {
 // The containers holding our resources, in the kubelet's order (sidecars first), each with
 // only our resources' devices; others, ordinary init containers, other drivers' claims left
 // out; a finished pod's before 1.34 (every pod the kubelet knows), DRA devices from 1.34.
-TEST_P(PodResourcesList, KeepsTheContainersThatHoldOurDevices) {
+TEST_P(PodResourcesLister, KeepsTheContainersThatHoldOurDevices) {
   const bool v134 = GetParam() >= 34;
   fake_->SetPods({
       FakePod{.name = "trainer-0",
@@ -556,7 +557,7 @@ TEST_P(PodResourcesList, KeepsTheContainersThatHoldOurDevices) {
   EXPECT_EQ(fake_->calls(), 1);
 }
 
-TEST_P(PodResourcesList, PastTheCapIsLeftOutAndSaid) {
+TEST_P(PodResourcesLister, PastTheCapIsLeftOutAndSaid) {
   std::vector<FakePod> pods;
   for (int i = 0; i < 3; ++i) {
     pods.push_back({.name = "p" + std::to_string(i),
@@ -574,7 +575,7 @@ TEST_P(PodResourcesList, PastTheCapIsLeftOutAndSaid) {
 }
 
 // An answer past the kubelet client's own 16 MiB cap is refused whole, never stored.
-TEST_P(PodResourcesList, AnAnswerPastSixteenMebibytesIsAnError) {
+TEST_P(PodResourcesLister, AnAnswerPastSixteenMebibytesIsAnError) {
   fake_->SetPods(
       {{.name = "huge",
         .pod_namespace = "ns",
@@ -586,7 +587,7 @@ TEST_P(PodResourcesList, AnAnswerPastSixteenMebibytesIsAnError) {
   EXPECT_THAT(std::string(list.status().message()), HasSubstr("code 8"));  // RESOURCE_EXHAUSTED
 }
 
-INSTANTIATE_TEST_SUITE_P(Kubelet, PodResourcesList, ::testing::Values(33, 34),
+INSTANTIATE_TEST_SUITE_P(Kubelet, PodResourcesLister, ::testing::Values(33, 34),
                          [](const auto& param_info) {
                            return "v1_" + std::to_string(param_info.param);
                          });
@@ -598,6 +599,150 @@ TEST(PodResourcesListing, NoKubeletIsAnErrorNamingTheSocket) {
   ASSERT_FALSE(list.ok());
   EXPECT_THAT(std::string(list.status().message()),
               ::testing::StartsWith("pod-resources List on " + dir.path() + "/kubelet.sock: "));
+}
+
+// ---- the join: who holds our devices, which container that is, what it holds ---------------
+
+class Join : public ::testing::Test {
+ protected:
+  using SysTime = std::chrono::system_clock::time_point;
+  static std::string Id(char c) { return std::string(64, c); }
+  static ContainerAllocations Held(std::string pod, std::string container,
+                                   std::string resource = "rdma/hca_a") {
+    return {.pod_namespace = "ns",
+            .pod = std::move(pod),
+            .container = std::move(container),
+            .device_ids = {{std::move(resource), {"1"}}},
+            .dra_devices = {}};
+  }
+  void Link(const std::string& pod, const std::string& container, char id, SysTime started,
+            const std::string& uid = "uid-1") {
+    links_.containers.push_back({{.pod_namespace = "ns",
+                                  .pod = pod,
+                                  .pod_uid = uid,
+                                  .container = container,
+                                  .container_id = Id(id),
+                                  .restart_count = 0},
+                                 started});
+  }
+  void Cgroup(char id, std::optional<std::map<std::string, RdmaCgroupCounts>> counts,
+              const std::string& uid = "uid-1") {
+    ContainerRdma c;
+    c.container = {.pod_uid = uid,
+                   .container_id = Id(id),
+                   .qos = QosClass::kBurstable,
+                   .driver = CgroupDriver::kSystemd,
+                   .path = "kubepods.slice/x/" + Id(id)};
+    c.counts = std::move(counts);
+    if (!c.counts) c.problem = "no rdma.current";
+    cgroups_.containers.push_back(std::move(c));
+  }
+  UsageView Run() { return JoinUsage(held_, links_, cgroups_, hcas_, now_); }
+
+  const SysTime now_ = SysTime(std::chrono::hours(500000));
+  PodResourcesList held_;
+  LogLinkScan links_;
+  CgroupScan cgroups_;
+  OurHcas hcas_{
+      .by_resource = {{"rdma/hca_a", {"mlx5_0", "mlx5_1"}}, {"rdma/hca_b", {"mlx5_2"}}},
+      .by_dra_pool = {
+          {"node1/rdma-c", {{"hca-0000-3b-00-0", {"mlx5_3"}}, {"hca-0000-3b-00-1", {"mlx5_4"}}}}}};
+};
+
+TEST_F(Join, EachContainerGetsItsIdStartAndItsHcasCounts) {
+  held_.containers = {Held("trainer", "nccl"), Held("trainer", "idle", "rdma/hca_b")};
+  Link("trainer", "nccl", 'a', now_ - minutes(30));
+  Link("trainer", "idle", 'b', now_ - minutes(3));
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{
+                  {"mlx5_0", {1, 40}}, {"mlx5_1", {1, 2}}, {"mlx5_2", {5, 5}}});
+  Cgroup('b', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {0, 0}}, {"mlx5_2", {1, 0}}});
+  const UsageView view = Run();
+  ASSERT_EQ(view.containers.size(), 2u);
+  const ContainerUse& nccl = view.containers[0];
+  EXPECT_EQ(nccl.hcas, (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+  EXPECT_EQ(nccl.names->container_id, Id('a'));
+  EXPECT_EQ(nccl.sample.hca_handles, 2);  // mlx5_2 is not its own
+  EXPECT_EQ(nccl.sample.hca_objects, 42);
+  EXPECT_EQ(nccl.sample.qps, std::nullopt);
+  EXPECT_EQ(nccl.sample.age, minutes(30));
+  EXPECT_EQ(nccl.missing, "");
+  EXPECT_EQ(UseKey(nccl), Id('a'));
+  const ContainerUse& idle = view.containers[1];
+  EXPECT_EQ(idle.counts, (std::map<std::string, RdmaCgroupCounts>{{"mlx5_2", {1, 0}}}));
+  EXPECT_EQ(idle.sample.hca_objects, 0);
+  EXPECT_TRUE(view.foreign.empty());
+  EXPECT_TRUE(view.problems.empty());
+}
+
+// A restarted container: the running one (its cgroup exists) is taken, not the newest link.
+TEST_F(Join, ARestartedContainerIsTheOneRunning) {
+  held_.containers = {Held("p", "c")};
+  Link("p", "c", 'a', now_ - minutes(10));
+  Link("p", "c", 'b', now_ - minutes(1));  // made, its container already gone
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 9}}});
+  const UsageView view = Run();
+  ASSERT_EQ(view.containers.size(), 1u);
+  EXPECT_EQ(view.containers[0].names->container_id, Id('a'));
+  EXPECT_EQ(view.containers[0].sample.hca_objects, 9);
+}
+
+// Each missing source is said, and the sample stays empty: the verdict is unknown.
+TEST_F(Join, AMissingSourceIsSaidNeverGuessed) {
+  held_.containers = {Held("nolink", "c"), Held("exited", "c"), Held("moved", "c"),
+                      Held("nordma", "c"), Held("partial", "c")};
+  Link("exited", "c", 'e', now_);
+  Link("moved", "c", 'm', now_, "uid-new");
+  Cgroup('m', std::map<std::string, RdmaCgroupCounts>{}, "uid-old");
+  Link("nordma", "c", 'n', now_);
+  Cgroup('n', std::nullopt);
+  Link("partial", "c", 'p', now_);
+  Cgroup('p', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}});
+  const UsageView view = Run();
+  ASSERT_EQ(view.containers.size(), 5u);
+  EXPECT_THAT(view.containers[0].missing, HasSubstr("no kubelet log link"));
+  EXPECT_EQ(view.containers[1].missing, "no cgroup for container eeeeeeeeeeee (not running)");
+  EXPECT_EQ(view.containers[2].missing,
+            "container mmmmmmmmmmmm: its cgroup's pod UID uid-old is not its log link's uid-new");
+  EXPECT_EQ(view.containers[3].missing, "no rdma.current");
+  EXPECT_EQ(view.containers[4].missing, "rdma.current does not list mlx5_1");
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(view.containers[i].sample.hca_objects, std::nullopt) << i;
+    EXPECT_EQ(Judge(view.containers[i].sample, kGrace, kGrace).verdict, Verdict::kUnknown);
+  }
+  EXPECT_EQ(view.containers[4].sample.hca_objects, 0);
+}
+
+// DRA devices: a per-HCA device gives its HCA; a pool or slot device every HCA of its pool.
+TEST_F(Join, DraDevicesGiveTheirHcas) {
+  ContainerAllocations per_hca{
+      .pod_namespace = "ns",
+      .pod = "p",
+      .container = "c",
+      .device_ids = {},
+      .dra_devices = {{"ns", "claim", "node1/rdma-c", "hca-0000-3b-00-1"}}};
+  EXPECT_EQ(hcas_.Of(per_hca), (std::vector<std::string>{"mlx5_4"}));
+  per_hca.dra_devices[0].device = "slot-7";
+  EXPECT_EQ(hcas_.Of(per_hca), (std::vector<std::string>{"mlx5_3", "mlx5_4"}));
+  per_hca.dra_devices[0].pool = "node2/rdma-c";  // not this node's
+  EXPECT_TRUE(hcas_.Of(per_hca).empty());
+}
+
+// A container holding RDMA objects on our HCAs without our devices is a foreign user;
+// objects on other HCAs only, or none, are not.
+TEST_F(Join, ForeignUsersOnOurHcasAreShown) {
+  held_.containers = {Held("ours", "c")};
+  Link("ours", "c", 'a', now_);
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 1}}});
+  Link("other", "gpu-job", 'f', now_);
+  Cgroup('f', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}, {"mlx5_9", {1, 3}}});
+  Cgroup('g', std::map<std::string, RdmaCgroupCounts>{{"mlx5_9", {1, 3}}, {"mlx5_0", {0, 0}}});
+  Cgroup('h', std::map<std::string, RdmaCgroupCounts>{{"mlx5_4", {0, 2}}});
+  const UsageView view = Run();
+  ASSERT_EQ(view.foreign.size(), 2u);
+  EXPECT_EQ(view.foreign[0].names->pod, "other");
+  EXPECT_EQ(view.foreign[0].counts, (std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}}));
+  EXPECT_EQ(view.foreign[1].cgroup.container_id, Id('h'));
+  EXPECT_EQ(view.foreign[1].names, std::nullopt);
 }
 
 // ---- the containers' cgroups on a host tree ------------------------------------------------

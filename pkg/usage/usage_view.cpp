@@ -1,0 +1,158 @@
+#include "pkg/usage/usage_view.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "pkg/text/cat.h"
+
+namespace rdmadp::usage {
+namespace {
+
+using NameKey = std::tuple<std::string, std::string, std::string>;  // namespace, pod, container
+
+void AddAll(std::vector<std::string>& out, const std::vector<std::string>& more) {
+  out.insert(out.end(), more.begin(), more.end());
+}
+
+// The link of a running container: one whose cgroup exists, the newest if more do; else the
+// newest link (the container has exited, or not started).
+const LinkedContainer* PickLink(const std::vector<const LinkedContainer*>& candidates,
+                                const std::map<std::string, const ContainerRdma*>& cgroups) {
+  const LinkedContainer* best = nullptr;
+  bool best_running = false;
+  for (const LinkedContainer* link : candidates) {
+    const bool running = cgroups.contains(link->names.container_id);
+    if (best == nullptr || (running && !best_running) ||
+        (running == best_running && link->started > best->started)) {
+      best = link;
+      best_running = running;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::string> OurHcas::Of(const ContainerAllocations& held) const {
+  std::vector<std::string> out;
+  for (const auto& [resource, ids] : held.device_ids) {
+    if (auto it = by_resource.find(resource); it != by_resource.end()) AddAll(out, it->second);
+  }
+  for (const DraDevice& device : held.dra_devices) {
+    auto pool = by_dra_pool.find(device.pool);
+    if (pool == by_dra_pool.end()) continue;
+    if (auto it = pool->second.find(device.device); it != pool->second.end()) {
+      AddAll(out, it->second);
+    } else {
+      for (const auto& [name, hcas] : pool->second) AddAll(out, hcas);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::set<std::string> OurHcas::All() const {
+  std::set<std::string> all;
+  for (const auto& [resource, hcas] : by_resource) all.insert(hcas.begin(), hcas.end());
+  for (const auto& [pool, devices] : by_dra_pool) {
+    for (const auto& [device, hcas] : devices) all.insert(hcas.begin(), hcas.end());
+  }
+  return all;
+}
+
+UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
+                    const CgroupScan& cgroups, const OurHcas& hcas,
+                    std::chrono::system_clock::time_point now) {
+  UsageView view;
+  AddAll(view.problems, held.problems);
+  AddAll(view.problems, links.problems);
+  AddAll(view.problems, cgroups.problems);
+
+  std::map<NameKey, std::vector<const LinkedContainer*>> links_by_name;
+  std::map<std::string, const LinkedContainer*> links_by_id;
+  for (const LinkedContainer& link : links.containers) {
+    const ContainerNames& n = link.names;
+    links_by_name[{n.pod_namespace, n.pod, n.container}].push_back(&link);
+    links_by_id[n.container_id] = &link;
+  }
+  std::map<std::string, const ContainerRdma*> cgroups_by_id;
+  for (const ContainerRdma& c : cgroups.containers) cgroups_by_id[c.container.container_id] = &c;
+
+  std::set<std::string> joined;  // container IDs of containers holding our devices
+  for (const ContainerAllocations& allocations : held.containers) {
+    ContainerUse use;
+    use.held = allocations;
+    use.hcas = hcas.Of(allocations);
+    auto found =
+        links_by_name.find({allocations.pod_namespace, allocations.pod, allocations.container});
+    const LinkedContainer* link =
+        found == links_by_name.end() ? nullptr : PickLink(found->second, cgroups_by_id);
+    if (link == nullptr) {
+      use.missing = "no kubelet log link (not started yet, or /var/log/containers not mounted)";
+      view.containers.push_back(std::move(use));
+      continue;
+    }
+    use.names = link->names;
+    use.started = link->started;
+    use.sample.age = std::max(std::chrono::duration_cast<Clock::duration>(now - link->started),
+                              Clock::duration::zero());
+    const std::string& id = link->names.container_id;
+    joined.insert(id);
+    auto cg = cgroups_by_id.find(id);
+    if (cg == cgroups_by_id.end()) {
+      use.missing = Cat("no cgroup for container ", id.substr(0, 12), " (not running)");
+    } else if (cg->second->container.pod_uid != link->names.pod_uid) {
+      use.missing =
+          Cat("container ", id.substr(0, 12), ": its cgroup's pod UID ",
+              cg->second->container.pod_uid, " is not its log link's ", link->names.pod_uid);
+    } else if (!cg->second->counts) {
+      use.missing = cg->second->problem;
+    } else {
+      int64_t handles = 0;
+      int64_t objects = 0;
+      std::vector<std::string> unlisted;
+      for (const std::string& hca : use.hcas) {
+        auto counts = cg->second->counts->find(hca);
+        if (counts == cg->second->counts->end()) {
+          unlisted.push_back(hca);
+          continue;
+        }
+        use.counts[hca] = counts->second;
+        handles += counts->second.hca_handle;
+        objects += counts->second.hca_object;
+      }
+      use.sample.hca_handles = handles;
+      use.sample.hca_objects = objects;
+      if (!unlisted.empty()) {
+        use.missing = "rdma.current does not list";
+        for (const std::string& hca : unlisted) use.missing += " " + hca;
+      }
+    }
+    view.containers.push_back(std::move(use));
+  }
+
+  const std::set<std::string> ours = hcas.All();
+  for (const ContainerRdma& c : cgroups.containers) {
+    if (!c.counts || joined.contains(c.container.container_id)) continue;
+    ForeignUse foreign{.cgroup = c.container, .names = std::nullopt, .counts = {}};
+    for (const auto& [hca, counts] : *c.counts) {
+      if (ours.contains(hca) && (counts.hca_handle > 0 || counts.hca_object > 0)) {
+        foreign.counts[hca] = counts;
+      }
+    }
+    if (foreign.counts.empty()) continue;
+    if (auto link = links_by_id.find(c.container.container_id); link != links_by_id.end()) {
+      foreign.names = link->second->names;
+    }
+    view.foreign.push_back(std::move(foreign));
+  }
+  return view;
+}
+
+std::string UseKey(const ContainerUse& use) {
+  if (use.names) return use.names->container_id;
+  return Cat(use.held.pod_namespace, "/", use.held.pod, "/", use.held.container);
+}
+
+}  // namespace rdmadp::usage

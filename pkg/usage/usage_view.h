@@ -1,0 +1,72 @@
+// One sample's view of RDMA use on the node: every container that holds our devices (from
+// the kubelet's pod-resources List) joined to its container ID and start (the kubelet's log
+// links) and to its cgroup's rdma counts on the HCAs its allocations give it; and every
+// container that holds RDMA objects on our HCAs without holding our devices (a foreign
+// user: another plugin mounting every uverbs device). Pure: the reads come in, the caller
+// judges (verdict.h) and shows.
+//
+// The join, exact or not at all (docs/observability.md, "Which container"):
+//   pod-resources (namespace, pod, container) -> log link (pod UID, container ID, started)
+//   -> cgroup (pod UID, container ID) -> rdma.current.
+// A container with several links (it restarted; the dead one is not yet removed) is the one
+// whose cgroup exists, the newest if more do; one whose pod UID differs between its link
+// and its cgroup is said and not joined.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pkg/usage/cgroup_scan.h"
+#include "pkg/usage/log_links.h"
+#include "pkg/usage/pod_resources.h"
+#include "pkg/usage/verdict.h"
+
+namespace rdmadp::usage {
+
+// The RDMA devices (mlx5_0) each allocation gives a container.
+struct OurHcas {
+  std::map<std::string, std::vector<std::string>> by_resource;  // "rdma/hca_a" -> HCAs
+  // DRA: pool -> device -> HCAs; a device not named here (a "pool" or "slot-N" device)
+  // gives every HCA of its pool.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_dra_pool;
+
+  std::vector<std::string> Of(const ContainerAllocations& held) const;  // sorted, unique
+  std::set<std::string> All() const;
+};
+
+struct ContainerUse {
+  ContainerAllocations held;
+  std::vector<std::string> hcas;        // what its allocations give it, sorted
+  std::optional<ContainerNames> names;  // its log link: pod UID, container ID
+  std::optional<std::chrono::system_clock::time_point> started;
+  std::map<std::string, RdmaCgroupCounts> counts;  // its cgroup's, on its HCAs
+  UseSample sample;                                // what the verdict reads
+  std::string missing;  // why a source is missing ("" when every source there is was read)
+};
+
+struct ForeignUse {
+  ContainerCgroup cgroup;
+  std::optional<ContainerNames> names;             // when its log link says
+  std::map<std::string, RdmaCgroupCounts> counts;  // on our HCAs, not all zero
+};
+
+struct UsageView {
+  std::vector<ContainerUse> containers;  // in pod-resources order
+  std::vector<ForeignUse> foreign;       // in cgroup order
+  std::vector<std::string> problems;     // of the reads: the List's, the links', the walk's
+};
+
+// `now` gives each container's age (UseSample::age) from its link's time.
+UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
+                    const CgroupScan& cgroups, const OurHcas& hcas,
+                    std::chrono::system_clock::time_point now);
+
+// A stable key for the verdict book: the container ID, or namespace/pod/container.
+std::string UseKey(const ContainerUse& use);
+
+}  // namespace rdmadp::usage
