@@ -356,7 +356,26 @@ const std::vector<FlagSpec>& Specs() {
          o.log_format = std::string(v);
          return absl::OkStatus();
        }},
-      {"output", "table|json", "Output format of the discover command.",
+      {"pod-resources-socket", "PATH",
+       "pods: the kubelet's pod-resources socket (default: DIR/pod-resources/kubelet.sock "
+       "of --kubelet-root-dir).",
+       ShowString(&Options::pod_resources_socket),
+       SetString(&Options::pod_resources_socket, "pod-resources-socket")},
+      {"cgroup-root", "DIR",
+       "pods: where the host's cgroup v2 tree is seen (images/overlays/usage mounts it "
+       "read-only at /host/sys/fs/cgroup).",
+       ShowString(&Options::cgroup_root), SetString(&Options::cgroup_root, "cgroup-root")},
+      {"container-logs-dir", "DIR",
+       "pods: where the host's /var/log/containers is seen: the kubelet's links there name "
+       "each container's pod, UID and container ID (only their names are read).",
+       ShowString(&Options::container_logs_dir),
+       SetString(&Options::container_logs_dir, "container-logs-dir")},
+      {"rdma-unused-grace", "SECONDS",
+       "pods: how long a container may hold this plugin's devices with no QP and no verbs "
+       "object beyond contexts before it is said to leave them unused.",
+       ShowInt(&Options::rdma_unused_grace_seconds),
+       SetSeconds(&Options::rdma_unused_grace_seconds, "rdma-unused-grace", 1, 86400)},
+      {"output", "table|json", "Output format of the discover and pods commands.",
        ShowString(&Options::output),
        [](Options& o, std::string_view v) {
          if (auto s = OneOf("output", v, {"table", "json"}); !s.ok()) return s;
@@ -433,14 +452,14 @@ const std::vector<FlagSpec>& Specs() {
 // A positional argument that is not a command: never run the daemon on a typo.
 absl::Status UnexpectedArgument(std::string_view arg, bool first) {
   std::string hint;
-  for (std::string_view command : {"discover", "validate", "render"}) {
+  for (std::string_view command : {"discover", "validate", "render", "pods"}) {
     if (first && EditDistance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
   }
   if (hint.empty() && (arg == "true" || arg == "false")) {
     hint = "; boolean flags take their value after '=', e.g. --use-cdi=true";
   }
   if (hint.empty()) {
-    hint = "; the commands are `discover`, `validate` and `render`, flags start with -";
+    hint = "; the commands are `discover`, `validate`, `render` and `pods`, flags start with -";
   }
   return absl::InvalidArgumentError(Cat("unexpected argument \"", arg, "\"", hint));
 }
@@ -532,6 +551,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, co
     if (options.positional.front() == "discover") options.command = Command::kDiscover;
     if (options.positional.front() == "validate") options.command = Command::kValidate;
     if (options.positional.front() == "render") options.command = Command::kRender;
+    if (options.positional.front() == "pods") options.command = Command::kPods;
     if (options.command != Command::kRun) options.positional.erase(options.positional.begin());
   }
   if (requested == Command::kRun && !options.positional.empty()) {
@@ -612,6 +632,9 @@ std::string Usage(std::string_view program) {
       "ResourceClaimTemplates\n"
       "             of --config-file's DRA entries (templates in --namespace) and the admission\n"
       "             policy for --dra-driver-name; exit 1 if no entry has \"frontend\": \"dra\"\n"
+      "  pods       print each container holding this plugin's devices, the RDMA objects its\n"
+      "             processes hold on its HCAs and whether it uses them (--output table|json);\n"
+      "             exit 1 if the kubelet's pod-resources socket cannot be read\n"
       "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {

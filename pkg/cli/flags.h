@@ -16,7 +16,7 @@ namespace rdmadp::cli {
 
 using frontend::RegistrationMode;
 using frontend::RegistrationModeName;
-enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender };
+enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender, kPods };
 
 struct Options {
   Command command = Command::kRun;
@@ -37,7 +37,14 @@ struct Options {
   bool topology = true;      // NUMA nodes on the advertised slots
   std::string log_level = "info";
   std::string log_format = "text";
-  std::string output = "table";  // discover: table or json
+  std::string output = "table";  // discover, pods: table or json
+  // Per-container RDMA use (pods): where the host's kubelet, cgroup tree and container log
+  // links are seen ("" socket: <kubelet root>/pod-resources/kubelet.sock), and how long a
+  // container may hold our devices unused before it is said.
+  std::string pod_resources_socket;
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::string container_logs_dir = "/var/log/containers";
+  int rdma_unused_grace_seconds = 600;
   std::string metrics_address;   // "" = no HTTP endpoint
   std::string health_address;    // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.
@@ -66,7 +73,7 @@ struct Options {
 // Reads one environment variable (nullopt: unset).
 using EnvFn = std::function<std::optional<std::string>(const std::string& name)>;
 
-// Parses argv[1..]. A first positional `discover`, `validate` or `render` selects that
+// Parses argv[1..]. A first positional `discover`, `validate`, `render` or `pods` selects that
 // command; any other positional argument is an error (with "did you mean" for a mistyped
 // command). Errors are one line naming the flag: `flag provided but not defined: -foo`.
 // Every flag but --help and --version may also come from the environment, RDMADP_ and its

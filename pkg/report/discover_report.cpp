@@ -5,6 +5,7 @@
 
 #include "pkg/pool/pod_env.h"
 #include "pkg/pool/snapshot.h"
+#include "pkg/report/table.h"
 #include "pkg/sysfs/sysfs_parse.h"
 #include "pkg/text/cat.h"
 #include "pkg/text/escape.h"
@@ -84,18 +85,7 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
                     OrDash(Join(PortStates(fn), ",")), OrDash(Join(pools[i], ","))});
     for (std::string& cell : rows.back()) cell = Printable(cell);  // before the widths are taken
   }
-  std::vector<size_t> widths(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) {
-      out += row[c];
-      if (c + 1 < row.size()) out += std::string(widths[c] - row[c].size() + 2, ' ');
-    }
-    out += '\n';
-  }
+  std::string out = AlignedRows(rows);
   if (inv.functions.empty()) out += "(no PCI network functions found)\n";
   bool first_reason = true;
   for (const auto& fn : inv.functions) {

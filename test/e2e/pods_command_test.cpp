@@ -1,0 +1,190 @@
+// The `pods` command of the real binary on a fake node: the kubelet's pod-resources server
+// (test/support/fake_pod_resources.h), a host cgroup tree laid out as the kubelet's systemd
+// driver makes it, and the kubelet's links in /var/log/containers; both front ends' entries.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "test/support/fake_pod_resources.h"
+#include "test/support/plugin_harness.h"
+
+namespace rdmadp::testing {
+namespace {
+
+using std::chrono::minutes;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class PodsCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.AddDemoHcas();
+    h.WriteConfig(PluginHarness::DemoConfig());
+    fs::create_directories(cgroups_);
+    fs::create_directories(links_);
+    auto fake = FakePodResources::Start(socket_, 34);
+    ASSERT_TRUE(fake.ok()) << fake.status();
+    kubelet_ = std::move(*fake);
+  }
+
+  // A running container: its cgroup (systemd driver, burstable; `rdma` its rdma.current or
+  // none) and the kubelet's log link made `age` ago.
+  void Container(const std::string& pod, const std::string& container, char id,
+                 std::chrono::seconds age, const std::optional<std::string>& rdma) {
+    const std::string uid = std::string("0000000") + id + "-0000-0000-0000-000000000000";
+    std::string slice_uid = uid;
+    std::replace(slice_uid.begin(), slice_uid.end(), '-', '_');
+    const std::string dir = cgroups_ +
+                            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
+                            slice_uid + ".slice/cri-containerd-" + std::string(64, id) + ".scope";
+    fs::create_directories(dir);
+    if (rdma) std::ofstream(dir + "/rdma.current") << *rdma;
+    const std::string link = links_ + "/" + pod + "_team-a_" + container + "-" +
+                             std::string(64, id) + ".log";
+    fs::create_symlink("/var/log/pods/team-a_" + pod + "_" + uid + "/" + container + "/0.log",
+                       link);
+    const auto made = std::chrono::system_clock::now() - age;
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(made.time_since_epoch());
+    const timespec times[2] = {{secs.count(), 0}, {secs.count(), 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, link.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  }
+
+  RunResult Pods(std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"pods", "--pod-resources-socket=" + socket_,
+                                     "--cgroup-root=" + cgroups_,
+                                     "--container-logs-dir=" + links_, "--node-name=node1"};
+    args.insert(args.end(), more.begin(), more.end());
+    return h.RunCommand(args);
+  }
+
+  PluginHarness h;
+  const std::string socket_ = h.root() + "/pod-resources.sock";
+  const std::string cgroups_ = h.root() + "/cgroup";
+  const std::string links_ = h.root() + "/containers";
+  std::unique_ptr<FakePodResources> kubelet_;
+};
+
+// Every verdict at once: QP-less objects beyond contexts are use; contexts alone past the
+// grace are not; a young one is in its grace; no rdma controller is unknown; objects on
+// our HCAs without our devices are a foreign user; a container without our devices is not
+// shown.
+TEST_F(PodsCommand, TellsUsedUnusedInGraceUnknownAndForeign) {
+  Container("trainer-0", "nccl", 'a', minutes(30),
+            "mlx5_0 hca_handle=1 hca_object=57 \nmlx5_1 hca_handle=1 hca_object=2 \n"
+            "mlx5_2 hca_handle=0 hca_object=0 \nmlx5_3 hca_handle=0 hca_object=0 \n");
+  Container("trainer-1", "nccl", 'b', minutes(30),
+            "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=0 \n"
+            "mlx5_2 hca_handle=0 hca_object=0 \nmlx5_3 hca_handle=0 hca_object=0 \n");
+  Container("trainer-2", "nccl", 'c', minutes(2),
+            "mlx5_2 hca_handle=1 hca_object=0 \nmlx5_3 hca_handle=0 hca_object=0 \n");
+  Container("trainer-3", "nccl", 'd', minutes(30), std::nullopt);
+  Container("gpu-job", "main", 'e', minutes(30), "mlx5_3 hca_handle=1 hca_object=9 \n");
+  Container("web", "nginx", 'f', minutes(30), "mlx5_0 hca_handle=0 hca_object=0 \n");
+  auto pod = [](const std::string& name, char id, const std::string& resource) {
+    return FakePod{.name = name,
+                   .pod_namespace = "team-a",
+                   .uid = std::string("0000000") + id + "-0000-0000-0000-000000000000",
+                   .containers = {FakeContainer("nccl", {{resource, {"3"}}})},
+                   .finished = false};
+  };
+  kubelet_->SetPods({pod("trainer-0", 'a', "rdma/hca_shared_devices_a"),
+                     pod("trainer-1", 'b', "rdma/hca_shared_devices_a"),
+                     pod("trainer-2", 'c', "rdma/hca_shared_devices_b"),
+                     pod("trainer-3", 'd', "rdma/hca_shared_devices_b"),
+                     FakePod{.name = "web",
+                             .pod_namespace = "team-a",
+                             .uid = "0000000f-0000-0000-0000-000000000000",
+                             .containers = {FakeContainer("nginx")},
+                             .finished = false}});
+
+  RunResult r = Pods();
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "team-a +trainer-0 +nccl +rdma/hca_shared_devices_a +mlx5_0,mlx5_1 "
+                            "+2 +59 +- +30m +cgroup +used\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "team-a +trainer-1 +nccl +rdma/hca_shared_devices_a +mlx5_0,mlx5_1 "
+                            "+2 +0 +- +30m +cgroup +unused\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "team-a +trainer-2 +nccl +rdma/hca_shared_devices_b +mlx5_2,mlx5_3 "
+                            "+1 +0 +- +2m +cgroup +in grace\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "team-a +trainer-3 +nccl +rdma/hca_shared_devices_b +mlx5_2,mlx5_3 "
+                            "+- +- +- +30m +none +unknown\n"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("nginx")));
+  EXPECT_THAT(r.output, HasSubstr("Not read:\n  team-a/trainer-3/nccl: no rdma.current"));
+  EXPECT_THAT(r.output, HasSubstr("RDMA objects on this plugin's HCAs without its devices:\n"
+                                  "  team-a/gpu-job/main: mlx5_3 contexts=1 objects=9\n"));
+  EXPECT_THAT(r.output, HasSubstr("hint: no rdma.current: the node needs cgroup v2"));
+  EXPECT_THAT(r.output, HasSubstr("after 10m (--rdma-unused-grace)"));
+  EXPECT_EQ(kubelet_->calls(), 1);
+
+  // The same view for tools; a shorter grace moves the young one to unused.
+  RunResult j = Pods({"--output=json", "--rdma-unused-grace=60"});
+  ASSERT_EQ(j.status, 0) << j.output;
+  YAML::Node doc = YAML::Load(j.output);
+  EXPECT_EQ(doc["graceSeconds"].as<int>(), 60);
+  ASSERT_EQ(doc["containers"].size(), 4u);
+  const YAML::Node first = doc["containers"][0];
+  EXPECT_EQ(first["pod"].as<std::string>(), "trainer-0");
+  EXPECT_EQ(first["containerID"].as<std::string>(), std::string(64, 'a'));
+  EXPECT_EQ(first["podUID"].as<std::string>(), "0000000a-0000-0000-0000-000000000000");
+  EXPECT_EQ(first["counts"]["mlx5_0"]["hcaObject"].as<int>(), 57);
+  EXPECT_EQ(first["resources"]["rdma/hca_shared_devices_a"][0].as<std::string>(), "3");
+  EXPECT_TRUE(first["qps"].IsNull());
+  EXPECT_EQ(first["verdict"].as<std::string>(), "used");
+  EXPECT_EQ(doc["containers"][1]["verdict"].as<std::string>(), "unused");
+  EXPECT_EQ(doc["containers"][2]["verdict"].as<std::string>(), "unused");
+  EXPECT_EQ(doc["containers"][3]["verdict"].as<std::string>(), "unknown");
+  EXPECT_EQ(doc["containers"][3]["notRead"].as<std::string>(),
+            "no rdma.current (the rdma controller is not enabled down to this cgroup)");
+  ASSERT_EQ(doc["foreign"].size(), 1u);
+  EXPECT_EQ(doc["foreign"][0]["pod"].as<std::string>(), "gpu-job");
+  EXPECT_EQ(kubelet_->calls(), 2);
+}
+
+// A DRA claim's device is judged on its own HCA: the pool is <node>/<resource>, the device
+// hca-<PCI address> (the slices the DRA front end publishes).
+TEST_F(PodsCommand, ADraClaimsDeviceIsJudgedOnItsHca) {
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "ib", "rdmaHcaMax": 4, "frontend": "dra",
+       "selectors": {"linkTypes": ["infiniband"]}}]})");
+  Container("claimer", "c", 'a', minutes(30),
+            "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=12 \n");
+  kubelet_->SetPods({FakePod{
+      .name = "claimer",
+      .pod_namespace = "team-a",
+      .uid = "0000000a-0000-0000-0000-000000000000",
+      .containers = {FakeContainer(
+          "c", {},
+          {{"team-a", "rdma", "rdma.k8s-rdma-shared-dp.io", "node1/ib", "hca-0000-10-00-0"},
+           {"team-a", "other", "gpu.example.com", "node1/gpu", "gpu-0"}})},
+      .finished = false}});
+  RunResult r = Pods();
+  ASSERT_EQ(r.status, 0) << r.output;
+  // mlx5_1's objects are another claim's HCA's: this one's mlx5_0 holds a context only.
+  EXPECT_THAT(r.output, ::testing::ContainsRegex(
+                            "team-a +claimer +c +team-a/rdma +mlx5_0 +1 +0 +- +30m +cgroup "
+                            "+unused\n"));
+}
+
+// No kubelet: said with how to mount it, exit 1; the rest of the node is still shown.
+TEST_F(PodsCommand, WithoutTheKubeletItSaysHowAndFails) {
+  kubelet_.reset();
+  Container("gpu-job", "main", 'e', minutes(30), "mlx5_0 hca_handle=1 hca_object=9 \n");
+  RunResult r = Pods();
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("(no container holds this plugin's devices)"));
+  EXPECT_THAT(r.output, HasSubstr("problem: pod-resources List on " + socket_ + ": "));
+  EXPECT_THAT(r.output, HasSubstr("hint: the kubelet's pod-resources socket is not reachable"));
+  EXPECT_THAT(r.output, HasSubstr("  team-a/gpu-job/main: mlx5_0 contexts=1 objects=9\n"));
+}
+
+}  // namespace
+}  // namespace rdmadp::testing
