@@ -1,5 +1,5 @@
 // `k8s-rdma-shared-dp pods`: one sample of per-container RDMA use on this node, run in the
-// plugin's pod (kubectl exec) with images/overlays/usage's mounts, or on the node itself.
+// plugin's pod (kubectl exec) with images/components/usage's mounts, or on the node itself.
 #pragma once
 
 #include "pkg/cli/flags.h"

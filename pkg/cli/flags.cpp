@@ -362,7 +362,7 @@ const std::vector<FlagSpec>& Specs() {
        ShowString(&Options::pod_resources_socket),
        SetString(&Options::pod_resources_socket, "pod-resources-socket")},
       {"cgroup-root", "DIR",
-       "pods: where the host's cgroup v2 tree is seen (images/overlays/usage mounts it "
+       "pods: where the host's cgroup v2 tree is seen (images/components/usage mounts it "
        "read-only at /host/sys/fs/cgroup).",
        ShowString(&Options::cgroup_root), SetString(&Options::cgroup_root, "cgroup-root")},
       {"container-logs-dir", "DIR",

@@ -42,17 +42,17 @@ std::vector<std::string> Hints(const usage::UsageView& view) {
   if (no_kubelet) {
     hints.push_back(
         "the kubelet's pod-resources socket is not reachable: mount the host's "
-        "/var/lib/kubelet/pod-resources (images/overlays/usage) or pass --pod-resources-socket");
+        "/var/lib/kubelet/pod-resources (images/components/usage) or pass --pod-resources-socket");
   }
   if (no_link) {
     hints.push_back(
         "containers are matched through the kubelet's links in /var/log/containers: mount that "
-        "directory read-only at --container-logs-dir (images/overlays/usage)");
+        "directory read-only at --container-logs-dir (images/components/usage)");
   }
   if (no_cgroup_tree) {
     hints.push_back(
         "the host's cgroup tree is not readable: mount /sys/fs/cgroup read-only at "
-        "--cgroup-root (images/overlays/usage)");
+        "--cgroup-root (images/components/usage)");
   }
   if (no_rdma) {
     hints.push_back(

@@ -172,6 +172,15 @@ for (const [frontName, front] of Object.entries(FRONTS)) {
   build(label, dir, { ...front.opts, memlock: true });
 }
 
+// What `pods` reads (components/usage) beside each front end and the memlock hook.
+for (const [frontName, front] of Object.entries(FRONTS)) {
+  const label = `matrix usage ${frontName}`;
+  const dir = kustomization(label.replace(/[ ,+]/g, "_"), [path.join(images, "base")],
+                            [...front.comps, C("memlock"), C("usage")]);
+  MATRIX.push(label);
+  build(label, dir, { ...front.opts, memlock: true, usage: true });
+}
+
 // Every component directory is used by some build of the matrix.
 // Every directory a build reads, following resources and components.
 function dirsOf(dir, seen = new Set()) {
@@ -412,6 +421,20 @@ function checkDaemonSet(d, opts, objs, role) {
     assert.equal(argValue(c, "memlock-hook-path") ?? envValue(c, "RDMADP_MEMLOCK_HOOK_PATH"), undefined,
                  "the default --memlock-hook-path is the mounted one");
   }
+  // usage: the pod-resources socket where --kubelet-root-dir puts it, the kubelet's links and
+  // the cgroup tree, each read-only and where the daemon's environment says.
+  const usageMounts = [["pod-resources", `${rootDir}/pod-resources`, `${rootDir}/pod-resources`],
+                       ["container-logs", "/host/var/log/containers", "/var/log/containers"],
+                       ["host-cgroup", "/host/sys/fs/cgroup", "/sys/fs/cgroup"]];
+  for (const [name, at, host] of usageMounts) {
+    assert.equal(!!mountOf(name), !!opts.usage, `the ${name} mount`);
+    if (!opts.usage) continue;
+    assert.deepEqual(mountOf(name), { name, mountPath: at, readOnly: true }, name);
+    assert.equal(hostOf(name), host, name);
+  }
+  assert.equal(envValue(c, "RDMADP_CGROUP_ROOT"), opts.usage ? "/host/sys/fs/cgroup" : undefined);
+  assert.equal(envValue(c, "RDMADP_CONTAINER_LOGS_DIR"),
+               opts.usage ? "/host/var/log/containers" : undefined);
   // runc creates the termination message file under /dev: /dev must not be a read-only mount.
   const termination = c.terminationMessagePath ?? "/dev/termination-log";
   for (const m of c.volumeMounts) {
