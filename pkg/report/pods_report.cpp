@@ -68,27 +68,27 @@ std::string ShortDuration(std::chrono::seconds d) {
   const int64_t s = d.count() < 0 ? 0 : d.count();
   if (s < 60) return Cat(s, "s");
   if (s < 3600) return Cat(s / 60, "m");
-  if (s < 86400) return s % 3600 / 60 == 0 ? Cat(s / 3600, "h") : Cat(s / 3600, "h", s % 3600 / 60, "m");
+  if (s < 86400)
+    return s % 3600 / 60 == 0 ? Cat(s / 3600, "h") : Cat(s / 3600, "h", s % 3600 / 60, "m");
   return s % 86400 / 3600 == 0 ? Cat(s / 86400, "d") : Cat(s / 86400, "d", s % 86400 / 3600, "h");
 }
 
 std::string PodsTable(const PodsReport& report) {
   const usage::UsageView& view = report.view;
   std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "POD", "CONTAINER", "RESOURCES",
-                                                 "HCAS", "CONTEXTS", "OBJECTS", "QPS",
-                                                 "RUNNING", "SOURCE", "VERDICT"}};
+                                                 "HCAS", "CONTEXTS", "OBJECTS", "QPS", "RUNNING",
+                                                 "SOURCE", "VERDICT"}};
   for (size_t i = 0; i < view.containers.size(); ++i) {
     const ContainerUse& use = view.containers[i];
     const usage::Judgement& j = report.judgements[i];
-    rows.push_back({use.held.pod_namespace, use.held.pod, use.held.container,
-                    Resources(use.held), use.hcas.empty() ? "-" : Join(use.hcas, ","),
-                    Count(use.sample.hca_handles), Count(use.sample.hca_objects),
-                    Count(use.sample.qps),
-                    use.started ? ShortDuration(std::chrono::duration_cast<std::chrono::seconds>(
-                                      use.sample.age))
-                                : "-",
-                    std::string(usage::UseSourceName(j.source)),
-                    std::string(usage::VerdictName(j.verdict))});
+    rows.push_back(
+        {use.held.pod_namespace, use.held.pod, use.held.container, Resources(use.held),
+         use.hcas.empty() ? "-" : Join(use.hcas, ","), Count(use.sample.hca_handles),
+         Count(use.sample.hca_objects), Count(use.sample.qps),
+         use.started
+             ? ShortDuration(std::chrono::duration_cast<std::chrono::seconds>(use.sample.age))
+             : "-",
+         std::string(usage::UseSourceName(j.source)), std::string(usage::VerdictName(j.verdict))});
     for (std::string& cell : rows.back()) cell = EscapeControls(cell);
   }
   std::string out = AlignedRows(rows);
@@ -102,8 +102,8 @@ std::string PodsTable(const PodsReport& report) {
     if (use.missing.empty()) continue;
     if (first) out += "\nNot read:\n";
     first = false;
-    Append(out, "  ", EscapeControls(Cat(use.held.pod_namespace, "/", use.held.pod, "/",
-                                         use.held.container)),
+    Append(out, "  ",
+           EscapeControls(Cat(use.held.pod_namespace, "/", use.held.pod, "/", use.held.container)),
            ": ", EscapeControls(use.missing), "\n");
   }
   if (!view.foreign.empty()) out += "\nRDMA objects on this plugin's HCAs without its devices:\n";
@@ -155,21 +155,21 @@ std::string PodsJson(const PodsReport& report) {
          {"objects", optional_json(use.sample.hca_objects)},
          {"qps", optional_json(use.sample.qps)},
          {"runningSeconds",
-          use.started ? json(std::chrono::duration_cast<std::chrono::seconds>(use.sample.age).count())
-                      : json(nullptr)},
+          use.started
+              ? json(std::chrono::duration_cast<std::chrono::seconds>(use.sample.age).count())
+              : json(nullptr)},
          {"source", usage::UseSourceName(report.judgements[i].source)},
          {"verdict", usage::VerdictName(report.judgements[i].verdict)},
          {"notRead", use.missing}});
   }
   json foreign = json::array();
   for (const usage::ForeignUse& f : view.foreign) {
-    foreign.push_back(
-        {{"namespace", f.names ? json(f.names->pod_namespace) : json(nullptr)},
-         {"pod", f.names ? json(f.names->pod) : json(nullptr)},
-         {"container", f.names ? json(f.names->container) : json(nullptr)},
-         {"podUID", f.cgroup.pod_uid},
-         {"containerID", f.cgroup.container_id},
-         {"counts", counts_json(f.counts)}});
+    foreign.push_back({{"namespace", f.names ? json(f.names->pod_namespace) : json(nullptr)},
+                       {"pod", f.names ? json(f.names->pod) : json(nullptr)},
+                       {"container", f.names ? json(f.names->container) : json(nullptr)},
+                       {"podUID", f.cgroup.pod_uid},
+                       {"containerID", f.cgroup.container_id},
+                       {"counts", counts_json(f.counts)}});
   }
   json out = {{"graceSeconds", report.grace.count()},
               {"containers", containers},

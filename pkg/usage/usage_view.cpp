@@ -52,6 +52,17 @@ std::vector<std::string> OurHcas::Of(const ContainerAllocations& held) const {
   return out;
 }
 
+std::vector<std::string> OurHcas::ResourcesOf(const ContainerAllocations& held) const {
+  std::set<std::string> out;
+  for (const auto& [resource, ids] : held.device_ids) out.insert(resource);
+  for (const DraDevice& device : held.dra_devices) {
+    if (auto it = resource_of_pool.find(device.pool); it != resource_of_pool.end()) {
+      out.insert(it->second);
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
 std::set<std::string> OurHcas::All() const {
   std::set<std::string> all;
   for (const auto& [resource, hcas] : by_resource) all.insert(hcas.begin(), hcas.end());

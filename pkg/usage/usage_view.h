@@ -34,9 +34,12 @@ struct OurHcas {
   // DRA: pool -> device -> HCAs; a device not named here (a "pool" or "slot-N" device)
   // gives every HCA of its pool.
   std::map<std::string, std::map<std::string, std::vector<std::string>>> by_dra_pool;
+  std::map<std::string, std::string> resource_of_pool;  // DRA pool -> "rdma/ib"
 
   std::vector<std::string> Of(const ContainerAllocations& held) const;  // sorted, unique
   std::set<std::string> All() const;
+  // The config's resources `held` is of ("rdma/hca_a"; a DRA device's pool's entry), sorted.
+  std::vector<std::string> ResourcesOf(const ContainerAllocations& held) const;
 };
 
 struct ContainerUse {

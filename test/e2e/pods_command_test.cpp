@@ -45,8 +45,8 @@ class PodsCommand : public ::testing::Test {
                             slice_uid + ".slice/cri-containerd-" + std::string(64, id) + ".scope";
     fs::create_directories(dir);
     if (rdma) std::ofstream(dir + "/rdma.current") << *rdma;
-    const std::string link = links_ + "/" + pod + "_team-a_" + container + "-" +
-                             std::string(64, id) + ".log";
+    const std::string link =
+        links_ + "/" + pod + "_team-a_" + container + "-" + std::string(64, id) + ".log";
     fs::create_symlink("/var/log/pods/team-a_" + pod + "_" + uid + "/" + container + "/0.log",
                        link);
     const auto made = std::chrono::system_clock::now() - age;
@@ -57,8 +57,8 @@ class PodsCommand : public ::testing::Test {
 
   RunResult Pods(std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"pods", "--pod-resources-socket=" + socket_,
-                                     "--cgroup-root=" + cgroups_,
-                                     "--container-logs-dir=" + links_, "--node-name=node1"};
+                                     "--cgroup-root=" + cgroups_, "--container-logs-dir=" + links_,
+                                     "--node-name=node1"};
     args.insert(args.end(), more.begin(), more.end());
     return h.RunCommand(args);
   }

@@ -645,8 +645,9 @@ class Join : public ::testing::Test {
   CgroupScan cgroups_;
   OurHcas hcas_{
       .by_resource = {{"rdma/hca_a", {"mlx5_0", "mlx5_1"}}, {"rdma/hca_b", {"mlx5_2"}}},
-      .by_dra_pool = {
-          {"node1/rdma-c", {{"hca-0000-3b-00-0", {"mlx5_3"}}, {"hca-0000-3b-00-1", {"mlx5_4"}}}}}};
+      .by_dra_pool = {{"node1/rdma-c",
+                       {{"hca-0000-3b-00-0", {"mlx5_3"}}, {"hca-0000-3b-00-1", {"mlx5_4"}}}}},
+      .resource_of_pool = {}};
 };
 
 TEST_F(Join, EachContainerGetsItsIdStartAndItsHcasCounts) {
@@ -723,8 +724,13 @@ TEST_F(Join, DraDevicesGiveTheirHcas) {
   EXPECT_EQ(hcas_.Of(per_hca), (std::vector<std::string>{"mlx5_4"}));
   per_hca.dra_devices[0].device = "slot-7";
   EXPECT_EQ(hcas_.Of(per_hca), (std::vector<std::string>{"mlx5_3", "mlx5_4"}));
+  hcas_.resource_of_pool["node1/rdma-c"] = "rdma/c";
+  per_hca.device_ids["rdma/hca_b"] = {"4"};
+  EXPECT_EQ(hcas_.ResourcesOf(per_hca), (std::vector<std::string>{"rdma/c", "rdma/hca_b"}));
+  per_hca.device_ids.clear();
   per_hca.dra_devices[0].pool = "node2/rdma-c";  // not this node's
   EXPECT_TRUE(hcas_.Of(per_hca).empty());
+  EXPECT_TRUE(hcas_.ResourcesOf(per_hca).empty());
 }
 
 // A container holding RDMA objects on our HCAs without our devices is a foreign user;

@@ -1,0 +1,45 @@
+// Reading one sample of per-container RDMA use off this node, for the `pods` command and the
+// daemon's observer alike: which of the config's resources and HCAs are ours, then the
+// kubelet's pod-resources List, its log links and the cgroup tree, joined
+// (pkg/usage/usage_view.h). Blocking and bounded (a List timeout, caps on every read): call
+// it from a command or a sampler's own thread, never the event loop.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "pkg/config/config.h"
+#include "pkg/sysfs/inventory.h"
+#include "pkg/usage/pod_resources.h"
+#include "pkg/usage/usage_view.h"
+
+namespace rdmadp::observe {
+
+// Where the node's sources are seen (the flags of the same names).
+struct NodeUseSources {
+  std::string pod_resources_socket;
+  std::string cgroup_root;
+  std::string container_logs_dir;
+  std::chrono::milliseconds list_timeout{10000};
+  size_t max_containers = 10000;  // far above any --max-pods: a bound, not a limit
+};
+
+// What the config makes ours on this node: its device plugin resources and DRA driver, and
+// the RDMA devices each gives a container (a device plugin resource its whole pool; a DRA
+// device, named as pkg/dra/slices names it, its HCA, or a pool or slot device its pool).
+struct OurDevices {
+  usage::Ours ours;
+  usage::OurHcas hcas;
+};
+OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory& inventory,
+                        const std::string& node_name, const std::string& dra_driver);
+
+// One sample; `list_ok` false when the List failed (its error is in the view's problems).
+struct NodeUse {
+  usage::UsageView view;
+  bool list_ok = false;
+};
+NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
+                    std::chrono::system_clock::time_point now);
+
+}  // namespace rdmadp::observe
