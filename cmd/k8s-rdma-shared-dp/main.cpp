@@ -27,6 +27,7 @@
 #include "pkg/loop/malloc_setup.h"
 #include "pkg/manager/manager.h"
 #include "pkg/netlink/rdma_netns.h"
+#include "pkg/observe/rdma_use_observer.h"
 #include "pkg/report/discover_report.h"
 #include "pkg/rpc/grpc_runtime.h"
 #include "pkg/sysfs/scanner.h"
@@ -517,6 +518,10 @@ int main(int argc, char** argv) {
         std::vector<std::unique_ptr<frontend::FrontEnd>> front_ends;
         front_ends.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, dp));
         front_ends.push_back(std::make_unique<dra::DraFrontEnd>(host, dra));
+        if (opts.rdma_usage_interval_seconds > 0) {
+          front_ends.push_back(std::make_unique<observe::RdmaUseObserver>(
+              host, UseObserverOptions(opts, node_name)));
+        }
         return front_ends;
       },
       std::move(loaded->config), std::move(loaded->skipped));

@@ -9,6 +9,29 @@
 #include "pkg/sysfs/scanner.h"
 
 namespace rdmadp {
+namespace {
+
+observe::NodeUseSources SourcesOf(const cli::Options& opts) {
+  return {.pod_resources_socket = !opts.pod_resources_socket.empty()
+                                      ? opts.pod_resources_socket
+                                      : opts.kubelet_root_dir + "/pod-resources/kubelet.sock",
+          .cgroup_root = opts.cgroup_root,
+          .container_logs_dir = opts.container_logs_dir};
+}
+
+}  // namespace
+
+observe::ObserverOptions UseObserverOptions(const cli::Options& opts,
+                                            const std::string& node_name) {
+  observe::ObserverOptions out{.interval = std::chrono::seconds(opts.rdma_usage_interval_seconds),
+                               .grace = std::chrono::seconds(opts.rdma_unused_grace_seconds),
+                               .sources = SourcesOf(opts),
+                               .node_name = node_name,
+                               .dra_driver = opts.dra_driver_name};
+  // The daemon's shutdown waits for a List in flight: shorter than the command's.
+  out.sources.list_timeout = std::chrono::seconds(5);
+  return out;
+}
 
 int RunPods(const cli::Options& opts) {
   auto loaded = config::LoadConfigFile(opts.config_file);
@@ -23,14 +46,8 @@ int RunPods(const cli::Options& opts) {
   const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
   const observe::OurDevices ours =
       observe::OurDevicesOn(loaded->config, inventory, node_name, opts.dra_driver_name);
-  const observe::NodeUseSources sources{
-      .pod_resources_socket = !opts.pod_resources_socket.empty()
-                                  ? opts.pod_resources_socket
-                                  : opts.kubelet_root_dir + "/pod-resources/kubelet.sock",
-      .cgroup_root = opts.cgroup_root,
-      .container_logs_dir = opts.container_logs_dir};
   const observe::NodeUse use =
-      observe::ReadNodeUse(ours, sources, std::chrono::system_clock::now());
+      observe::ReadNodeUse(ours, SourcesOf(opts), std::chrono::system_clock::now());
 
   const auto grace = std::chrono::seconds(opts.rdma_unused_grace_seconds);
   std::vector<usage::Judgement> judgements;

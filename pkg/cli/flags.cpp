@@ -370,9 +370,26 @@ const std::vector<FlagSpec>& Specs() {
        "each container's pod, UID and container ID (only their names are read).",
        ShowString(&Options::container_logs_dir),
        SetString(&Options::container_logs_dir, "container-logs-dir")},
+      {"rdma-usage-interval", "SECONDS",
+       "Sample per-container RDMA use every SECONDS (10..3600) and export it as metrics "
+       "(rdma_shared_dp_pod_rdma_*), with a warning line when a container turns unused; 0: "
+       "never (needs images/components/usage's mounts; docs/observability.md).",
+       ShowInt(&Options::rdma_usage_interval_seconds),
+       [](Options& o, std::string_view v) {
+         if (v == "0") {
+           o.rdma_usage_interval_seconds = 0;
+           return absl::OkStatus();
+         }
+         if (auto s = SetSeconds(&Options::rdma_usage_interval_seconds, "rdma-usage-interval", 10,
+                                 3600)(o, v);
+             !s.ok()) {
+           return absl::InvalidArgumentError(Cat(std::string(s.message()), " (or 0: never)"));
+         }
+         return absl::OkStatus();
+       }},
       {"rdma-unused-grace", "SECONDS",
-       "pods: how long a container may hold this plugin's devices with no QP and no verbs "
-       "object beyond contexts before it is said to leave them unused.",
+       "pods and --rdma-usage-interval: how long a container may hold this plugin's devices "
+       "with no QP and no verbs object beyond contexts before it is said to leave them unused.",
        ShowInt(&Options::rdma_unused_grace_seconds),
        SetSeconds(&Options::rdma_unused_grace_seconds, "rdma-unused-grace", 1, 86400)},
       {"output", "table|json", "Output format of the discover and pods commands.",

@@ -45,8 +45,9 @@ struct Options {
   std::string cgroup_root = "/sys/fs/cgroup";
   std::string container_logs_dir = "/var/log/containers";
   int rdma_unused_grace_seconds = 600;
-  std::string metrics_address;   // "" = no HTTP endpoint
-  std::string health_address;    // "" = probes only on the metrics endpoint (if any)
+  int rdma_usage_interval_seconds = 0;  // the daemon samples per-container use (0: never)
+  std::string metrics_address;          // "" = no HTTP endpoint
+  std::string health_address;           // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.
   std::string dra_driver_name = "rdma.k8s-rdma-shared-dp.io";
   // The DRA health stream's timeout the kubelet is told (health_check_timeout_seconds); the

@@ -106,6 +106,62 @@ void FormatDra(std::string& out, const DraView& d) {
   Append(out, "rdma_shared_dp_dra_unprepared_claims_total{", driver, "} ", d.unprepares, "\n");
 }
 
+std::string ContainerLabels(const ContainerRdmaView& c) {
+  return Cat("namespace=\"", Label(c.pod_namespace), "\",pod=\"", Label(c.pod), "\",container=\"",
+             Label(c.container), "\"");
+}
+
+void FormatObjects(std::string& out, std::string_view name,
+                   const std::vector<ContainerRdmaView>& containers) {
+  for (size_t i = 0; i < containers.size() && i < kMaxRdmaUseContainers; ++i) {
+    for (const auto& o : containers[i].objects) {
+      Append(out, name, "{", ContainerLabels(containers[i]), ",device=\"", Label(o.device),
+             "\",type=\"", Label(o.type), "\"} ", o.count, "\n");
+    }
+  }
+}
+
+// Per-container RDMA use (docs/observability.md, "Per-container RDMA use").
+void FormatRdmaUse(std::string& out, const RdmaUseView& u) {
+  Family(out, "rdma_shared_dp_pod_rdma_unused", "gauge",
+         "1 for a container that has held the resource past the grace with no QP and no verbs "
+         "object beyond contexts on its HCAs; 0 otherwise.");
+  for (size_t i = 0; i < u.containers.size() && i < kMaxRdmaUseContainers; ++i) {
+    const ContainerRdmaView& c = u.containers[i];
+    for (const std::string& resource : c.resources) {
+      Append(out, "rdma_shared_dp_pod_rdma_unused{", ContainerLabels(c), ",resource=\"",
+             Label(resource), "\"} ", c.unused ? 1 : 0, "\n");
+    }
+  }
+  Family(out, "rdma_shared_dp_pod_rdma_objects", "gauge",
+         "RDMA objects a container's processes hold on the HCAs its allocations give it, by "
+         "type: hca_handle (contexts) and hca_object (other verbs objects) from its cgroup.");
+  FormatObjects(out, "rdma_shared_dp_pod_rdma_objects", u.containers);
+  Family(out, "rdma_shared_dp_pod_rdma_containers", "gauge",
+         "Containers holding this plugin's devices, by verdict (used, unused, in grace, "
+         "unknown: a source could not be read).");
+  for (const auto& [verdict, n] : u.verdicts) {
+    Append(out, "rdma_shared_dp_pod_rdma_containers{verdict=\"", Label(verdict), "\"} ", n, "\n");
+  }
+  Family(out, "rdma_shared_dp_foreign_rdma_objects", "gauge",
+         "RDMA objects on this plugin's HCAs held by a container without its devices.");
+  FormatObjects(out, "rdma_shared_dp_foreign_rdma_objects", u.foreign);
+  Family(out, "rdma_shared_dp_rdma_use_samples_total", "counter",
+         "Samples of per-container RDMA use taken.");
+  Append(out, "rdma_shared_dp_rdma_use_samples_total ", u.samples, "\n");
+  Family(out, "rdma_shared_dp_rdma_use_failed_samples_total", "counter",
+         "Samples in which the kubelet's pod-resources API could not be read.");
+  Append(out, "rdma_shared_dp_rdma_use_failed_samples_total ", u.failed_samples, "\n");
+  Family(out, "rdma_shared_dp_rdma_use_last_sample_duration_seconds", "gauge",
+         "Wall time the last sample took.");
+  Append(out, "rdma_shared_dp_rdma_use_last_sample_duration_seconds ",
+         Number(u.last_sample_seconds), "\n");
+  Family(out, "rdma_shared_dp_rdma_use_last_sample_timestamp_seconds", "gauge",
+         "When the last sample was taken (Unix time).");
+  Append(out, "rdma_shared_dp_rdma_use_last_sample_timestamp_seconds ",
+         Number(u.last_sample_unix_seconds), "\n");
+}
+
 }  // namespace
 
 std::string FormatPrometheus(const View& v) {
@@ -222,6 +278,7 @@ std::string FormatPrometheus(const View& v) {
     }
   }
   if (v.dra) FormatDra(out, *v.dra);
+  if (v.rdma_use) FormatRdmaUse(out, *v.rdma_use);
   const ProcessView& p = v.process;
   Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
   Append(out, "process_resident_memory_bytes ", Number(p.resident_memory_bytes), "\n");

@@ -107,6 +107,33 @@ struct DraView {
   uint64_t unprepares = 0;
 };
 
+// Per-container RDMA use, while the daemon samples it (--rdma-usage-interval; the observer in
+// pkg/observe). Series are bounded: a container's objects are on its own HCAs, a foreign
+// user's on ours, and at most kMaxRdmaUseContainers containers of each kind are kept.
+struct ContainerRdmaView {
+  std::string pod_namespace;  // "" for a foreign user the kubelet's links do not name
+  std::string pod;
+  std::string container;               // or "id:<first 12 digits>" when unnamed
+  std::vector<std::string> resources;  // ours it holds; empty for a foreign user
+  bool unused = false;                 // the verdict is "unused"
+  struct Objects {
+    std::string device;  // mlx5_0
+    std::string type;    // hca_handle, hca_object (the cgroup); qp, ctx (the kernel's dumps)
+    int64_t count = 0;
+  };
+  std::vector<Objects> objects;
+};
+inline constexpr size_t kMaxRdmaUseContainers = 1000;
+struct RdmaUseView {
+  uint64_t samples = 0;
+  uint64_t failed_samples = 0;  // the kubelet's List failed: nothing said who holds what
+  double last_sample_seconds = 0;
+  double last_sample_unix_seconds = 0;
+  std::map<std::string, uint64_t> verdicts;  // containers by verdict ("used", "unused", ...)
+  std::vector<ContainerRdmaView> containers;
+  std::vector<ContainerRdmaView> foreign;
+};
+
 // One port of an HCA some pool selects. `state` is the kernel's number (sysfs .../state:
 // 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER; 0 unknown).
 struct PortView {
@@ -119,6 +146,7 @@ inline constexpr size_t kMaxPortSeries = 512;
 
 struct View {
   std::optional<DraView> dra;
+  std::optional<RdmaUseView> rdma_use;
   std::vector<PortView> ports;  // sorted by hca, port
   std::string version;
   std::string registration_mode;

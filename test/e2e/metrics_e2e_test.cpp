@@ -14,7 +14,9 @@
 #include <thread>
 
 #include "pkg/text/cat.h"
+#include "test/support/fake_pod_resources.h"
 #include "test/support/fs_wait.h"
+#include "test/support/node_use_tree.h"
 #include "test/support/plugin_harness.h"
 
 namespace rdmadp::testing {
@@ -40,10 +42,11 @@ size_t OpenFds(pid_t pid) {
 class MetricsE2E : public ::testing::Test {
  protected:
   virtual std::string Config() { return PluginHarness::DemoConfig(); }
+  virtual std::vector<std::string> Flags() { return {"--metrics-address=127.0.0.1:0"}; }
   void SetUp() override {
     h.AddDemoHcas();
     h.WriteConfig(Config());
-    h.StartPlugin({"--metrics-address=127.0.0.1:0"});
+    h.StartPlugin(Flags());
     std::smatch m;
     const std::regex re("metrics on http://127.0.0.1:([0-9]+)/metrics");
     ASSERT_TRUE(WaitForFiles(
@@ -410,6 +413,81 @@ TEST_F(SkippedEntryE2E, BadEntryIsSkippedTheOthersServeAndReadinessSaysWhy) {
       [](const SimState& s) { return s.resources.count("rdma/hca_shared_devices_a") > 0; },
       milliseconds(5000)));
   EXPECT_EQ(Sample("rdma_shared_dp_config_entries_skipped"), 0);
+}
+
+// The daemon sampling per-container RDMA use (--rdma-usage-interval): its first sample at
+// start, on the page as Prometheus's own parser reads it: a container with objects used, one
+// with contexts alone past the grace unused, a foreign user's objects, by verdict.
+class RdmaUseE2E : public MetricsE2E {
+ protected:
+  std::vector<std::string> Flags() override {
+    tree_.Container("team-a", "trainer-0", "nccl", 'a', std::chrono::seconds(1800),
+                    "mlx5_0 hca_handle=1 hca_object=57 \nmlx5_1 hca_handle=0 hca_object=0 \n");
+    tree_.Container("team-a", "trainer-1", "nccl", 'b', std::chrono::seconds(1800),
+                    "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=0 \n");
+    tree_.Container("team-b", "gpu-job", "main", 'e', std::chrono::seconds(1800),
+                    "mlx5_3 hca_handle=1 hca_object=9 \n");
+    auto fake = FakePodResources::Start(socket_, 34);
+    EXPECT_TRUE(fake.ok()) << fake.status();
+    kubelet_ = std::move(*fake);
+    std::vector<FakePod> pods;
+    for (const auto& [name, id] : {std::pair{"trainer-0", 'a'}, std::pair{"trainer-1", 'b'}}) {
+      pods.push_back({.name = name,
+                      .pod_namespace = "team-a",
+                      .uid = NodeUseTree::Uid(id),
+                      .containers = {FakeContainer("nccl", {{kA, {"1"}}})},
+                      .finished = false});
+    }
+    kubelet_->SetPods(std::move(pods));
+    return {"--metrics-address=127.0.0.1:0",
+            "--rdma-usage-interval=3600",
+            "--rdma-unused-grace=600",
+            "--pod-resources-socket=" + socket_,
+            "--cgroup-root=" + tree_.cgroup_root(),
+            "--container-logs-dir=" + tree_.links_dir()};
+  }
+  const std::string socket_ = h.root() + "/pod-resources.sock";
+  NodeUseTree tree_{h.root()};
+  std::unique_ptr<FakePodResources> kubelet_;
+};
+
+TEST_F(RdmaUseE2E, TheFirstSampleIsOnThePageAtStart) {
+  ASSERT_TRUE(WaitForFiles(
+      h.root(), [&] { return Sample("rdma_shared_dp_rdma_use_samples_total") == 1; },
+      milliseconds(10000)));
+  EXPECT_EQ(kubelet_->calls(), 1);
+  std::string cmd = Cat(RDMADP_PROMCHECK_BINARY, " http://127.0.0.1:", port_, "/metrics");
+  for (const char* family :
+       {"rdma_shared_dp_pod_rdma_unused", "rdma_shared_dp_pod_rdma_objects",
+        "rdma_shared_dp_pod_rdma_containers", "rdma_shared_dp_foreign_rdma_objects",
+        "rdma_shared_dp_rdma_use_samples_total", "rdma_shared_dp_rdma_use_failed_samples_total",
+        "rdma_shared_dp_rdma_use_last_sample_duration_seconds",
+        "rdma_shared_dp_rdma_use_last_sample_timestamp_seconds"}) {
+    Append(cmd, " ", family);
+  }
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  const std::string pod0 = R"(namespace="team-a",pod="trainer-0",container="nccl")";
+  const std::string pod1 = R"(namespace="team-a",pod="trainer-1",container="nccl")";
+  const std::string resource = R"(,resource="rdma/hca_shared_devices_a"})";
+  EXPECT_EQ(Sample("rdma_shared_dp_pod_rdma_unused{" + pod0 + resource), 0);
+  EXPECT_EQ(Sample("rdma_shared_dp_pod_rdma_unused{" + pod1 + resource), 1);
+  EXPECT_EQ(
+      Sample("rdma_shared_dp_pod_rdma_objects{" + pod0 + R"(,device="mlx5_0",type="hca_object"})"),
+      57);
+  EXPECT_EQ(
+      Sample("rdma_shared_dp_pod_rdma_objects{" + pod1 + R"(,device="mlx5_1",type="hca_handle"})"),
+      1);
+  EXPECT_EQ(Sample(R"(rdma_shared_dp_pod_rdma_containers{verdict="unused"})"), 1);
+  EXPECT_EQ(Sample(R"(rdma_shared_dp_pod_rdma_containers{verdict="used"})"), 1);
+  EXPECT_EQ(Sample(R"(rdma_shared_dp_foreign_rdma_objects{namespace="team-b",pod="gpu-job",)"
+                   R"(container="main",device="mlx5_3",type="hca_object"})"),
+            9);
+  EXPECT_EQ(Sample("rdma_shared_dp_rdma_use_failed_samples_total"), 0);
 }
 
 }  // namespace

@@ -1,17 +1,14 @@
 // The `pods` command of the real binary on a fake node: the kubelet's pod-resources server
 // (test/support/fake_pod_resources.h), a host cgroup tree laid out as the kubelet's systemd
 // driver makes it, and the kubelet's links in /var/log/containers; both front ends' entries.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 #include "test/support/fake_pod_resources.h"
+#include "test/support/node_use_tree.h"
 #include "test/support/plugin_harness.h"
 
 namespace rdmadp::testing {
@@ -19,54 +16,33 @@ namespace {
 
 using std::chrono::minutes;
 using ::testing::HasSubstr;
-namespace fs = std::filesystem;
 
 class PodsCommand : public ::testing::Test {
  protected:
   void SetUp() override {
     h.AddDemoHcas();
     h.WriteConfig(PluginHarness::DemoConfig());
-    fs::create_directories(cgroups_);
-    fs::create_directories(links_);
     auto fake = FakePodResources::Start(socket_, 34);
     ASSERT_TRUE(fake.ok()) << fake.status();
     kubelet_ = std::move(*fake);
   }
 
-  // A running container: its cgroup (systemd driver, burstable; `rdma` its rdma.current or
-  // none) and the kubelet's log link made `age` ago.
   void Container(const std::string& pod, const std::string& container, char id,
                  std::chrono::seconds age, const std::optional<std::string>& rdma) {
-    const std::string uid = std::string("0000000") + id + "-0000-0000-0000-000000000000";
-    std::string slice_uid = uid;
-    std::replace(slice_uid.begin(), slice_uid.end(), '-', '_');
-    const std::string dir = cgroups_ +
-                            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
-                            slice_uid + ".slice/cri-containerd-" + std::string(64, id) + ".scope";
-    fs::create_directories(dir);
-    if (rdma) std::ofstream(dir + "/rdma.current") << *rdma;
-    const std::string link =
-        links_ + "/" + pod + "_team-a_" + container + "-" + std::string(64, id) + ".log";
-    fs::create_symlink("/var/log/pods/team-a_" + pod + "_" + uid + "/" + container + "/0.log",
-                       link);
-    const auto made = std::chrono::system_clock::now() - age;
-    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(made.time_since_epoch());
-    const timespec times[2] = {{secs.count(), 0}, {secs.count(), 0}};
-    ASSERT_EQ(::utimensat(AT_FDCWD, link.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+    tree_.Container("team-a", pod, container, id, age, rdma);
   }
 
   RunResult Pods(std::vector<std::string> more = {}) {
-    std::vector<std::string> args = {"pods", "--pod-resources-socket=" + socket_,
-                                     "--cgroup-root=" + cgroups_, "--container-logs-dir=" + links_,
-                                     "--node-name=node1"};
+    std::vector<std::string> args = {
+        "pods", "--pod-resources-socket=" + socket_, "--cgroup-root=" + tree_.cgroup_root(),
+        "--container-logs-dir=" + tree_.links_dir(), "--node-name=node1"};
     args.insert(args.end(), more.begin(), more.end());
     return h.RunCommand(args);
   }
 
   PluginHarness h;
   const std::string socket_ = h.root() + "/pod-resources.sock";
-  const std::string cgroups_ = h.root() + "/cgroup";
-  const std::string links_ = h.root() + "/containers";
+  NodeUseTree tree_{h.root()};
   std::unique_ptr<FakePodResources> kubelet_;
 };
 
@@ -89,7 +65,7 @@ TEST_F(PodsCommand, TellsUsedUnusedInGraceUnknownAndForeign) {
   auto pod = [](const std::string& name, char id, const std::string& resource) {
     return FakePod{.name = name,
                    .pod_namespace = "team-a",
-                   .uid = std::string("0000000") + id + "-0000-0000-0000-000000000000",
+                   .uid = NodeUseTree::Uid(id),
                    .containers = {FakeContainer("nccl", {{resource, {"3"}}})},
                    .finished = false};
   };

@@ -1,0 +1,214 @@
+#include "pkg/observe/rdma_use_observer.h"
+
+#include "pkg/text/cat.h"
+
+namespace rdmadp::observe {
+namespace {
+
+std::string Name(const usage::ContainerAllocations& held) {
+  return Cat(held.pod_namespace, "/", held.pod, "/", held.container);
+}
+
+std::string Minutes(usage::Clock::duration d) {
+  return Cat(std::chrono::duration_cast<std::chrono::minutes>(d).count(), " min");
+}
+
+metrics::ContainerRdmaView ContainerView(const usage::ContainerUse& use, const usage::OurHcas& hcas,
+                                         bool unused) {
+  metrics::ContainerRdmaView c{.pod_namespace = use.held.pod_namespace,
+                               .pod = use.held.pod,
+                               .container = use.held.container,
+                               .resources = hcas.ResourcesOf(use.held),
+                               .unused = unused,
+                               .objects = {}};
+  for (const auto& [hca, counts] : use.counts) {
+    c.objects.push_back({hca, "hca_handle", counts.hca_handle});
+    c.objects.push_back({hca, "hca_object", counts.hca_object});
+  }
+  return c;
+}
+
+metrics::ContainerRdmaView ForeignView(const usage::ForeignUse& f) {
+  metrics::ContainerRdmaView c;
+  if (f.names) {
+    c.pod_namespace = f.names->pod_namespace;
+    c.pod = f.names->pod;
+    c.container = f.names->container;
+  } else {
+    c.container = Cat("id:", f.cgroup.container_id.substr(0, 12));
+  }
+  for (const auto& [hca, counts] : f.counts) {
+    c.objects.push_back({hca, "hca_handle", counts.hca_handle});
+    c.objects.push_back({hca, "hca_object", counts.hca_object});
+  }
+  return c;
+}
+
+}  // namespace
+
+RdmaUseObserver::RdmaUseObserver(frontend::Host& host, ObserverOptions options, ReadUseFn read)
+    : host_(host),
+      options_(std::move(options)),
+      read_(read
+                ? std::move(read)
+                : ReadUseFn([sources = options_.sources](
+                                const OurDevices& ours, std::chrono::system_clock::time_point now) {
+                    return ReadNodeUse(ours, sources, now);
+                  })),
+      thread_([this] { Work(); }) {
+  loop::AssertOnLoop(host_.Loop());
+  alarm_ = host_.Loop().NewAlarm([this] { Tick(); });
+}
+
+RdmaUseObserver::~RdmaUseObserver() { Stop(); }
+
+void RdmaUseObserver::Apply(const config::Config& config, const sysfs::NodeInventory& inventory,
+                            std::string_view /*reason*/) {
+  loop::AssertOnLoop(host_.Loop());
+  const bool first = ours_ == nullptr;
+  ours_ = std::make_shared<const OurDevices>(
+      OurDevicesOn(config, inventory, options_.node_name, options_.dra_driver));
+  if (first && alarm_) {
+    alarm_->ArmPeriodic(options_.interval);
+    Tick();  // the first sample now: a restart of ours shows the node at once
+  }
+}
+
+void RdmaUseObserver::Tick() {
+  loop::AssertOnLoop(host_.Loop());
+  if (sampling_ || ours_ == nullptr) return;  // the last one is still reading: not doubled
+  sampling_ = true;
+  sync::MutexLock lock(mu_);
+  request_ = ours_;
+  wake_.notify_one();
+}
+
+void RdmaUseObserver::Work() {
+  while (true) {
+    std::shared_ptr<const OurDevices> ours;
+    {
+      sync::MutexLock lock(mu_);
+      wake_.wait(lock.unique(),
+                 [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || request_; });
+      if (stopping_) return;
+      ours = std::move(request_);
+      request_ = nullptr;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto wall = std::chrono::system_clock::now();
+    auto use = std::make_shared<NodeUse>(read_(*ours, wall));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double unix_seconds = std::chrono::duration<double>(wall.time_since_epoch()).count();
+    host_.Loop().Post([this, alive = alive_, use, seconds, unix_seconds] {
+      if (*alive) Sampled(*use, seconds, unix_seconds);
+    });
+  }
+}
+
+void RdmaUseObserver::Sampled(const NodeUse& use, double seconds, double unix_seconds) {
+  loop::AssertOnLoop(host_.Loop());
+  sampling_ = false;
+  if (host_.Stopping()) return;
+  ++view_.samples;
+  if (!use.list_ok) ++view_.failed_samples;
+  view_.last_sample_seconds = seconds;
+  view_.last_sample_unix_seconds = unix_seconds;
+  // A failed List says nothing of who holds what: the verdicts stand until one succeeds
+  // (an empty round would forget every container and start its grace again).
+  SayNewProblems(use.view.problems);
+  if (!use.list_ok) return;
+  std::map<std::string, usage::UseSample> round;
+  std::map<std::string, const usage::ContainerUse*> by_key;
+  for (const usage::ContainerUse& c : use.view.containers) {
+    const std::string key = usage::UseKey(c);
+    round[key] = c.sample;
+    by_key[key] = &c;
+  }
+  for (const auto& change : book_.Round(host_.Loop().Now(), round, options_.grace)) {
+    Say(change, *by_key.at(change.key));
+  }
+  view_.verdicts.clear();
+  view_.containers.clear();
+  view_.foreign.clear();
+  for (const usage::ContainerUse& c : use.view.containers) {
+    const usage::Verdict verdict = book_.entries().at(usage::UseKey(c)).judgement.verdict;
+    ++view_.verdicts[std::string(usage::VerdictName(verdict))];
+    if (view_.containers.size() < metrics::kMaxRdmaUseContainers) {
+      view_.containers.push_back(ContainerView(c, ours_->hcas, verdict == usage::Verdict::kUnused));
+    }
+  }
+  for (const usage::ForeignUse& f : use.view.foreign) {
+    if (view_.foreign.size() == metrics::kMaxRdmaUseContainers) break;
+    view_.foreign.push_back(ForeignView(f));
+  }
+}
+
+// Each problem once while it lasts: said when it first appears, again only after a sample
+// without it (memory: the last sample's problems, which the reads' caps bound).
+void RdmaUseObserver::SayNewProblems(const std::vector<std::string>& problems) {
+  std::set<std::string> now(problems.begin(), problems.end());
+  for (const std::string& p : now) {
+    if (!problems_said_.contains(p)) {
+      host_.ReportProblem(log::Level::kWarn, "usage", p,
+                          {.resource = {}, .hca = {}, .event = "rdma-use"});
+    }
+  }
+  problems_said_ = std::move(now);
+}
+
+// One line per container and verdict change: a warning when it turns unused.
+void RdmaUseObserver::Say(const usage::VerdictBook::Change& change,
+                          const usage::ContainerUse& use) const {
+  const std::string who = Name(use.held);
+  const std::string hcas = use.hcas.empty() ? "no HCA of this node" : Join(use.hcas, ",");
+  const std::string resources = Join(ours_->hcas.ResourcesOf(use.held), ",");
+  const log::Fields fields{.resource = resources, .hca = {}, .event = "rdma-use"};
+  const usage::Judgement& j = change.after;
+  switch (j.verdict) {
+    case usage::Verdict::kUnused:
+      log::Warn(Cat("container ", who, " has held ", resources, " (", hcas, ") for ",
+                    Minutes(use.sample.age),
+                    " and uses none of it: no QP and no verbs object "
+                    "beyond contexts (source: ",
+                    usage::UseSourceName(j.source),
+                    "); NCCL or UCX may have fallen back to TCP (docs/observability.md)"),
+                fields);
+      break;
+    case usage::Verdict::kUsed:
+      log::Info(Cat("container ", who, " uses ", resources, " (", hcas,
+                    "; source: ", usage::UseSourceName(j.source), ")"),
+                fields);
+      break;
+    case usage::Verdict::kInGrace:
+      log::Info(Cat("container ", who, " holds ", resources, " (", hcas,
+                    ") and uses none of it yet; judged after ", Minutes(options_.grace),
+                    " (--rdma-unused-grace)"),
+                fields);
+      break;
+    case usage::Verdict::kUnknown:
+      log::Info(
+          Cat("container ", who, " holds ", resources, ": its use cannot be read: ", use.missing),
+          fields);
+      break;
+  }
+}
+
+void RdmaUseObserver::Collect(metrics::View& view) const {
+  loop::AssertOnLoop(host_.Loop());
+  view.rdma_use = view_;
+}
+
+void RdmaUseObserver::Stop() {
+  if (alarm_) alarm_->Disarm();
+  *alive_ = false;
+  {
+    sync::MutexLock lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace rdmadp::observe
