@@ -73,7 +73,7 @@ Manager::Manager(std::unique_ptr<loop::FdLoop> loop, ManagerOptions options,
        {"periodic", "link", "uevent", "verbs", "sighup", "config_file", "other"}) {
     counters_.rescans_by_trigger[trigger] = 0;
   }
-  for (const char* cls : {"config", "registration", "cdi", "link", "metrics", "dra"}) {
+  for (const char* cls : {"config", "registration", "cdi", "link", "metrics", "dra", "usage"}) {
     counters_.errors_by_class[cls] = 0;
   }
   frontend::Host& host = *this;

@@ -117,7 +117,7 @@ TEST_F(MetricsE2E, ProbesAndMetricsFollowTheLifecycle) {
   // Every error class from the start (docs/observability.md; "dra" was missing, and a series
   // that appears late breaks rate()); nothing but registration warnings (the kubelet started
   // after the plugin) counted here.
-  for (const char* cls : {"config", "cdi", "link", "metrics", "dra"}) {
+  for (const char* cls : {"config", "cdi", "link", "metrics", "dra", "usage"}) {
     EXPECT_EQ(Sample(Cat("rdma_shared_dp_errors_by_class_total{class=\"", cls, "\"}")), 0) << cls;
   }
   EXPECT_GT(Sample("rdma_shared_dp_errors_by_class_total{class=\"registration\"}"), 0);
