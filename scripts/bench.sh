@@ -26,7 +26,7 @@ if [ "${1:-}" = fleet ]; then
   exit $status
 fi
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
-  lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench
+  usage_bench lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench
 
 mkdir -p bench
 results=$(mktemp)
@@ -35,6 +35,8 @@ export BENCH_RESULTS="$results"
 
 echo "== rescan (fake sysfs trees on tmpfs, as sysfs is in memory)"
 TMPDIR=/dev/shm "$BUILD_DIR/test/rescan_bench"
+echo "== per-container RDMA use: one sample (cgroup tree and links on tmpfs, as cgroupfs is in memory)"
+TMPDIR=/dev/shm "$BUILD_DIR/test/usage_bench"
 echo "== start, recovery, change propagation, big pools"
 "$BUILD_DIR/test/lifecycle_bench"
 echo "== registrations per kubelet restart and zero-allocatable time, per kubelet era and mode"

@@ -1,6 +1,7 @@
 // The built-in demo node: a fake sysfs with four ConnectX HCAs, the kubelet simulator, and
 // the real plugin binary. Prints what the kubelet saw: registrations, capacity, and one
-// allocation (device nodes and environment), then stops the plugin with SIGTERM. Exits 1
+// allocation (device nodes and environment); then `pods` on two containers holding the pool,
+// one using it and one not; then stops the plugin with SIGTERM. Exits 1
 // when any of that is missing (ctest runs it as demo_test).
 #include <csignal>
 #include <cstdio>
@@ -8,6 +9,8 @@
 #include <map>
 
 #include "pkg/text/cat.h"
+#include "test/support/fake_pod_resources.h"
+#include "test/support/node_use_tree.h"
 #include "test/support/plugin_harness.h"
 
 using namespace rdmadp;
@@ -90,6 +93,40 @@ int main() {
   }
   if (envs.empty()) {
     Say("the allocation carries no environment");
+    return 1;
+  }
+
+  // Per-container RDMA use (docs/observability.md): two pods hold the pool; one's processes
+  // made verbs objects on its HCAs, the other's only opened contexts (NCCL fallen back to TCP).
+  Say("two pods hold rdma/hca_shared_devices_a for 30 min: trainer-0 made verbs objects, "
+      "trainer-1 opened contexts only; `k8s-rdma-shared-dp pods` on the node:");
+  NodeUseTree tree(h.root() + "/usage");
+  tree.Container("team-a", "trainer-0", "nccl", 'a', std::chrono::minutes(30),
+                 "mlx5_0 hca_handle=1 hca_object=57 \nmlx5_1 hca_handle=1 hca_object=12 \n");
+  tree.Container("team-a", "trainer-1", "nccl", 'b', std::chrono::minutes(30),
+                 "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=0 \n");
+  const std::string socket = h.root() + "/usage/pod-resources.sock";
+  auto pod_resources = FakePodResources::Start(socket, 34);
+  if (!pod_resources.ok()) {
+    Say(std::string(pod_resources.status().message()));
+    return 1;
+  }
+  std::vector<FakePod> pods;
+  for (const auto& [name, id] : {std::pair{"trainer-0", 'a'}, std::pair{"trainer-1", 'b'}}) {
+    pods.push_back({.name = name,
+                    .pod_namespace = "team-a",
+                    .uid = NodeUseTree::Uid(id),
+                    .containers = {FakeContainer("nccl", {{"rdma/hca_shared_devices_a", {"0"}}})},
+                    .finished = false});
+  }
+  (*pod_resources)->SetPods(std::move(pods));
+  const RunResult use = h.RunCommand({"pods", "--pod-resources-socket=" + socket,
+                                      "--cgroup-root=" + tree.cgroup_root(),
+                                      "--container-logs-dir=" + tree.links_dir()});
+  std::printf("%s", use.output.c_str());
+  if (use.status != 0 || use.output.find("cgroup  used") == std::string::npos ||
+      use.output.find("cgroup  unused") == std::string::npos) {
+    Say("pods did not show one used and one unused container");
     return 1;
   }
 

@@ -24,12 +24,17 @@ class NodeUseTree {
   void Container(const std::string& pod_namespace, const std::string& pod,
                  const std::string& container, char id, std::chrono::seconds age,
                  const std::optional<std::string>& rdma);
+  // The same with a full container ID and pod UID of the caller's (many containers).
+  void ContainerWithId(const std::string& pod_namespace, const std::string& pod,
+                       const std::string& container, const std::string& id, const std::string& uid,
+                       std::chrono::seconds age, const std::optional<std::string>& rdma);
   void SetRdma(char id, const std::string& rdma);
   // The container went: its cgroup and its link.
   void Remove(char id);
 
  private:
-  std::string CgroupDir(char id) const;
+  std::string CgroupDir(char id) const { return CgroupDir(std::string(64, id), Uid(id)); }
+  std::string CgroupDir(const std::string& id, const std::string& uid) const;
   std::string root_;
 };
 
