@@ -16,7 +16,8 @@ observe::NodeUseSources SourcesOf(const cli::Options& opts) {
                                       ? opts.pod_resources_socket
                                       : opts.kubelet_root_dir + "/pod-resources/kubelet.sock",
           .cgroup_root = opts.cgroup_root,
-          .container_logs_dir = opts.container_logs_dir};
+          .container_logs_dir = opts.container_logs_dir,
+          .sysfs_root = ""};
 }
 
 }  // namespace
@@ -28,6 +29,7 @@ observe::ObserverOptions UseObserverOptions(const cli::Options& opts,
                                .sources = SourcesOf(opts),
                                .node_name = node_name,
                                .dra_driver = opts.dra_driver_name};
+  out.sources.sysfs_root = opts.sysfs_root;  // the daemon exports the ports' counters too
   // The daemon's shutdown waits for a List in flight: shorter than the command's.
   out.sources.list_timeout = std::chrono::seconds(5);
   return out;

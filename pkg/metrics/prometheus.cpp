@@ -1,6 +1,8 @@
 #include "pkg/metrics/prometheus.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "pkg/text/cat.h"
 
@@ -146,6 +148,37 @@ void FormatRdmaUse(std::string& out, const RdmaUseView& u) {
   Family(out, "rdma_shared_dp_foreign_rdma_objects", "gauge",
          "RDMA objects on this plugin's HCAs held by a container without its devices.");
   FormatObjects(out, "rdma_shared_dp_foreign_rdma_objects", u.foreign);
+  // Per-port traffic: bytes from the 4-octet-word counters, and every counter as sysfs has
+  // it (a saturating counter stays at its ceiling: a gauge, not a Prometheus counter).
+  const size_t ports = std::min(u.ports.size(), kMaxPortSeries);
+  for (const auto& [file, direction, name] :
+       {std::tuple{"port_xmit_data", "xmit", "rdma_shared_dp_port_xmit_bytes_total"},
+        std::tuple{"port_rcv_data", "rcv", "rdma_shared_dp_port_rcv_bytes_total"}}) {
+    Family(out, name, "counter",
+           Cat("Bytes the port ", direction == std::string_view("xmit") ? "sent" : "received",
+               " (sysfs counters/", file, " times 4), read with each sample."));
+    for (size_t i = 0; i < ports; ++i) {
+      const PortCountersView& p = u.ports[i];
+      if (auto it = p.counters.find(file); it != p.counters.end()) {
+        Append(out, name, "{hca=\"", Label(p.hca), "\",port=\"", p.port, "\"} ", it->second * 4,
+               "\n");
+      }
+    }
+  }
+  Family(out, "rdma_shared_dp_port_counter", "gauge",
+         "Every counter of the port as sysfs shows it (counters/ and hw_counters/), read with "
+         "each sample; 8-bit and 4-bit error counters and 32-bit data counters stop at their "
+         "ceiling.");
+  for (size_t i = 0; i < ports; ++i) {
+    const PortCountersView& p = u.ports[i];
+    for (const auto& [dir, values] :
+         {std::pair{"counters", &p.counters}, std::pair{"hw_counters", &p.hw_counters}}) {
+      for (const auto& [counter, value] : *values) {
+        Append(out, "rdma_shared_dp_port_counter{hca=\"", Label(p.hca), "\",port=\"", p.port,
+               "\",source=\"", dir, "\",counter=\"", Label(counter), "\"} ", value, "\n");
+      }
+    }
+  }
   Family(out, "rdma_shared_dp_rdma_use_samples_total", "counter",
          "Samples of per-container RDMA use taken.");
   Append(out, "rdma_shared_dp_rdma_use_samples_total ", u.samples, "\n");

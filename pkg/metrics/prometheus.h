@@ -124,6 +124,13 @@ struct ContainerRdmaView {
   std::vector<Objects> objects;
 };
 inline constexpr size_t kMaxRdmaUseContainers = 1000;
+// A port's counters as sysfs shows them (sysfs/port_counters.h), read with each sample.
+struct PortCountersView {
+  std::string hca;
+  int port = 0;
+  std::map<std::string, uint64_t> counters;     // counters/
+  std::map<std::string, uint64_t> hw_counters;  // hw_counters/
+};
 struct RdmaUseView {
   uint64_t samples = 0;
   uint64_t failed_samples = 0;  // the kubelet's List failed: nothing said who holds what
@@ -132,6 +139,7 @@ struct RdmaUseView {
   std::map<std::string, uint64_t> verdicts;  // containers by verdict ("used", "unused", ...)
   std::vector<ContainerRdmaView> containers;
   std::vector<ContainerRdmaView> foreign;
+  std::vector<PortCountersView> ports;  // at most kMaxPortSeries
 };
 
 // One port of an HCA some pool selects. `state` is the kernel's number (sysfs .../state:

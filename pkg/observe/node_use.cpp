@@ -1,5 +1,7 @@
 #include "pkg/observe/node_use.h"
 
+#include <algorithm>
+
 #include "pkg/dra/slices/resource_slices.h"
 #include "pkg/pool/pool_model.h"
 #include "pkg/usage/cgroup_scan.h"
@@ -23,6 +25,7 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
     const pool::PoolModel pool = pool::SelectPool(rc, inventory);
     for (const pool::PoolHca& hca : pool.hcas) {
       for (const sysfs::RdmaDevice& rd : hca.function.rdma_devices) {
+        for (const sysfs::Port& port : rd.ports) out.ports.emplace_back(rd.name, port.number);
         if (dra) {
           out.hcas.by_dra_pool[dra::PoolName(ctx, rc)][dra::HcaDeviceName(hca.function.address)]
               .push_back(rd.name);
@@ -32,6 +35,8 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
       }
     }
   }
+  std::sort(out.ports.begin(), out.ports.end());  // an HCA in two pools: read once
+  out.ports.erase(std::unique(out.ports.begin(), out.ports.end()), out.ports.end());
   return out;
 }
 
@@ -52,6 +57,12 @@ NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
   const usage::CgroupScan cgroups =
       usage::ScanContainerCgroups(sources.cgroup_root, sources.max_containers);
   out.view = usage::JoinUsage(held, links, cgroups, ours.hcas, now);
+  if (!sources.sysfs_root.empty()) {
+    for (const auto& [hca, port] : ours.ports) {
+      out.ports.push_back(sysfs::ReadPortCounters(sources.sysfs_root, hca, port));
+      for (const std::string& p : out.ports.back().problems) out.view.problems.push_back(p);
+    }
+  }
   return out;
 }
 

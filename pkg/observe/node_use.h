@@ -10,6 +10,7 @@
 
 #include "pkg/config/config.h"
 #include "pkg/sysfs/inventory.h"
+#include "pkg/sysfs/port_counters.h"
 #include "pkg/usage/pod_resources.h"
 #include "pkg/usage/usage_view.h"
 
@@ -20,6 +21,7 @@ struct NodeUseSources {
   std::string pod_resources_socket;
   std::string cgroup_root;
   std::string container_logs_dir;
+  std::string sysfs_root;  // "": the ports' counters are not read
   std::chrono::milliseconds list_timeout{10000};
   size_t max_containers = 10000;  // far above any --max-pods: a bound, not a limit
 };
@@ -30,6 +32,7 @@ struct NodeUseSources {
 struct OurDevices {
   usage::Ours ours;
   usage::OurHcas hcas;
+  std::vector<std::pair<std::string, int>> ports;  // (RDMA device, port) of every pool's HCAs
 };
 OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory& inventory,
                         const std::string& node_name, const std::string& dra_driver);
@@ -38,6 +41,7 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
 struct NodeUse {
   usage::UsageView view;
   bool list_ok = false;
+  std::vector<sysfs::PortCounters> ports;  // with NodeUseSources::sysfs_root
 };
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
                     std::chrono::system_clock::time_point now);

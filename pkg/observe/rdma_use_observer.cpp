@@ -142,6 +142,10 @@ void RdmaUseObserver::Sampled(const NodeUse& use, double seconds, double unix_se
     if (view_.foreign.size() == metrics::kMaxRdmaUseContainers) break;
     view_.foreign.push_back(ForeignView(f));
   }
+  view_.ports.clear();
+  for (const sysfs::PortCounters& p : use.ports) {
+    view_.ports.push_back({p.hca, p.port, p.counters, p.hw_counters});
+  }
 }
 
 // Each problem once while it lasts: said when it first appears, again only after a sample

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "pkg/observe/rdma_use_observer.h"
@@ -66,6 +68,7 @@ class Observer : public ::testing::Test {
             .sources = {.pod_resources_socket = dir_.path() + "/kubelet.sock",
                         .cgroup_root = tree_.cgroup_root(),
                         .container_logs_dir = tree_.links_dir(),
+                        .sysfs_root = dir_.path() + "/sys",
                         .list_timeout = seconds(10),
                         .max_containers = 100},
             .node_name = "node1",
@@ -192,6 +195,41 @@ TEST_F(Observer, AFailedListKeepsTheVerdictsAndIsCounted) {
   EXPECT_EQ(said, 1);
 }
 
+// Each sample reads our HCAs' port counters: bytes from the 4-octet words, every counter as
+// sysfs has it (a saturated 8-bit one at its ceiling), a file that is no number said.
+TEST_F(Observer, PortCountersAreReadWithEachSample) {
+  const std::string port = dir_.path() + "/sys/class/infiniband/mlx5_0/ports/1";
+  std::filesystem::create_directories(port + "/counters");
+  std::filesystem::create_directories(port + "/hw_counters");
+  std::ofstream(port + "/counters/port_xmit_data") << "1000\n";
+  std::ofstream(port + "/counters/port_rcv_data") << "4294967295\n";
+  std::ofstream(port + "/counters/link_downed") << "255\n";
+  std::ofstream(port + "/hw_counters/np_cnp_sent") << "17\n";
+  std::ofstream(port + "/hw_counters/lifespan") << "10\n";
+  std::ofstream(port + "/hw_counters/broken") << "n/a\n";
+  Pods({});
+  RdmaUseObserver observer(host_, Options());
+  observer.Apply(config_, TwoHcas(), "start");
+  AwaitSamples(observer, 1);
+  metrics::View v;
+  observer.Collect(v);
+  ASSERT_EQ(v.rdma_use->ports.size(), 2u);  // mlx5_1 has no counters: an empty entry
+  const std::string page = metrics::FormatPrometheus(v);
+  EXPECT_THAT(page, ::testing::HasSubstr(
+                        "rdma_shared_dp_port_xmit_bytes_total{hca=\"mlx5_0\",port=\"1\"} 4000\n"));
+  EXPECT_THAT(page, ::testing::HasSubstr("rdma_shared_dp_port_rcv_bytes_total{hca=\"mlx5_0\","
+                                         "port=\"1\"} 17179869180\n"));
+  EXPECT_THAT(page, ::testing::HasSubstr("rdma_shared_dp_port_counter{hca=\"mlx5_0\",port=\"1\","
+                                         "source=\"counters\",counter=\"link_downed\"} 255\n"));
+  EXPECT_THAT(page, ::testing::HasSubstr("rdma_shared_dp_port_counter{hca=\"mlx5_0\",port=\"1\","
+                                         "source=\"hw_counters\",counter=\"np_cnp_sent\"} 17\n"));
+  EXPECT_THAT(page, ::testing::Not(::testing::HasSubstr("lifespan")));
+  EXPECT_THAT(page, ::testing::Not(::testing::HasSubstr("\"mlx5_1\",port=\"1\"} ")));
+  ASSERT_EQ(host_.problems().size(), 1u);
+  EXPECT_THAT(host_.problems()[0].message,
+              ::testing::EndsWith("hw_counters/broken is not a counter"));
+}
+
 // A sample that outlasts the interval is not doubled: the ticks meanwhile are skipped.
 TEST_F(Observer, ASlowSampleIsNotDoubled) {
   std::mutex mu;
@@ -202,7 +240,7 @@ TEST_F(Observer, ASlowSampleIsNotDoubled) {
     ++reads;
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return release; });
-    return NodeUse{.view = {}, .list_ok = true};
+    return NodeUse{.view = {}, .list_ok = true, .ports = {}};
   });
   observer.Apply(config_, TwoHcas(), "start");
   host_.scheduler().Advance(seconds(180));  // three ticks while the first read waits
