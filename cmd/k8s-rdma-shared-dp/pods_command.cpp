@@ -48,8 +48,10 @@ int RunPods(const cli::Options& opts) {
   const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
   const observe::OurDevices ours =
       observe::OurDevicesOn(loaded->config, inventory, node_name, opts.dra_driver_name);
+  const observe::NodeUseSources sources = SourcesOf(opts);
+  usage::PodResourcesClient kubelet(sources.pod_resources_socket);
   const observe::NodeUse use =
-      observe::ReadNodeUse(ours, SourcesOf(opts), std::chrono::system_clock::now());
+      observe::ReadNodeUse(ours, sources, kubelet, std::chrono::system_clock::now());
 
   const auto grace = std::chrono::seconds(opts.rdma_unused_grace_seconds);
   std::vector<usage::Judgement> judgements;

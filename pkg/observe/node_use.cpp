@@ -41,11 +41,10 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
 }
 
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
-                    std::chrono::system_clock::time_point now) {
+                    usage::PodResourcesClient& kubelet, std::chrono::system_clock::time_point now) {
   NodeUse out;
   usage::PodResourcesList held;
-  auto listed = usage::ListOurAllocations(sources.pod_resources_socket, sources.list_timeout,
-                                          ours.ours, sources.max_containers);
+  auto listed = kubelet.List(sources.list_timeout, ours.ours, sources.max_containers);
   out.list_ok = listed.ok();
   if (listed.ok()) {
     held = std::move(*listed);

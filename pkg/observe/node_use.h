@@ -43,7 +43,8 @@ struct NodeUse {
   bool list_ok = false;
   std::vector<sysfs::PortCounters> ports;  // with NodeUseSources::sysfs_root
 };
+// `kubelet`: a client of sources.pod_resources_socket, kept by the caller between samples.
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
-                    std::chrono::system_clock::time_point now);
+                    usage::PodResourcesClient& kubelet, std::chrono::system_clock::time_point now);
 
 }  // namespace rdmadp::observe

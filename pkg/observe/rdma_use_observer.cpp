@@ -51,9 +51,11 @@ RdmaUseObserver::RdmaUseObserver(frontend::Host& host, ObserverOptions options, 
       options_(std::move(options)),
       read_(read
                 ? std::move(read)
-                : ReadUseFn([sources = options_.sources](
+                : ReadUseFn([sources = options_.sources,
+                             kubelet = std::make_shared<usage::PodResourcesClient>(
+                                 options_.sources.pod_resources_socket)](
                                 const OurDevices& ours, std::chrono::system_clock::time_point now) {
-                    return ReadNodeUse(ours, sources, now);
+                    return ReadNodeUse(ours, sources, *kubelet, now);
                   })),
       thread_([this] { Work(); }) {
   loop::AssertOnLoop(host_.Loop());

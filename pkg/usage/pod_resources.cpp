@@ -36,20 +36,39 @@ ContainerAllocations OursIn(const v1::PodResources& pod, const v1::ContainerReso
 
 }  // namespace
 
+struct PodResourcesClient::Stub {
+  std::unique_ptr<v1::PodResourcesLister::Stub> grpc;
+};
+
+PodResourcesClient::PodResourcesClient(std::string socket)
+    : socket_(std::move(socket)), stub_(std::make_unique<Stub>()) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxPodResourcesBytes);
+  // The peer is local: after a kubelet restart, connect again within a second, not gRPC's
+  // default back-off of up to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  stub_->grpc = v1::PodResourcesLister::NewStub(
+      grpc::CreateCustomChannel("unix://" + socket_, grpc::InsecureChannelCredentials(), args));
+}
+
+PodResourcesClient::~PodResourcesClient() = default;
+
 absl::StatusOr<PodResourcesList> ListOurAllocations(const std::string& socket,
                                                     std::chrono::milliseconds timeout,
                                                     const Ours& ours, size_t max_containers) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxPodResourcesBytes);
-  auto channel =
-      grpc::CreateCustomChannel("unix://" + socket, grpc::InsecureChannelCredentials(), args);
-  auto stub = v1::PodResourcesLister::NewStub(channel);
+  return PodResourcesClient(socket).List(timeout, ours, max_containers);
+}
+
+absl::StatusOr<PodResourcesList> PodResourcesClient::List(std::chrono::milliseconds timeout,
+                                                          const Ours& ours, size_t max_containers) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);
   v1::ListPodResourcesResponse response;
-  const grpc::Status status = stub->List(&context, v1::ListPodResourcesRequest(), &response);
+  const grpc::Status status = stub_->grpc->List(&context, v1::ListPodResourcesRequest(), &response);
   if (!status.ok()) {
-    return absl::UnavailableError(Cat("pod-resources List on ", socket, ": ",
+    return absl::UnavailableError(Cat("pod-resources List on ", socket_, ": ",
                                       status.error_message(), " (code ",
                                       static_cast<int>(status.error_code()), ")"));
   }

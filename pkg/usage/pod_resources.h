@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,8 +48,29 @@ struct PodResourcesList {
   std::vector<std::string> problems;
 };
 
-// List on `socket` (the kubelet's <root>/pod-resources/kubelet.sock). An error is the call's
-// (no kubelet, a timeout, an answer past the cap); `max_containers` caps what is kept.
+// The kubelet's <root>/pod-resources/kubelet.sock, one connection kept between Lists (a new
+// one costs more than a List: the connect and HTTP/2's handshake); gRPC connects it again
+// after a kubelet restart, within a second. One thread at a time.
+class PodResourcesClient {
+ public:
+  explicit PodResourcesClient(std::string socket);
+  ~PodResourcesClient();
+  PodResourcesClient(const PodResourcesClient&) = delete;
+  PodResourcesClient& operator=(const PodResourcesClient&) = delete;
+
+  const std::string& socket() const { return socket_; }
+  // An error is the call's (no kubelet, a timeout, an answer past the cap);
+  // `max_containers` caps what is kept.
+  absl::StatusOr<PodResourcesList> List(std::chrono::milliseconds timeout, const Ours& ours,
+                                        size_t max_containers);
+
+ private:
+  struct Stub;
+  std::string socket_;
+  std::unique_ptr<Stub> stub_;
+};
+
+// One List on a connection of its own.
 absl::StatusOr<PodResourcesList> ListOurAllocations(const std::string& socket,
                                                     std::chrono::milliseconds timeout,
                                                     const Ours& ours, size_t max_containers);
