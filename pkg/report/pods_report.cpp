@@ -40,22 +40,22 @@ std::vector<std::string> Hints(const usage::UsageView& view) {
   }
   std::vector<std::string> hints;
   if (no_kubelet) {
-    hints.push_back(
+    hints.emplace_back(
         "the kubelet's pod-resources socket is not reachable: mount the host's "
         "/var/lib/kubelet/pod-resources (images/components/usage) or pass --pod-resources-socket");
   }
   if (no_link) {
-    hints.push_back(
+    hints.emplace_back(
         "containers are matched through the kubelet's links in /var/log/containers: mount that "
         "directory read-only at --container-logs-dir (images/components/usage)");
   }
   if (no_cgroup_tree) {
-    hints.push_back(
+    hints.emplace_back(
         "the host's cgroup tree is not readable: mount /sys/fs/cgroup read-only at "
         "--cgroup-root (images/components/usage)");
   }
   if (no_rdma) {
-    hints.push_back(
+    hints.emplace_back(
         "no rdma.current: the node needs cgroup v2 with the rdma controller enabled down to the "
         "pods (\"rdma\" in each parent's cgroup.subtree_control; docs/observability.md)");
   }
