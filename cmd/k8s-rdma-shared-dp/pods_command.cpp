@@ -45,6 +45,15 @@ int RunPods(const cli::Options& opts) {
   const char* node_env = std::getenv("NODE_NAME");
   const std::string node_name =
       !opts.node_name.empty() ? opts.node_name : (node_env != nullptr ? node_env : "");
+  for (const config::ResourceConfig& rc : loaded->config.resources) {
+    if (rc.frontend == config::Frontend::kDra && node_name.empty()) {
+      std::fprintf(stderr,
+                   "%s is a DRA entry: its pool is named after the node; pass --node-name or set "
+                   "NODE_NAME\n",
+                   rc.FullName().c_str());
+      return 1;
+    }
+  }
   const sysfs::NodeInventory inventory = sysfs::Scanner(opts.sysfs_root, opts.dev_root).Scan();
   const observe::OurDevices ours =
       observe::OurDevicesOn(loaded->config, inventory, node_name, opts.dra_driver_name);
@@ -58,7 +67,8 @@ int RunPods(const cli::Options& opts) {
   for (const usage::ContainerUse& c : use.view.containers) {
     judgements.push_back(usage::Judge(c.sample, c.sample.age, grace));
   }
-  const report::PodsReport report{.view = use.view, .judgements = judgements, .grace = grace};
+  const report::PodsReport report{
+      .view = use.view, .judgements = judgements, .grace = grace, .list_error = use.list_error};
   const std::string out =
       opts.output == "json" ? report::PodsJson(report) : report::PodsTable(report);
   std::fputs(out.c_str(), stdout);

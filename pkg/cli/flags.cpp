@@ -357,16 +357,19 @@ const std::vector<FlagSpec>& Specs() {
          return absl::OkStatus();
        }},
       {"pod-resources-socket", "PATH",
-       "pods: the kubelet's pod-resources socket (default: DIR/pod-resources/kubelet.sock "
+       "pods and --rdma-usage-interval: the kubelet's pod-resources socket (default: "
+       "DIR/pod-resources/kubelet.sock "
        "of --kubelet-root-dir).",
        ShowString(&Options::pod_resources_socket),
        SetString(&Options::pod_resources_socket, "pod-resources-socket")},
       {"cgroup-root", "DIR",
-       "pods: where the host's cgroup v2 tree is seen (images/components/usage mounts it "
+       "pods and --rdma-usage-interval: where the host's cgroup v2 tree is seen "
+       "(images/components/usage mounts it "
        "read-only at /host/sys/fs/cgroup).",
        ShowString(&Options::cgroup_root), SetString(&Options::cgroup_root, "cgroup-root")},
       {"container-logs-dir", "DIR",
-       "pods: where the host's /var/log/containers is seen: the kubelet's links there name "
+       "pods and --rdma-usage-interval: where the host's /var/log/containers is seen: the "
+       "kubelet's links there name "
        "each container's pod, UID and container ID (only their names are read).",
        ShowString(&Options::container_logs_dir),
        SetString(&Options::container_logs_dir, "container-logs-dir")},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <tuple>
 
 #include "pkg/text/cat.h"
@@ -113,12 +114,23 @@ std::string ContainerLabels(const ContainerRdmaView& c) {
              Label(c.container), "\"");
 }
 
+// One line per label set: the same names twice (a finished pod and its namesake, listed by
+// a kubelet before 1.34; a restarted container with two cgroups) would make Prometheus
+// refuse the whole page. The first wins.
+void Line(std::string& out, std::set<std::string>& seen, std::string_view name,
+          const std::string& labels, int64_t value) {
+  if (seen.insert(labels).second) Append(out, name, "{", labels, "} ", value, "\n");
+}
+
 void FormatObjects(std::string& out, std::string_view name,
                    const std::vector<ContainerRdmaView>& containers) {
+  std::set<std::string> seen;
   for (size_t i = 0; i < containers.size() && i < kMaxRdmaUseContainers; ++i) {
     for (const auto& o : containers[i].objects) {
-      Append(out, name, "{", ContainerLabels(containers[i]), ",device=\"", Label(o.device),
-             "\",type=\"", Label(o.type), "\"} ", o.count, "\n");
+      Line(out, seen, name,
+           Cat(ContainerLabels(containers[i]), ",device=\"", Label(o.device), "\",type=\"",
+               Label(o.type), "\""),
+           o.count);
     }
   }
 }
@@ -128,11 +140,12 @@ void FormatRdmaUse(std::string& out, const RdmaUseView& u) {
   Family(out, "rdma_shared_dp_pod_rdma_unused", "gauge",
          "1 for a container that has held the resource past the grace with no QP and no verbs "
          "object beyond contexts on its HCAs; 0 otherwise.");
+  std::set<std::string> seen;
   for (size_t i = 0; i < u.containers.size() && i < kMaxRdmaUseContainers; ++i) {
     const ContainerRdmaView& c = u.containers[i];
     for (const std::string& resource : c.resources) {
-      Append(out, "rdma_shared_dp_pod_rdma_unused{", ContainerLabels(c), ",resource=\"",
-             Label(resource), "\"} ", c.unused ? 1 : 0, "\n");
+      Line(out, seen, "rdma_shared_dp_pod_rdma_unused",
+           Cat(ContainerLabels(c), ",resource=\"", Label(resource), "\""), c.unused ? 1 : 0);
     }
   }
   Family(out, "rdma_shared_dp_pod_rdma_objects", "gauge",

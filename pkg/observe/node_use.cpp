@@ -49,7 +49,7 @@ NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
   if (listed.ok()) {
     held = std::move(*listed);
   } else {
-    held.problems.push_back(std::string(listed.status().message()));
+    out.list_error = std::string(listed.status().message());
   }
   const usage::LogLinkScan links =
       usage::ScanKubeletLogLinks(sources.container_logs_dir, sources.max_containers);

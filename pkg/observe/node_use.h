@@ -37,10 +37,12 @@ struct OurDevices {
 OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory& inventory,
                         const std::string& node_name, const std::string& dra_driver);
 
-// One sample; `list_ok` false when the List failed (its error is in the view's problems).
+// One sample; `list_ok` false when the List failed, `list_error` then says why (it is not
+// among the view's problems: the observer says it once while it lasts, whatever its text).
 struct NodeUse {
   usage::UsageView view;
   bool list_ok = false;
+  std::string list_error;
   std::vector<sysfs::PortCounters> ports;  // with NodeUseSources::sysfs_root
 };
 // `kubelet`: a client of sources.pod_resources_socket, kept by the caller between samples.

@@ -13,6 +13,14 @@ std::string Minutes(usage::Clock::duration d) {
   return Cat(std::chrono::duration_cast<std::chrono::minutes>(d).count(), " min");
 }
 
+void AddObjects(const std::map<std::string, usage::RdmaCgroupCounts>& counts,
+                metrics::ContainerRdmaView& c) {
+  for (const auto& [hca, n] : counts) {
+    c.objects.push_back({hca, "hca_handle", n.hca_handle});
+    c.objects.push_back({hca, "hca_object", n.hca_object});
+  }
+}
+
 metrics::ContainerRdmaView ContainerView(const usage::ContainerUse& use, const usage::OurHcas& hcas,
                                          bool unused) {
   metrics::ContainerRdmaView c{.pod_namespace = use.held.pod_namespace,
@@ -21,10 +29,7 @@ metrics::ContainerRdmaView ContainerView(const usage::ContainerUse& use, const u
                                .resources = hcas.ResourcesOf(use.held),
                                .unused = unused,
                                .objects = {}};
-  for (const auto& [hca, counts] : use.counts) {
-    c.objects.push_back({hca, "hca_handle", counts.hca_handle});
-    c.objects.push_back({hca, "hca_object", counts.hca_object});
-  }
+  AddObjects(use.counts, c);
   return c;
 }
 
@@ -37,10 +42,7 @@ metrics::ContainerRdmaView ForeignView(const usage::ForeignUse& f) {
   } else {
     c.container = Cat("id:", f.cgroup.container_id.substr(0, 12));
   }
-  for (const auto& [hca, counts] : f.counts) {
-    c.objects.push_back({hca, "hca_handle", counts.hca_handle});
-    c.objects.push_back({hca, "hca_object", counts.hca_object});
-  }
+  AddObjects(f.counts, c);
   return c;
 }
 
@@ -60,6 +62,10 @@ RdmaUseObserver::RdmaUseObserver(frontend::Host& host, ObserverOptions options, 
       thread_([this] { Work(); }) {
   loop::AssertOnLoop(host_.Loop());
   alarm_ = host_.Loop().NewAlarm([this] { Tick(); });
+  for (usage::Verdict v : {usage::Verdict::kInGrace, usage::Verdict::kUsed, usage::Verdict::kUnused,
+                           usage::Verdict::kUnknown}) {
+    view_.verdicts[std::string(usage::VerdictName(v))] = 0;  // every series from the start
+  }
 }
 
 RdmaUseObserver::~RdmaUseObserver() { Stop(); }
@@ -102,13 +108,15 @@ void RdmaUseObserver::Work() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double unix_seconds = std::chrono::duration<double>(wall.time_since_epoch()).count();
-    host_.Loop().Post([this, alive = alive_, use, seconds, unix_seconds] {
-      if (*alive) Sampled(*use, seconds, unix_seconds);
+    host_.Loop().Post([this, alive = alive_, use, ours, seconds, unix_seconds] {
+      if (*alive) Sampled(*use, *ours, seconds, unix_seconds);
     });
   }
 }
 
-void RdmaUseObserver::Sampled(const NodeUse& use, double seconds, double unix_seconds) {
+// `ours`: what the sample was read for (a reload since changes the next one).
+void RdmaUseObserver::Sampled(const NodeUse& use, const OurDevices& ours, double seconds,
+                              double unix_seconds) {
   loop::AssertOnLoop(host_.Loop());
   sampling_ = false;
   if (host_.Stopping()) return;
@@ -116,9 +124,14 @@ void RdmaUseObserver::Sampled(const NodeUse& use, double seconds, double unix_se
   if (!use.list_ok) ++view_.failed_samples;
   view_.last_sample_seconds = seconds;
   view_.last_sample_unix_seconds = unix_seconds;
+  view_.ports.clear();
+  for (const sysfs::PortCounters& p : use.ports) {
+    view_.ports.push_back({p.hca, p.port, p.counters, p.hw_counters});
+  }
+  SayListState(use);
+  SayNewProblems(use.view.problems);
   // A failed List says nothing of who holds what: the verdicts stand until one succeeds
   // (an empty round would forget every container and start its grace again).
-  SayNewProblems(use.view.problems);
   if (!use.list_ok) return;
   std::map<std::string, usage::UseSample> round;
   std::map<std::string, const usage::ContainerUse*> by_key;
@@ -128,26 +141,36 @@ void RdmaUseObserver::Sampled(const NodeUse& use, double seconds, double unix_se
     by_key[key] = &c;
   }
   for (const auto& change : book_.Round(host_.Loop().Now(), round, options_.grace)) {
-    Say(change, *by_key.at(change.key));
+    Say(change, *by_key.at(change.key), ours);
   }
-  view_.verdicts.clear();
+  for (auto& [verdict, n] : view_.verdicts) n = 0;
   view_.containers.clear();
   view_.foreign.clear();
   for (const usage::ContainerUse& c : use.view.containers) {
     const usage::Verdict verdict = book_.entries().at(usage::UseKey(c)).judgement.verdict;
     ++view_.verdicts[std::string(usage::VerdictName(verdict))];
     if (view_.containers.size() < metrics::kMaxRdmaUseContainers) {
-      view_.containers.push_back(ContainerView(c, ours_->hcas, verdict == usage::Verdict::kUnused));
+      view_.containers.push_back(ContainerView(c, ours.hcas, verdict == usage::Verdict::kUnused));
     }
   }
   for (const usage::ForeignUse& f : use.view.foreign) {
     if (view_.foreign.size() == metrics::kMaxRdmaUseContainers) break;
     view_.foreign.push_back(ForeignView(f));
   }
-  view_.ports.clear();
-  for (const sysfs::PortCounters& p : use.ports) {
-    view_.ports.push_back({p.hca, p.port, p.counters, p.hw_counters});
+}
+
+// The kubelet's API failing is one line when it starts, whatever gRPC's words for it each
+// time, and one when it is read again.
+void RdmaUseObserver::SayListState(const NodeUse& use) {
+  if (!use.list_ok && !list_failing_) {
+    host_.ReportProblem(log::Level::kWarn, "usage",
+                        Cat(use.list_error, "; the verdicts stand until it can be read"),
+                        {.resource = {}, .hca = {}, .event = "rdma-use"});
+  } else if (use.list_ok && list_failing_) {
+    log::Info("the kubelet's pod-resources API is read again",
+              {.resource = {}, .hca = {}, .event = "rdma-use"});
   }
+  list_failing_ = !use.list_ok;
 }
 
 // Each problem once while it lasts: said when it first appears, again only after a sample
@@ -164,11 +187,11 @@ void RdmaUseObserver::SayNewProblems(const std::vector<std::string>& problems) {
 }
 
 // One line per container and verdict change: a warning when it turns unused.
-void RdmaUseObserver::Say(const usage::VerdictBook::Change& change,
-                          const usage::ContainerUse& use) const {
+void RdmaUseObserver::Say(const usage::VerdictBook::Change& change, const usage::ContainerUse& use,
+                          const OurDevices& ours) const {
   const std::string who = Name(use.held);
   const std::string hcas = use.hcas.empty() ? "no HCA of this node" : Join(use.hcas, ",");
-  const std::string resources = Join(ours_->hcas.ResourcesOf(use.held), ",");
+  const std::string resources = Join(ours.hcas.ResourcesOf(use.held), ",");
   const log::Fields fields{.resource = resources, .hca = {}, .event = "rdma-use"};
   const usage::Judgement& j = change.after;
   switch (j.verdict) {

@@ -63,8 +63,10 @@ class RdmaUseObserver final : public frontend::FrontEnd {
 
  private:
   void Tick();
-  void Sampled(const NodeUse& use, double seconds, double unix_seconds);
-  void Say(const usage::VerdictBook::Change& change, const usage::ContainerUse& use) const;
+  void Sampled(const NodeUse& use, const OurDevices& ours, double seconds, double unix_seconds);
+  void Say(const usage::VerdictBook::Change& change, const usage::ContainerUse& use,
+           const OurDevices& ours) const;
+  void SayListState(const NodeUse& use);
   void SayNewProblems(const std::vector<std::string>& problems);
   void Work();
 
@@ -78,6 +80,7 @@ class RdmaUseObserver final : public frontend::FrontEnd {
   usage::VerdictBook book_;
   metrics::RdmaUseView view_;
   std::set<std::string> problems_said_;                         // the last sample's
+  bool list_failing_ = false;                                   // the last List failed (said once)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted results check it
   // The observer's thread and what it is handed.
   sync::Mutex mu_;

@@ -28,16 +28,16 @@ std::string Who(const std::optional<usage::ContainerNames>& names,
 }
 
 // How to make a missing source readable: once per kind, whatever the number of containers.
-std::vector<std::string> Hints(const usage::UsageView& view) {
-  bool no_link = false, no_rdma = false, no_cgroup_tree = false, no_kubelet = false;
+std::vector<std::string> Hints(const PodsReport& report) {
+  const usage::UsageView& view = report.view;
+  bool no_link = false, no_rdma = false;
   for (const ContainerUse& use : view.containers) {
     no_link |= use.missing.starts_with("no kubelet log link");
     no_rdma |= use.missing.find("no rdma.current") != std::string::npos;
   }
-  for (const std::string& p : view.problems) {
-    no_cgroup_tree |= p.starts_with("cannot list") && p.find("containers") == std::string::npos;
-    no_kubelet |= p.starts_with("pod-resources List");
-  }
+  no_link |= !view.links_listed;
+  const bool no_cgroup_tree = !view.cgroups_listed;
+  const bool no_kubelet = !report.list_error.empty();
   std::vector<std::string> hints;
   if (no_kubelet) {
     hints.emplace_back(
@@ -114,8 +114,11 @@ std::string PodsTable(const PodsReport& report) {
     }
     Append(out, "  ", EscapeControls(Who(f.names, f.cgroup)), ":", EscapeControls(counts), "\n");
   }
+  if (!report.list_error.empty()) {
+    Append(out, "problem: ", EscapeControls(report.list_error), "\n");
+  }
   for (const std::string& p : view.problems) Append(out, "problem: ", EscapeControls(p), "\n");
-  for (const std::string& h : Hints(view)) Append(out, "hint: ", h, "\n");
+  for (const std::string& h : Hints(report)) Append(out, "hint: ", h, "\n");
   return out;
 }
 
@@ -171,11 +174,13 @@ std::string PodsJson(const PodsReport& report) {
                        {"containerID", f.cgroup.container_id},
                        {"counts", counts_json(f.counts)}});
   }
+  std::vector<std::string> problems = view.problems;
+  if (!report.list_error.empty()) problems.insert(problems.begin(), report.list_error);
   json out = {{"graceSeconds", report.grace.count()},
               {"containers", containers},
               {"foreign", foreign},
-              {"problems", view.problems},
-              {"hints", Hints(view)}};
+              {"problems", problems},
+              {"hints", Hints(report)}};
   // Names come from files a container's owner can influence: replace bad UTF-8, never throw.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -18,6 +18,7 @@ struct PodsReport {
   const usage::UsageView& view;
   const std::vector<usage::Judgement>& judgements;  // one per view.containers, in order
   std::chrono::seconds grace;
+  std::string list_error;  // why the kubelet's pod-resources API could not be read ("" if it was)
 };
 
 std::string PodsTable(const PodsReport& report);

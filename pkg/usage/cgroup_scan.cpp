@@ -53,6 +53,7 @@ class Walk {
     std::optional<std::vector<std::string>> children = fd::ListSubdirs(abs);
     if (!children) {
       scan_.problems.push_back(Cat("cannot list ", abs, ": ", std::strerror(errno)));
+      if (rel.empty()) scan_.listed = false;
       return;
     }
     std::sort(children->begin(), children->end());

@@ -31,6 +31,7 @@ struct ContainerRdma {
 struct CgroupScan {
   std::vector<ContainerRdma> containers;  // in walk order, sorted by path
   std::vector<std::string> problems;      // what could not be walked or was left out
+  bool listed = true;                     // false: the root itself could not be read
 };
 
 CgroupScan ScanContainerCgroups(const std::string& cgroup_root, size_t max_containers);

@@ -101,22 +101,24 @@ LogLinkScan ScanKubeletLogLinks(const std::string& dir, size_t max_links) {
   std::optional<std::vector<std::string>> links = fd::ListLinks(dir);
   if (!links) {
     scan.problems.push_back(Cat("cannot list ", dir, ": ", std::strerror(errno)));
+    scan.listed = false;
     return scan;
   }
   std::sort(links->begin(), links->end());
+  if (links->size() > max_links) {
+    scan.problems.push_back(Cat("more than ", max_links, " links in ", dir, "; the rest left out"));
+    links->resize(max_links);
+  }
   for (const std::string& link : *links) {
-    if (scan.containers.size() == max_links) {
-      scan.problems.push_back(
-          Cat("more than ", max_links, " links in ", dir, "; the rest left out"));
-      break;
-    }
     const std::string path = Cat(dir, "/", link);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) continue;  // gone, or replaced
     char target[PATH_MAX];
     const ssize_t n = ::readlink(path.c_str(), target, sizeof(target));
+    if (n < 0 && errno == ENOENT) continue;  // removed with its container since the listing
     if (n <= 0 || static_cast<size_t>(n) == sizeof(target)) {
-      scan.problems.push_back(Cat("cannot read the link ", path, ": ", std::strerror(errno)));
+      scan.problems.push_back(Cat("cannot read the link ", path, ": ",
+                                  n < 0 ? std::strerror(errno) : "empty or too long"));
       continue;
     }
     absl::StatusOr<ContainerNames> names =

@@ -53,11 +53,13 @@ struct LinkedContainer {
 struct LogLinkScan {
   std::vector<LinkedContainer> containers;  // by link name
   std::vector<std::string> problems;        // one line per link not understood, and caps
+  bool listed = true;                       // false: the directory itself could not be read
 };
 
 // Every link in `dir` (the host's /var/log/containers, mounted read-only: only the names
-// and link texts are read, never a log). At most `max_links`; files that are not links
-// (a runtime writing logs there itself) are passed over.
+// and link texts are read, never a log). At most `max_links` links are looked at (and so at
+// most that many problems said); files that are not links (a runtime writing logs there
+// itself) are passed over, and so is a link removed while it is read.
 LogLinkScan ScanKubeletLogLinks(const std::string& dir, size_t max_links);
 
 }  // namespace rdmadp::usage

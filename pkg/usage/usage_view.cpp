@@ -79,6 +79,8 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
   AddAll(view.problems, held.problems);
   AddAll(view.problems, links.problems);
   AddAll(view.problems, cgroups.problems);
+  view.links_listed = links.listed;
+  view.cgroups_listed = cgroups.listed;
 
   std::map<NameKey, std::vector<const LinkedContainer*>> links_by_name;
   std::map<std::string, const LinkedContainer*> links_by_id;
@@ -90,7 +92,9 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
   std::map<std::string, const ContainerRdma*> cgroups_by_id;
   for (const ContainerRdma& c : cgroups.containers) cgroups_by_id[c.container.container_id] = &c;
 
-  std::set<std::string> joined;  // container IDs of containers holding our devices
+  std::set<std::string> joined;     // container IDs of containers holding our devices
+  std::set<std::string> held_pods;  // and their pods' UIDs
+  bool unlinked_holders = false;
   for (const ContainerAllocations& allocations : held.containers) {
     ContainerUse use;
     use.held = allocations;
@@ -101,6 +105,7 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
         found == links_by_name.end() ? nullptr : PickLink(found->second, cgroups_by_id);
     if (link == nullptr) {
       use.missing = "no kubelet log link (not started yet, or /var/log/containers not mounted)";
+      unlinked_holders = true;
       view.containers.push_back(std::move(use));
       continue;
     }
@@ -110,8 +115,11 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
                               Clock::duration::zero());
     const std::string& id = link->names.container_id;
     joined.insert(id);
+    held_pods.insert(link->names.pod_uid);
     auto cg = cgroups_by_id.find(id);
-    if (cg == cgroups_by_id.end()) {
+    if (use.hcas.empty()) {
+      use.missing = "its allocations give it no HCA of this node (a pool on another node?)";
+    } else if (cg == cgroups_by_id.end()) {
       use.missing = Cat("no cgroup for container ", id.substr(0, 12), " (not running)");
     } else if (cg->second->container.pod_uid != link->names.pod_uid) {
       use.missing =
@@ -133,9 +141,10 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
         handles += counts->second.hca_handle;
         objects += counts->second.hca_object;
       }
-      use.sample.hca_handles = handles;
-      use.sample.hca_objects = objects;
-      if (!unlisted.empty()) {
+      if (unlisted.empty()) {
+        use.sample.hca_handles = handles;
+        use.sample.hca_objects = objects;
+      } else {  // half the HCAs read is no verdict: the unread ones may hold the QPs
         use.missing = "rdma.current does not list";
         for (const std::string& hca : unlisted) use.missing += " " + hca;
       }
@@ -143,9 +152,15 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
     view.containers.push_back(std::move(use));
   }
 
+  // Foreign: a container holding objects on our HCAs that is none of the holders. A pod
+  // holding our devices is not foreign to itself (a sidecar); and while a holder has no
+  // link, an unnamed container may be that holder: not said to be foreign.
   const std::set<std::string> ours = hcas.All();
   for (const ContainerRdma& c : cgroups.containers) {
-    if (!c.counts || joined.contains(c.container.container_id)) continue;
+    if (!c.counts || joined.contains(c.container.container_id) ||
+        held_pods.contains(c.container.pod_uid)) {
+      continue;
+    }
     ForeignUse foreign{.cgroup = c.container, .names = std::nullopt, .counts = {}};
     for (const auto& [hca, counts] : *c.counts) {
       if (ours.contains(hca) && (counts.hca_handle > 0 || counts.hca_object > 0)) {
@@ -156,13 +171,17 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
     if (auto link = links_by_id.find(c.container.container_id); link != links_by_id.end()) {
       foreign.names = link->second->names;
     }
+    if (!foreign.names && unlinked_holders) {
+      ++view.foreign_withheld;
+      continue;
+    }
     view.foreign.push_back(std::move(foreign));
   }
   return view;
 }
 
 std::string UseKey(const ContainerUse& use) {
-  if (use.names) return use.names->container_id;
+  if (use.names) return Cat(use.names->pod_uid, "/", use.held.container);
   return Cat(use.held.pod_namespace, "/", use.held.pod, "/", use.held.container);
 }
 

@@ -9,8 +9,9 @@
 //   pod-resources (namespace, pod, container) -> log link (pod UID, container ID, started)
 //   -> cgroup (pod UID, container ID) -> rdma.current.
 // A container with several links (it restarted; the dead one is not yet removed) is the one
-// whose cgroup exists, the newest if more do; one whose pod UID differs between its link
-// and its cgroup is said and not joined.
+// whose cgroup exists, the newest if more do. A container whose allocations give it none of
+// this node's HCAs, or whose rdma.current leaves one of them out, is not judged (half the
+// HCAs read could hide the QPs).
 #pragma once
 
 #include <chrono>
@@ -61,7 +62,12 @@ struct ForeignUse {
 struct UsageView {
   std::vector<ContainerUse> containers;  // in pod-resources order
   std::vector<ForeignUse> foreign;       // in cgroup order
-  std::vector<std::string> problems;     // of the reads: the List's, the links', the walk's
+  // Unnamed containers with objects on our HCAs left out of `foreign` while a holder has no
+  // link (either may be the other).
+  size_t foreign_withheld = 0;
+  std::vector<std::string> problems;  // of the reads: the List's, the links', the walk's
+  bool links_listed = true;           // the links' directory could be read
+  bool cgroups_listed = true;         // the cgroup root could be read
 };
 
 // `now` gives each container's age (UseSample::age) from its link's time.
@@ -69,7 +75,9 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
                     const CgroupScan& cgroups, const OurHcas& hcas,
                     std::chrono::system_clock::time_point now);
 
-// A stable key for the verdict book: the container ID, or namespace/pod/container.
+// The verdict book's key: pod UID and container name (a restart keeps its grace going; a pod
+// recreated under the same name starts its own), or namespace/pod/container before the
+// kubelet's link names the UID.
 std::string UseKey(const ContainerUse& use);
 
 }  // namespace rdmadp::usage

@@ -53,7 +53,7 @@ struct Judgement {
 // `held`: how long the container has held the allocation.
 Judgement Judge(const UseSample& sample, Clock::duration held, Clock::duration grace);
 
-// Verdicts over time, by container (any stable key: the pod UID and container name). Each
+// Verdicts over time, by container (any stable key: usage_view.h's UseKey). Each
 // sampling round hands in every container that holds an allocation now; a container seen
 // for the first time starts its grace then (less its age); one missing from a round is forgotten
 // (its pod went, and its series with it). Memory: one entry per container of the last round.

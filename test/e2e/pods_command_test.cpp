@@ -150,6 +150,18 @@ TEST_F(PodsCommand, ADraClaimsDeviceIsJudgedOnItsHca) {
                             "+unused\n"));
 }
 
+// A DRA pool is named after its node: without one, pods says so instead of matching nothing.
+TEST_F(PodsCommand, ADraEntryNeedsTheNodesName) {
+  h.WriteConfig(R"({"configList": [
+      {"resourceName": "ib", "rdmaHcaMax": 4, "frontend": "dra",
+       "selectors": {"linkTypes": ["infiniband"]}}]})");
+  RunResult r = h.RunCommand({"pods", "--pod-resources-socket=" + socket_});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.output, HasSubstr("rdma/ib is a DRA entry: its pool is named after the node; "
+                                  "pass --node-name or set NODE_NAME"));
+  EXPECT_EQ(kubelet_->calls(), 0);
+}
+
 // No kubelet: said with how to mount it, exit 1; the rest of the node is still shown.
 TEST_F(PodsCommand, WithoutTheKubeletItSaysHowAndFails) {
   kubelet_.reset();

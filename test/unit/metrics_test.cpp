@@ -81,6 +81,40 @@ TEST(Prometheus, AModelFallbackIsAGaugeAndAReadyNote) {
             "consumable capacity (feature gate DRAConsumableCapacity)\n");
 }
 
+// Per-container series: one line per label set. Two containers of one name (a finished pod
+// and its namesake, which a kubelet before 1.34 lists both) would make Prometheus refuse
+// the whole page; the first is kept.
+TEST(Prometheus, PerContainerSeriesNeverRepeatALabelSet) {
+  View v;
+  v.rdma_use.emplace();
+  ContainerRdmaView c{.pod_namespace = "ns",
+                      .pod = "web-0",
+                      .container = "c",
+                      .resources = {"rdma/a"},
+                      .unused = true,
+                      .objects = {{"mlx5_0", "hca_handle", 1}}};
+  v.rdma_use->containers = {c, c};
+  v.rdma_use->containers[1].unused = false;
+  v.rdma_use->containers[1].objects[0].count = 7;
+  v.rdma_use->foreign = {c, c};
+  const std::string text = FormatPrometheus(v);
+  const std::string unused =
+      "rdma_shared_dp_pod_rdma_unused{namespace=\"ns\",pod=\"web-0\",container=\"c\","
+      "resource=\"rdma/a\"} ";
+  EXPECT_THAT(text, HasSubstr(unused + "1\n"));
+  EXPECT_THAT(text, Not(HasSubstr(unused + "0\n")));
+  const std::string objects =
+      "{namespace=\"ns\",pod=\"web-0\",container=\"c\",device=\"mlx5_0\",type=\"hca_handle\"} ";
+  EXPECT_THAT(text, HasSubstr("rdma_shared_dp_pod_rdma_objects" + objects + "1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("rdma_shared_dp_pod_rdma_objects" + objects + "7\n")));
+  size_t foreign = 0;
+  for (size_t at = 0;
+       (at = text.find("rdma_shared_dp_foreign_rdma_objects{", at)) != std::string::npos; ++at) {
+    ++foreign;
+  }
+  EXPECT_EQ(foreign, 1u);
+}
+
 TEST(Readiness, NeedsRegistrationAndAStream) {
   View v = Sample();
   EXPECT_EQ(NotReadyReason(v), "");

@@ -122,7 +122,8 @@ TEST_F(Observer, AnIdleContainerIsFlaggedOnceAtTheEndOfItsGraceAndGoesWithItsPod
   EXPECT_EQ(v.samples, 1u);
   EXPECT_EQ(kubelet_->calls(), 1);
   EXPECT_EQ(Unused(v), (std::map<std::string, bool>{{"busy", false}, {"idle", false}}));
-  EXPECT_EQ(v.verdicts, (std::map<std::string, uint64_t>{{"in grace", 1}, {"used", 1}}));
+  EXPECT_EQ(v.verdicts, (std::map<std::string, uint64_t>{
+                            {"in grace", 1}, {"unknown", 0}, {"unused", 0}, {"used", 1}}));
   ASSERT_EQ(v.containers[0].resources, std::vector<std::string>{"rdma/hca"});
 
   for (int minute = 1; minute <= 9; ++minute) {
@@ -138,7 +139,8 @@ TEST_F(Observer, AnIdleContainerIsFlaggedOnceAtTheEndOfItsGraceAndGoesWithItsPod
   EXPECT_EQ(v.samples, 11u);
   EXPECT_EQ(kubelet_->calls(), 11);
   EXPECT_EQ(Unused(v), (std::map<std::string, bool>{{"busy", false}, {"idle", true}}));
-  EXPECT_EQ(v.verdicts, (std::map<std::string, uint64_t>{{"unused", 1}, {"used", 1}}));
+  EXPECT_EQ(v.verdicts, (std::map<std::string, uint64_t>{
+                            {"in grace", 0}, {"unknown", 0}, {"unused", 1}, {"used", 1}}));
   // The objects behind it, per HCA and type.
   for (const auto& c : v.containers) {
     if (c.pod != "idle") continue;
@@ -240,7 +242,7 @@ TEST_F(Observer, ASlowSampleIsNotDoubled) {
     ++reads;
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return release; });
-    return NodeUse{.view = {}, .list_ok = true, .ports = {}};
+    return NodeUse{.view = {}, .list_ok = true, .list_error = {}, .ports = {}};
   });
   observer.Apply(config_, TwoHcas(), "start");
   host_.scheduler().Advance(seconds(180));  // three ticks while the first read waits

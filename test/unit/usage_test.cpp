@@ -667,7 +667,7 @@ TEST_F(Join, EachContainerGetsItsIdStartAndItsHcasCounts) {
   EXPECT_EQ(nccl.sample.qps, std::nullopt);
   EXPECT_EQ(nccl.sample.age, minutes(30));
   EXPECT_EQ(nccl.missing, "");
-  EXPECT_EQ(UseKey(nccl), Id('a'));
+  EXPECT_EQ(UseKey(nccl), "uid-1/nccl");
   const ContainerUse& idle = view.containers[1];
   EXPECT_EQ(idle.counts, (std::map<std::string, RdmaCgroupCounts>{{"mlx5_2", {1, 0}}}));
   EXPECT_EQ(idle.sample.hca_objects, 0);
@@ -680,7 +680,7 @@ TEST_F(Join, ARestartedContainerIsTheOneRunning) {
   held_.containers = {Held("p", "c")};
   Link("p", "c", 'a', now_ - minutes(10));
   Link("p", "c", 'b', now_ - minutes(1));  // made, its container already gone
-  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 9}}});
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 9}}, {"mlx5_1", {0, 0}}});
   const UsageView view = Run();
   ASSERT_EQ(view.containers.size(), 1u);
   EXPECT_EQ(view.containers[0].names->container_id, Id('a'));
@@ -689,8 +689,9 @@ TEST_F(Join, ARestartedContainerIsTheOneRunning) {
 
 // Each missing source is said, and the sample stays empty: the verdict is unknown.
 TEST_F(Join, AMissingSourceIsSaidNeverGuessed) {
-  held_.containers = {Held("nolink", "c"), Held("exited", "c"), Held("moved", "c"),
-                      Held("nordma", "c"), Held("partial", "c")};
+  held_.containers = {Held("nolink", "c"),  Held("exited", "c"),
+                      Held("moved", "c"),   Held("nordma", "c"),
+                      Held("partial", "c"), Held("elsewhere", "c", "rdma/not-on-this-node")};
   Link("exited", "c", 'e', now_);
   Link("moved", "c", 'm', now_, "uid-new");
   Cgroup('m', std::map<std::string, RdmaCgroupCounts>{}, "uid-old");
@@ -698,19 +699,24 @@ TEST_F(Join, AMissingSourceIsSaidNeverGuessed) {
   Cgroup('n', std::nullopt);
   Link("partial", "c", 'p', now_);
   Cgroup('p', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}});
+  Link("elsewhere", "c", 'x', now_);
+  Cgroup('x', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {0, 0}}});
   const UsageView view = Run();
-  ASSERT_EQ(view.containers.size(), 5u);
+  ASSERT_EQ(view.containers.size(), 6u);
   EXPECT_THAT(view.containers[0].missing, HasSubstr("no kubelet log link"));
   EXPECT_EQ(view.containers[1].missing, "no cgroup for container eeeeeeeeeeee (not running)");
   EXPECT_EQ(view.containers[2].missing,
             "container mmmmmmmmmmmm: its cgroup's pod UID uid-old is not its log link's uid-new");
   EXPECT_EQ(view.containers[3].missing, "no rdma.current");
+  // Half its HCAs read is no verdict: the other may hold the QPs.
   EXPECT_EQ(view.containers[4].missing, "rdma.current does not list mlx5_1");
-  for (int i = 0; i < 4; ++i) {
+  EXPECT_EQ(view.containers[5].missing,
+            "its allocations give it no HCA of this node (a pool on another node?)");
+  for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(view.containers[i].sample.hca_objects, std::nullopt) << i;
+    EXPECT_EQ(view.containers[i].sample.hca_handles, std::nullopt) << i;
     EXPECT_EQ(Judge(view.containers[i].sample, kGrace, kGrace).verdict, Verdict::kUnknown);
   }
-  EXPECT_EQ(view.containers[4].sample.hca_objects, 0);
 }
 
 // DRA devices: a per-HCA device gives its HCA; a pool or slot device every HCA of its pool.
@@ -739,16 +745,32 @@ TEST_F(Join, ForeignUsersOnOurHcasAreShown) {
   held_.containers = {Held("ours", "c")};
   Link("ours", "c", 'a', now_);
   Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 1}}});
-  Link("other", "gpu-job", 'f', now_);
-  Cgroup('f', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}, {"mlx5_9", {1, 3}}});
-  Cgroup('g', std::map<std::string, RdmaCgroupCounts>{{"mlx5_9", {1, 3}}, {"mlx5_0", {0, 0}}});
-  Cgroup('h', std::map<std::string, RdmaCgroupCounts>{{"mlx5_4", {0, 2}}});
+  Link("other", "gpu-job", 'f', now_, "uid-f");
+  Cgroup('f', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}, {"mlx5_9", {1, 3}}},
+         "uid-f");
+  Cgroup('g', std::map<std::string, RdmaCgroupCounts>{{"mlx5_9", {1, 3}}, {"mlx5_0", {0, 0}}},
+         "uid-g");
+  Cgroup('h', std::map<std::string, RdmaCgroupCounts>{{"mlx5_4", {0, 2}}}, "uid-h");
   const UsageView view = Run();
   ASSERT_EQ(view.foreign.size(), 2u);
   EXPECT_EQ(view.foreign[0].names->pod, "other");
   EXPECT_EQ(view.foreign[0].counts, (std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}}));
   EXPECT_EQ(view.foreign[1].cgroup.container_id, Id('h'));
   EXPECT_EQ(view.foreign[1].names, std::nullopt);
+  EXPECT_EQ(view.foreign_withheld, 0u);
+}
+
+// Not foreign: a sidecar of a pod holding our devices; and, while a holder has no link, an
+// unnamed container (it may be that holder): counted as withheld, never called foreign.
+TEST_F(Join, AHoldersPodAndAnUnlinkedHolderAreNeverForeign) {
+  held_.containers = {Held("ours", "c"), Held("starting", "c")};
+  Link("ours", "c", 'a', now_);
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 1}}});
+  Cgroup('s', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}});  // uid-1: a sidecar
+  Cgroup('u', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 0}}}, "uid-9");
+  const UsageView view = Run();
+  EXPECT_TRUE(view.foreign.empty());
+  EXPECT_EQ(view.foreign_withheld, 1u);
 }
 
 // ---- the containers' cgroups on a host tree ------------------------------------------------
