@@ -17,7 +17,8 @@ observe::NodeUseSources SourcesOf(const cli::Options& opts) {
                                       : opts.kubelet_root_dir + "/pod-resources/kubelet.sock",
           .cgroup_root = opts.cgroup_root,
           .container_logs_dir = opts.container_logs_dir,
-          .sysfs_root = ""};
+          .sysfs_root = "",
+          .read_qps = opts.rdma_usage_qps};
 }
 
 }  // namespace
@@ -67,8 +68,11 @@ int RunPods(const cli::Options& opts) {
   for (const usage::ContainerUse& c : use.view.containers) {
     judgements.push_back(usage::Judge(c.sample, c.sample.age, grace));
   }
-  const report::PodsReport report{
-      .view = use.view, .judgements = judgements, .grace = grace, .list_error = use.list_error};
+  const report::PodsReport report{.view = use.view,
+                                  .judgements = judgements,
+                                  .grace = grace,
+                                  .list_error = use.list_error,
+                                  .qps_read = use.qps_read};
   const std::string out =
       opts.output == "json" ? report::PodsJson(report) : report::PodsTable(report);
   std::fputs(out.c_str(), stdout);

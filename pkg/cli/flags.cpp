@@ -390,6 +390,12 @@ const std::vector<FlagSpec>& Specs() {
          }
          return absl::OkStatus();
        }},
+      {"rdma-usage-qps", "",
+       "pods and --rdma-usage-interval: also count each container's queue pairs from the "
+       "kernel's NETLINK_RDMA dumps (exact, but needs the plugin's pod in the host PID "
+       "namespace: images/components/usage-qps; QPs made through mlx5 DevX are not listed "
+       "there, the cgroup's objects count them).",
+       ShowBool(&Options::rdma_usage_qps), SetBool(&Options::rdma_usage_qps, "rdma-usage-qps")},
       {"rdma-unused-grace", "SECONDS",
        "pods and --rdma-usage-interval: how long a container may hold this plugin's devices "
        "with no QP and no verbs object beyond contexts before it is said to leave them unused.",

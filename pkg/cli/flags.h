@@ -46,6 +46,7 @@ struct Options {
   std::string container_logs_dir = "/var/log/containers";
   int rdma_unused_grace_seconds = 600;
   int rdma_usage_interval_seconds = 0;  // the daemon samples per-container use (0: never)
+  bool rdma_usage_qps = false;          // and counts QPs by owner (the host PID namespace)
   std::string metrics_address;          // "" = no HTTP endpoint
   std::string health_address;           // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.

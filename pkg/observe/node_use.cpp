@@ -1,9 +1,13 @@
 #include "pkg/observe/node_use.h"
 
 #include <algorithm>
+#include <set>
 
 #include "pkg/dra/slices/resource_slices.h"
+#include "pkg/fd/files.h"
+#include "pkg/netlink/rdma_res.h"
 #include "pkg/pool/pool_model.h"
+#include "pkg/text/cat.h"
 #include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/log_links.h"
 
@@ -40,6 +44,58 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
   return out;
 }
 
+namespace {
+
+constexpr auto kDumpTimeout = std::chrono::seconds(2);
+constexpr size_t kMaxDumpDevices = 4096;
+constexpr size_t kMaxQps = 1000000;  // a node's QPs; each entry ~64 bytes while counted
+constexpr size_t kMaxProcCgroupBytes = 4096;
+
+// Every QP on our HCAs with its owner, or why the source cannot be used this sample.
+std::optional<usage::QpOwners> ReadQpOwners(const OurDevices& ours, const NodeUseSources& sources,
+                                            std::vector<std::string>& problems) {
+  auto devices = netlink::DumpRdmaDevices(kDumpTimeout, kMaxDumpDevices);
+  if (!devices.ok()) {
+    problems.push_back(
+        netlink::IsNoRdmaNetlink(devices.status())
+            ? "no NETLINK_RDMA on this node (ib_core not loaded): QPs by owner "
+              "are not counted"
+            : Cat("the kernel's RDMA device list: ", std::string(devices.status().message())));
+    return std::nullopt;
+  }
+  std::set<std::string> our_devices;
+  for (const auto& [hca, port] : ours.ports) our_devices.insert(hca);
+  std::vector<usage::QpEntry> qps;
+  for (const netlink::RdmaDeviceEntry& device : *devices) {
+    if (!our_devices.contains(device.name)) continue;
+    auto entries = netlink::DumpRdmaResources(netlink::ResDump::kQueuePairs, device.index,
+                                              kDumpTimeout, kMaxQps);
+    if (!entries.ok()) {
+      problems.push_back(
+          Cat("the kernel's QPs of ", device.name, ": ", std::string(entries.status().message())));
+      return std::nullopt;
+    }
+    for (const netlink::RdmaResEntry& e : *entries) {
+      qps.push_back({.device = e.dev_name, .pid = e.pid, .kernel = !e.kern_name.empty()});
+    }
+  }
+  usage::QpOwners owners = usage::CountQpOwners(qps, [&](uint32_t pid) {
+    const std::optional<std::string> text =
+        fd::ReadFile(Cat(sources.proc_root, "/", pid, "/cgroup"), kMaxProcCgroupBytes);
+    return text ? usage::UnifiedCgroupOf(*text) : std::nullopt;
+  });
+  if (!owners.complete()) {
+    problems.push_back(Cat(owners.unseen,
+                           " QP(s) on our HCAs have owners this process cannot "
+                           "see: QPs by owner need the host PID namespace "
+                           "(images/components/usage-qps); not counted"));
+    return std::nullopt;
+  }
+  return owners;
+}
+
+}  // namespace
+
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
                     usage::PodResourcesClient& kubelet, std::chrono::system_clock::time_point now) {
   NodeUse out;
@@ -55,7 +111,12 @@ NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
       usage::ScanKubeletLogLinks(sources.container_logs_dir, sources.max_containers);
   const usage::CgroupScan cgroups =
       usage::ScanContainerCgroups(sources.cgroup_root, sources.max_containers);
-  out.view = usage::JoinUsage(held, links, cgroups, ours.hcas, now);
+  std::vector<std::string> qp_problems;
+  std::optional<usage::QpOwners> qps;
+  if (sources.read_qps) qps = ReadQpOwners(ours, sources, qp_problems);
+  out.qps_read = qps.has_value();
+  out.view = usage::JoinUsage(held, links, cgroups, ours.hcas, now, qps ? &*qps : nullptr);
+  for (std::string& p : qp_problems) out.view.problems.push_back(std::move(p));
   if (!sources.sysfs_root.empty()) {
     for (const auto& [hca, port] : ours.ports) {
       out.ports.push_back(sysfs::ReadPortCounters(sources.sysfs_root, hca, port));

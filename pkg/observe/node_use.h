@@ -22,6 +22,10 @@ struct NodeUseSources {
   std::string cgroup_root;
   std::string container_logs_dir;
   std::string sysfs_root;  // "": the ports' counters are not read
+  // QPs by owner from the kernel's NETLINK_RDMA dumps, their owners' cgroups from
+  // <proc_root>/<pid>/cgroup: exact only in the host PID namespace (usage/qp_owners.h).
+  bool read_qps = false;
+  std::string proc_root = "/proc";
   std::chrono::milliseconds list_timeout{10000};
   size_t max_containers = 10000;  // far above any --max-pods: a bound, not a limit
 };
@@ -44,6 +48,7 @@ struct NodeUse {
   bool list_ok = false;
   std::string list_error;
   std::vector<sysfs::PortCounters> ports;  // with NodeUseSources::sysfs_root
+  bool qps_read = false;                   // the QP source was read whole and used
 };
 // `kubelet`: a client of sources.pod_resources_socket, kept by the caller between samples.
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,

@@ -94,9 +94,10 @@ std::string PodsTable(const PodsReport& report) {
   std::string out = AlignedRows(rows);
   if (view.containers.empty()) out += "(no container holds this plugin's devices)\n";
   Append(out, "\nUnused: no QP and no verbs object beyond contexts on any of its HCAs after ",
-         ShortDuration(report.grace),
-         " (--rdma-unused-grace); QPs by owner are not read yet: SOURCE cgroup is the "
-         "container's rdma.current.\n");
+         ShortDuration(report.grace), " (--rdma-unused-grace). ",
+         report.qps_read ? "QPS: the kernel's QP dumps (not QPs made through mlx5 DevX); "
+                         : "QPS: not counted (--rdma-usage-qps); ",
+         "CONTEXTS and OBJECTS: the container's rdma.current.\n");
   bool first = true;
   for (const ContainerUse& use : view.containers) {
     if (use.missing.empty()) continue;

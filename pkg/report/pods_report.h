@@ -19,6 +19,7 @@ struct PodsReport {
   const std::vector<usage::Judgement>& judgements;  // one per view.containers, in order
   std::chrono::seconds grace;
   std::string list_error;  // why the kubelet's pod-resources API could not be read ("" if it was)
+  bool qps_read = false;   // QPs by owner were counted (--rdma-usage-qps, and it could be)
 };
 
 std::string PodsTable(const PodsReport& report);

@@ -74,7 +74,7 @@ std::set<std::string> OurHcas::All() const {
 
 UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
                     const CgroupScan& cgroups, const OurHcas& hcas,
-                    std::chrono::system_clock::time_point now) {
+                    std::chrono::system_clock::time_point now, const QpOwners* qps) {
   UsageView view;
   AddAll(view.problems, held.problems);
   AddAll(view.problems, links.problems);
@@ -148,6 +148,16 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
         use.missing = "rdma.current does not list";
         for (const std::string& hca : unlisted) use.missing += " " + hca;
       }
+    }
+    if (qps != nullptr && !use.hcas.empty() && cg != cgroups_by_id.end() &&
+        cg->second->container.pod_uid == link->names.pod_uid) {
+      int64_t owned = 0;
+      if (auto mine = qps->by_container.find(id); mine != qps->by_container.end()) {
+        for (const std::string& hca : use.hcas) {
+          if (auto n = mine->second.find(hca); n != mine->second.end()) owned += n->second;
+        }
+      }
+      use.sample.qps = owned;
     }
     view.containers.push_back(std::move(use));
   }

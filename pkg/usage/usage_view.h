@@ -25,6 +25,7 @@
 #include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/log_links.h"
 #include "pkg/usage/pod_resources.h"
+#include "pkg/usage/qp_owners.h"
 #include "pkg/usage/verdict.h"
 
 namespace rdmadp::usage {
@@ -70,10 +71,11 @@ struct UsageView {
   bool cgroups_listed = true;         // the cgroup root could be read
 };
 
-// `now` gives each container's age (UseSample::age) from its link's time.
+// `now` gives each container's age (UseSample::age) from its link's time. `qps`: the QPs by
+// owner (qp_owners.h) when that source was read and complete, else nullptr.
 UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
                     const CgroupScan& cgroups, const OurHcas& hcas,
-                    std::chrono::system_clock::time_point now);
+                    std::chrono::system_clock::time_point now, const QpOwners* qps = nullptr);
 
 // The verdict book's key: pod UID and container name (a restart keeps its grace going; a pod
 // recreated under the same name starts its own), or namespace/pod/container before the

@@ -3,6 +3,9 @@
 // driver makes it, and the kubelet's links in /var/log/containers; both front ends' entries.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -148,6 +151,35 @@ TEST_F(PodsCommand, ADraClaimsDeviceIsJudgedOnItsHca) {
   EXPECT_THAT(r.output, ::testing::ContainsRegex(
                             "team-a +claimer +c +team-a/rdma +mlx5_0 +1 +0 +- +30m +cgroup "
                             "+unused\n"));
+}
+
+// --rdma-usage-qps reads the kernel's QP dumps: a kernel without NETLINK_RDMA (ib_core not
+// loaded, as on the machine the tests were written on) is said and the verdicts come from the
+// cgroups; one with it answers an empty dump for no HCA of ours, which must work too.
+TEST_F(PodsCommand, QpsByOwnerOnThisMachinesKernel) {
+  Container("trainer-0", "nccl", 'a', minutes(30),
+            "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=0 \n");
+  kubelet_->SetPods(
+      {FakePod{.name = "trainer-0",
+               .pod_namespace = "team-a",
+               .uid = NodeUseTree::Uid('a'),
+               .containers = {FakeContainer("nccl", {{"rdma/hca_shared_devices_a", {"1"}}})},
+               .finished = false}});
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+  const bool has_rdma_netlink = fd >= 0;
+  if (fd >= 0) ::close(fd);
+  RunResult r = Pods({"--rdma-usage-qps"});
+  ASSERT_EQ(r.status, 0) << r.output;
+  if (has_rdma_netlink) {
+    // The fake node's HCAs are not the kernel's: no device of ours in the dump, no QPs.
+    EXPECT_THAT(r.output, HasSubstr("QPS: the kernel's QP dumps"));
+    EXPECT_THAT(r.output, ::testing::ContainsRegex("trainer-0 +nccl .* +0 +30m +qp +unused\n"));
+  } else {
+    EXPECT_THAT(r.output, HasSubstr("problem: no NETLINK_RDMA on this node (ib_core not loaded): "
+                                    "QPs by owner are not counted\n"));
+    EXPECT_THAT(r.output, HasSubstr("QPS: not counted (--rdma-usage-qps)"));
+    EXPECT_THAT(r.output, ::testing::ContainsRegex("trainer-0 +nccl .* +- +30m +cgroup +unused\n"));
+  }
 }
 
 // A DRA pool is named after its node: without one, pods says so instead of matching nothing.

@@ -179,6 +179,11 @@ for (const [frontName, front] of Object.entries(FRONTS)) {
                             [...front.comps, C("memlock"), C("usage")]);
   MATRIX.push(label);
   build(label, dir, { ...front.opts, memlock: true, usage: true });
+  const qpsLabel = `matrix usage-qps ${frontName}`;
+  const qpsDir = kustomization(qpsLabel.replace(/[ ,+]/g, "_"), [path.join(images, "base")],
+                               [...front.comps, C("usage"), C("usage-qps")]);
+  MATRIX.push(qpsLabel);
+  build(qpsLabel, qpsDir, { ...front.opts, usage: true, usageQps: true });
 }
 
 // Every component directory is used by some build of the matrix.
@@ -435,6 +440,9 @@ function checkDaemonSet(d, opts, objs, role) {
   assert.equal(envValue(c, "RDMADP_CGROUP_ROOT"), opts.usage ? "/host/sys/fs/cgroup" : undefined);
   assert.equal(envValue(c, "RDMADP_CONTAINER_LOGS_DIR"),
                opts.usage ? "/host/var/log/containers" : undefined);
+  // usage-qps: the host PID namespace, and the count on; only there.
+  assert.equal(spec.hostPID, opts.usageQps ? true : undefined, "hostPID");
+  assert.equal(envValue(c, "RDMADP_RDMA_USAGE_QPS"), opts.usageQps ? "true" : undefined);
   // runc creates the termination message file under /dev: /dev must not be a read-only mount.
   const termination = c.terminationMessagePath ?? "/dev/termination-log";
   for (const m of c.volumeMounts) {

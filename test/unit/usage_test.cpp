@@ -16,6 +16,7 @@
 #include "pkg/usage/container_cgroup.h"
 #include "pkg/usage/log_links.h"
 #include "pkg/usage/pod_resources.h"
+#include "pkg/usage/qp_owners.h"
 #include "pkg/usage/rdma_cgroup.h"
 #include "pkg/usage/usage_view.h"
 #include "pkg/usage/verdict.h"
@@ -719,6 +720,33 @@ TEST_F(Join, AMissingSourceIsSaidNeverGuessed) {
   }
 }
 
+// With QPs by owner: QPs on its own HCAs are use; none there (a QP on another HCA is not
+// its) with objects beside is still use (a DevX QP); none at all is unused, from the QPs.
+TEST_F(Join, QpsByOwnerJudgeOnTheContainersOwnHcas) {
+  held_.containers = {Held("qp", "c"), Held("devx", "c"), Held("idle", "c")};
+  const std::map<std::string, RdmaCgroupCounts> contexts{{"mlx5_0", {1, 0}}, {"mlx5_1", {1, 0}}};
+  Link("qp", "c", 'a', now_);
+  Cgroup('a', contexts);
+  Link("devx", "c", 'b', now_);
+  Cgroup('b', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 9}}, {"mlx5_1", {1, 0}}});
+  Link("idle", "c", 'c', now_);
+  Cgroup('c', contexts);
+  QpOwners qps;
+  qps.by_container[Id('a')] = {{"mlx5_1", 4}};
+  qps.by_container[Id('c')] = {{"mlx5_2", 3}};  // not one of its HCAs
+  const UsageView view = JoinUsage(held_, links_, cgroups_, hcas_, now_, &qps);
+  ASSERT_EQ(view.containers.size(), 3u);
+  EXPECT_EQ(view.containers[0].sample.qps, 4);
+  EXPECT_EQ(Judge(view.containers[0].sample, kGrace, kGrace),
+            (Judgement{Verdict::kUsed, UseSource::kQueuePairs}));
+  EXPECT_EQ(view.containers[1].sample.qps, 0);
+  EXPECT_EQ(Judge(view.containers[1].sample, kGrace, kGrace),
+            (Judgement{Verdict::kUsed, UseSource::kCgroupObjects}));
+  EXPECT_EQ(view.containers[2].sample.qps, 0);
+  EXPECT_EQ(Judge(view.containers[2].sample, kGrace, kGrace),
+            (Judgement{Verdict::kUnused, UseSource::kQueuePairs}));
+}
+
 // DRA devices: a per-HCA device gives its HCA; a pool or slot device every HCA of its pool.
 TEST_F(Join, DraDevicesGiveTheirHcas) {
   ContainerAllocations per_hca{
@@ -771,6 +799,60 @@ TEST_F(Join, AHoldersPodAndAnUnlinkedHolderAreNeverForeign) {
   const UsageView view = Run();
   EXPECT_TRUE(view.foreign.empty());
   EXPECT_EQ(view.foreign_withheld, 1u);
+}
+
+// ---- queue pairs by owner -------------------------------------------------------------------
+
+// /proc/<pid>/cgroup as the kernel writes it (cgroup-v2.rst, "Processes"): the v2 line
+// "0::<path>" on a v2 or hybrid host, none on a v1-only one; a cgroup namespace's view.
+TEST(QpOwners, TheUnifiedLineOfAProcCgroupFile) {
+  EXPECT_EQ(UnifiedCgroupOf("0::/kubepods.slice/x.scope\n"), "/kubepods.slice/x.scope");
+  EXPECT_EQ(UnifiedCgroupOf("4:memory:/a\n1:cpu:/\n0::/system.slice/containerd.service\n"),
+            "/system.slice/containerd.service");
+  EXPECT_EQ(UnifiedCgroupOf("0::/../../kubepods/besteffort/pod1/" + std::string(64, 'a') + "\n"),
+            "/../../kubepods/besteffort/pod1/" + std::string(64, 'a'));
+  EXPECT_EQ(UnifiedCgroupOf("4:memory:/a\n1:cpu:/\n"), std::nullopt);
+  EXPECT_EQ(UnifiedCgroupOf(""), std::nullopt);
+  EXPECT_EQ(UnifiedCgroupOf("0::relative\n"), std::nullopt);
+  // This process's own file reads, whatever the host (this machine is hybrid).
+  std::ifstream self("/proc/self/cgroup");
+  const std::string text((std::istreambuf_iterator<char>(self)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(UnifiedCgroupOf(text).has_value()) << text;
+  EXPECT_TRUE(UnifiedCgroupOf(text)->starts_with("/"));
+}
+
+// Each QP counted for the container its owner runs in, per device; a kernel QP, a host
+// process's and a gone one's apart; each PID's cgroup read once.
+TEST(QpOwners, QpsAreCountedForTheirOwnersContainer) {
+  const std::string a =
+      "/kubepods.slice/kubepods-pod1.slice/cri-containerd-" + std::string(64, 'a') + ".scope";
+  const std::string b = "/kubepods/burstable/pod2/" + std::string(64, 'b');
+  std::map<uint32_t, int> asked;
+  const CgroupOfPid cgroup_of = [&](uint32_t pid) -> std::optional<std::string> {
+    ++asked[pid];
+    if (pid == 10 || pid == 11) return a;
+    if (pid == 20) return b;
+    if (pid == 30) return "/system.slice/sshd.service";
+    return std::nullopt;  // gone
+  };
+  const QpOwners owners = CountQpOwners({{"mlx5_0", 10, false},
+                                         {"mlx5_0", 10, false},
+                                         {"mlx5_1", 11, false},
+                                         {"mlx5_0", 20, false},
+                                         {"mlx5_0", std::nullopt, true},
+                                         {"mlx5_0", 30, false},
+                                         {"mlx5_0", 99, false}},
+                                        cgroup_of);
+  EXPECT_EQ(owners.by_container, (std::map<std::string, std::map<std::string, int64_t>>{
+                                     {std::string(64, 'a'), {{"mlx5_0", 2}, {"mlx5_1", 1}}},
+                                     {std::string(64, 'b'), {{"mlx5_0", 1}}}}));
+  EXPECT_EQ(owners.kernel, 1u);
+  EXPECT_EQ(owners.outside, 2u);
+  EXPECT_EQ(owners.unseen, 0u);
+  EXPECT_TRUE(owners.complete());
+  EXPECT_EQ(asked, (std::map<uint32_t, int>{{10, 1}, {11, 1}, {20, 1}, {30, 1}, {99, 1}}));
+  // A user QP without its owner's PID: this reader is not in the host PID namespace.
+  EXPECT_FALSE(CountQpOwners({{"mlx5_0", std::nullopt, false}}, cgroup_of).complete());
 }
 
 // ---- the containers' cgroups on a host tree ------------------------------------------------
