@@ -66,7 +66,7 @@ int RunPods(const cli::Options& opts) {
   const auto grace = std::chrono::seconds(opts.rdma_unused_grace_seconds);
   std::vector<usage::Judgement> judgements;
   for (const usage::ContainerUse& c : use.view.containers) {
-    judgements.push_back(usage::Judge(c.sample, c.sample.age, grace));
+    judgements.push_back(usage::Judge(c.sample, c.sample.age, ours.GraceOf(c.held, grace)));
   }
   const report::PodsReport report{.view = use.view,
                                   .judgements = judgements,

@@ -87,11 +87,20 @@ struct ResourceConfig {
   // SR-IOV plugin's format (the Go plugin sets no variable). false: neither, as from the Go
   // plugin (a variable name the pod's own environment already uses).
   bool pci_device_env = true;
+  // `unusedGraceSeconds`: how long a container may hold the pool with no QP and no verbs
+  // object beyond contexts before it is called unused (docs/observability.md); unset: the
+  // --rdma-unused-grace flag's.
+  std::optional<int64_t> unused_grace_seconds;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }
   bool operator==(const ResourceConfig&) const = default;
 };
+
+// unusedGraceSeconds' bounds: a job needs a while to meet its peers; a day is the longest a
+// container may hold HCAs idle before anyone hears of it.
+inline constexpr int64_t kMinUnusedGraceSeconds = 60;
+inline constexpr int64_t kMaxUnusedGraceSeconds = 86400;
 
 struct Config {
   int64_t periodic_update_interval_seconds = kDefaultPeriodicUpdateIntervalSeconds;  // 0 = off

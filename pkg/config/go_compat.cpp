@@ -44,8 +44,9 @@ constexpr std::array<std::string_view, 5> kSelectorFields = {"vendors", "deviceI
 enum SelectorField { kVendors, kDeviceIds };
 // Entry keys only this plugin reads (parse.cpp). The Go plugin skips them, and the webhook's
 // schema lets them through: it does not close the entry object.
-constexpr std::array<std::string_view, 6> kOurEntryKeys = {
-    "frontend", "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv"};
+constexpr std::array<std::string_view, 7> kOurEntryKeys = {
+    "frontend", "deviceModel",  "envHints",          "skipUnusable",
+    "memlock",  "pciDeviceEnv", "unusedGraceSeconds"};
 constexpr std::string_view kPciAddresses = "pciAddresses";
 
 // `s` as a message repeats it: at most kMaxEchoBytes of it, cut at a character boundary,
@@ -762,6 +763,9 @@ class Checker {
     } else if (is("memlock")) {
       if (v.kind == Kind::kNull) return;
       who = "the Go plugin ignores it: containers keep the container runtime's RLIMIT_MEMLOCK";
+    } else if (is("unusedGraceSeconds")) {
+      // It changes what this plugin says, never what a pod gets: nothing to lose on rollback.
+      return;
     } else {
       Unknown(m, kEntryFields, kOurEntryKeys,
               webhook ? "the Go plugin and the webhook ignore it" : "the Go plugin ignores it");

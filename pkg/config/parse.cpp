@@ -241,7 +241,7 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   ForEachKnownKey(
       node, path,
       {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices", "frontend",
-       "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv"},
+       "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv", "unusedGraceSeconds"},
       UnknownKeys::kError, r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
         if (key == "resourceName") res.resource_name = ReadString(v, p, r);
         if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
@@ -260,6 +260,7 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
         if (key == "envHints") res.env_hints = ReadStringList(v, p, r);
         if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
         if (key == "pciDeviceEnv") res.pci_device_env = ReadBool(v, p, r);
+        if (key == "unusedGraceSeconds") res.unused_grace_seconds = ReadInt(v, p, r);
         if (key == "memlock") {
           // A quantity may be written as a number too (64 = 64 bytes).
           if (v.IsScalar() && v.Scalar().size() <= 64) {

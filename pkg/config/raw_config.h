@@ -109,6 +109,7 @@ struct RawResource {
   std::optional<bool> skip_unusable;
   std::optional<bool> pci_device_env;
   std::optional<std::string> memlock;
+  std::optional<int64_t> unused_grace_seconds;
 };
 
 struct RawConfig {

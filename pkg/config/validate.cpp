@@ -160,6 +160,17 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
   }
   rc.skip_unusable = r.skip_unusable.value_or(false);
   rc.pci_device_env = r.pci_device_env.value_or(true);
+  if (r.unused_grace_seconds) {
+    if (*r.unused_grace_seconds < kMinUnusedGraceSeconds ||
+        *r.unused_grace_seconds > kMaxUnusedGraceSeconds) {
+      f.Error(r.path + ".unusedGraceSeconds",
+              Cat("must be ", kMinUnusedGraceSeconds, "..", kMaxUnusedGraceSeconds,
+                  " (seconds a container may hold the pool unused before it is said), got ",
+                  *r.unused_grace_seconds));
+    } else {
+      rc.unused_grace_seconds = r.unused_grace_seconds;
+    }
+  }
 }
 
 void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {

@@ -20,6 +20,9 @@ OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory
   ctx.node_name = node_name;
   for (const config::ResourceConfig& rc : config.resources) {
     const bool dra = rc.frontend == config::Frontend::kDra;
+    if (rc.unused_grace_seconds) {
+      out.graces[rc.FullName()] = std::chrono::seconds(*rc.unused_grace_seconds);
+    }
     if (dra) {
       out.ours.dra_driver = dra_driver;
       out.hcas.resource_of_pool[dra::PoolName(ctx, rc)] = rc.FullName();
@@ -95,6 +98,17 @@ std::optional<usage::QpOwners> ReadQpOwners(const OurDevices& ours, const NodeUs
 }
 
 }  // namespace
+
+std::chrono::seconds OurDevices::GraceOf(const usage::ContainerAllocations& held,
+                                         std::chrono::seconds fallback) const {
+  std::optional<std::chrono::seconds> longest;
+  for (const std::string& resource : hcas.ResourcesOf(held)) {
+    auto own = graces.find(resource);
+    const std::chrono::seconds g = own == graces.end() ? fallback : own->second;
+    longest = std::max(longest.value_or(g), g);
+  }
+  return longest.value_or(fallback);
+}
 
 NodeUse ReadNodeUse(const OurDevices& ours, const NodeUseSources& sources,
                     usage::PodResourcesClient& kubelet, std::chrono::system_clock::time_point now) {

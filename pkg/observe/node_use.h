@@ -36,6 +36,12 @@ struct NodeUseSources {
 struct OurDevices {
   usage::Ours ours;
   usage::OurHcas hcas;
+  // Entries with an unusedGraceSeconds of their own, by resource name.
+  std::map<std::string, std::chrono::seconds> graces;
+  // The grace of a container: the longest of its resources' (never called unused before
+  // any of its entries would allow), `fallback` for a resource without its own.
+  std::chrono::seconds GraceOf(const usage::ContainerAllocations& held,
+                               std::chrono::seconds fallback) const;
   std::vector<std::pair<std::string, int>> ports;  // (RDMA device, port) of every pool's HCAs
 };
 OurDevices OurDevicesOn(const config::Config& config, const sysfs::NodeInventory& inventory,

@@ -134,13 +134,15 @@ void RdmaUseObserver::Sampled(const NodeUse& use, const OurDevices& ours, double
   // (an empty round would forget every container and start its grace again).
   if (!use.list_ok) return;
   std::map<std::string, usage::UseSample> round;
+  std::map<std::string, usage::Clock::duration> graces;
   std::map<std::string, const usage::ContainerUse*> by_key;
   for (const usage::ContainerUse& c : use.view.containers) {
     const std::string key = usage::UseKey(c);
     round[key] = c.sample;
+    graces[key] = ours.GraceOf(c.held, options_.grace);
     by_key[key] = &c;
   }
-  for (const auto& change : book_.Round(host_.Loop().Now(), round, options_.grace)) {
+  for (const auto& change : book_.Round(host_.Loop().Now(), round, options_.grace, graces)) {
     Say(change, *by_key.at(change.key), ours);
   }
   for (auto& [verdict, n] : view_.verdicts) n = 0;
@@ -211,8 +213,9 @@ void RdmaUseObserver::Say(const usage::VerdictBook::Change& change, const usage:
       break;
     case usage::Verdict::kInGrace:
       log::Info(Cat("container ", who, " holds ", resources, " (", hcas,
-                    ") and uses none of it yet; judged after ", Minutes(options_.grace),
-                    " (--rdma-unused-grace)"),
+                    ") and uses none of it yet; judged after ",
+                    Minutes(ours.GraceOf(use.held, options_.grace)),
+                    " (unusedGraceSeconds, or --rdma-unused-grace)"),
                 fields);
       break;
     case usage::Verdict::kUnknown:

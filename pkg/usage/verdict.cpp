@@ -42,15 +42,17 @@ Judgement Judge(const UseSample& sample, Clock::duration held, Clock::duration g
   return {held >= grace ? Verdict::kUnused : Verdict::kInGrace, source};
 }
 
-std::vector<VerdictBook::Change> VerdictBook::Round(Clock::time_point now,
-                                                    const std::map<std::string, UseSample>& round,
-                                                    Clock::duration grace) {
+std::vector<VerdictBook::Change> VerdictBook::Round(
+    Clock::time_point now, const std::map<std::string, UseSample>& round, Clock::duration grace,
+    const std::map<std::string, Clock::duration>& graces) {
   std::vector<Change> changes;
   std::map<std::string, Entry> next;
   for (const auto& [key, sample] : round) {
     auto old = entries_.find(key);
     const Clock::time_point since = old == entries_.end() ? now - sample.age : old->second.since;
-    const Judgement judgement = Judge(sample, now - since, grace);
+    const auto own = graces.find(key);
+    const Judgement judgement =
+        Judge(sample, now - since, own == graces.end() ? grace : own->second);
     if (old == entries_.end()) {
       changes.push_back({key, std::nullopt, judgement});
     } else if (!(old->second.judgement == judgement)) {

@@ -71,8 +71,10 @@ class VerdictBook {
 
   // The verdicts that changed (a container's first verdict included), in key order; each
   // is a warning line at most, never one per sample.
+  // `graces`: a grace of its own for some keys (their entries'), `grace` for the rest.
   std::vector<Change> Round(Clock::time_point now, const std::map<std::string, UseSample>& round,
-                            Clock::duration grace);
+                            Clock::duration grace,
+                            const std::map<std::string, Clock::duration>& graces = {});
   const std::map<std::string, Entry>& entries() const { return entries_; }
 
  private:

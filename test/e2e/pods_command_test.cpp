@@ -182,6 +182,38 @@ TEST_F(PodsCommand, QpsByOwnerOnThisMachinesKernel) {
   }
 }
 
+// An entry's own grace: a container idle for 30 minutes is still in grace where its entry
+// gives an hour; one holding two entries' resources gets the longer.
+TEST_F(PodsCommand, AnEntrysOwnGraceIsTheContainers) {
+  std::string config = PluginHarness::DemoConfig();
+  const std::string name = R"("resourceName": "hca_shared_devices_a",)";
+  config.replace(config.find(name), name.size(), name + R"( "unusedGraceSeconds": 3600,)");
+  h.WriteConfig(config);
+  const char* idle =
+      "mlx5_0 hca_handle=1 hca_object=0 \nmlx5_1 hca_handle=1 hca_object=0 \n"
+      "mlx5_2 hca_handle=1 hca_object=0 \nmlx5_3 hca_handle=1 hca_object=0 \n";
+  Container("a-only", "nccl", 'a', minutes(30), idle);
+  Container("b-only", "nccl", 'b', minutes(30), idle);
+  Container("both", "nccl", 'c', minutes(30), idle);
+  auto pod = [](const std::string& pod_name, char id, std::vector<FakeDevices> devices) {
+    return FakePod{.name = pod_name,
+                   .pod_namespace = "team-a",
+                   .uid = NodeUseTree::Uid(id),
+                   .containers = {FakeContainer("nccl", std::move(devices))},
+                   .finished = false};
+  };
+  kubelet_->SetPods(
+      {pod("a-only", 'a', {{"rdma/hca_shared_devices_a", {"1"}}}),
+       pod("b-only", 'b', {{"rdma/hca_shared_devices_b", {"1"}}}),
+       pod("both", 'c',
+           {{"rdma/hca_shared_devices_a", {"1"}}, {"rdma/hca_shared_devices_b", {"1"}}})});
+  RunResult r = Pods();
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("a-only +nccl .* +30m +cgroup +in grace\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("b-only +nccl .* +30m +cgroup +unused\n"));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("both +nccl .* +30m +cgroup +in grace\n"));
+}
+
 // A DRA pool is named after its node: without one, pods says so instead of matching nothing.
 TEST_F(PodsCommand, ADraEntryNeedsTheNodesName) {
   h.WriteConfig(R"({"configList": [

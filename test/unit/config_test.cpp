@@ -202,6 +202,27 @@ TEST(ParseConfig, EnvHintsAndSkipUnusable) {
             "\"yes\"\n");
 }
 
+// unusedGraceSeconds (docs/observability.md): per entry, 60..86400, unset by default.
+TEST(ParseConfig, UnusedGraceSeconds) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 4, "devices": ["x"], "unusedGraceSeconds": 1800},
+      {"resourceName": "b", "rdmaHcaMax": 4, "devices": ["y"]}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->config.resources[0].unused_grace_seconds, 1800);
+  EXPECT_EQ(r->config.resources[1].unused_grace_seconds, std::nullopt);
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "unusedGraceSeconds": 59}]})"),
+            "config: configList[1].unusedGraceSeconds: must be 60..86400 (seconds a container "
+            "may hold the pool unused before it is said), got 59\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "unusedGraceSeconds": 86401}]})"),
+            "config: configList[1].unusedGraceSeconds: must be 60..86400 (seconds a container "
+            "may hold the pool unused before it is said), got 86401\n");
+  EXPECT_THAT(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "unusedGraceSeconds": "10m"}]})"),
+              ::testing::StartsWith("config: configList[1].unusedGraceSeconds: "));
+}
+
 // "rdma_A" and "rdma-a" name one DRA pool and DeviceClass ("rdma-a"); the two publishers
 // overwrote each other. The second entry is skipped, naming both; the first keeps serving.
 // (Device-plugin entries that differ only in case clash on their PCIDEVICE_ variable
@@ -721,7 +742,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 11"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 12"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {

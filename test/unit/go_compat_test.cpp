@@ -496,7 +496,7 @@ TEST(GoCompat, OurEntryKeys) {
       GoCompatProblems(WithEntry(R"({"resourceName": "a", "rdmaHcaMax": 10,
           "selectors": {"vendors": ["15b3"]}, "frontend": "dra", "deviceModel": "perHca",
           "envHints": ["nccl"], "skipUnusable": true, "memlock": "unlimited",
-          "pciDeviceEnv": false})")),
+          "pciDeviceEnv": false, "unusedGraceSeconds": 600})")),
       (Lines{
           "go-compatible: configList[0].frontend" + kWhat +
               "the Go plugin ignores it and serves the entry through the device-plugin API, not "
@@ -511,7 +511,8 @@ TEST(GoCompat, OurEntryKeys) {
           "go-compatible: configList[0].memlock" + kWhat +
               "the Go plugin ignores it: containers keep the container runtime's RLIMIT_MEMLOCK",
       }))
-      << "pciDeviceEnv is no line: the Go plugin sets no variable, true or false";
+      << "pciDeviceEnv is no line: the Go plugin sets no variable, true or false; "
+         "unusedGraceSeconds neither: it changes what this plugin says, never what a pod gets";
   // At their defaults they change nothing for the Go plugin.
   EXPECT_EQ(GoCompatProblems(WithEntry(R"({"resourceName": "a", "rdmaHcaMax": 10,
           "devices": ["ib0"], "frontend": "devicePlugin", "deviceModel": "auto",
