@@ -756,16 +756,14 @@ class Checker {
       who =
           "the Go plugin ignores it: functions with no ACTIVE port or an all-zero GID table "
           "stay in the pool";
-    } else if (is("pciDeviceEnv")) {
-      // The Go plugin's Allocate answer has no envs at all: false is what it does, and true
-      // (the default, as every entry has it) only adds variables it never sets.
+    } else if (is("pciDeviceEnv") || is("unusedGraceSeconds")) {
+      // pciDeviceEnv: the Go plugin's Allocate answer has no envs at all: false is what it
+      // does, and true (the default, as every entry has it) only adds variables it never
+      // sets. unusedGraceSeconds changes what this plugin says, never what a pod gets.
       return;
     } else if (is("memlock")) {
       if (v.kind == Kind::kNull) return;
       who = "the Go plugin ignores it: containers keep the container runtime's RLIMIT_MEMLOCK";
-    } else if (is("unusedGraceSeconds")) {
-      // It changes what this plugin says, never what a pod gets: nothing to lose on rollback.
-      return;
     } else {
       Unknown(m, kEntryFields, kOurEntryKeys,
               webhook ? "the Go plugin and the webhook ignore it" : "the Go plugin ignores it");
