@@ -40,10 +40,10 @@ struct PodResourcesClient::Stub {
   std::unique_ptr<v1::PodResourcesLister::Stub> grpc;
 };
 
-PodResourcesClient::PodResourcesClient(std::string socket)
+PodResourcesClient::PodResourcesClient(std::string socket, int max_answer_bytes)
     : socket_(std::move(socket)), stub_(std::make_unique<Stub>()) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxPodResourcesBytes);
+  args.SetMaxReceiveMessageSize(max_answer_bytes);
   // The peer is local: after a kubelet restart, connect again within a second, not gRPC's
   // default back-off of up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
@@ -57,8 +57,9 @@ PodResourcesClient::~PodResourcesClient() = default;
 
 absl::StatusOr<PodResourcesList> ListOurAllocations(const std::string& socket,
                                                     std::chrono::milliseconds timeout,
-                                                    const Ours& ours, size_t max_containers) {
-  return PodResourcesClient(socket).List(timeout, ours, max_containers);
+                                                    const Ours& ours, size_t max_containers,
+                                                    int max_answer_bytes) {
+  return PodResourcesClient(socket, max_answer_bytes).List(timeout, ours, max_containers);
 }
 
 absl::StatusOr<PodResourcesList> PodResourcesClient::List(std::chrono::milliseconds timeout,

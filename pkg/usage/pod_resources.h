@@ -53,7 +53,8 @@ struct PodResourcesList {
 // after a kubelet restart, within a second. One thread at a time.
 class PodResourcesClient {
  public:
-  explicit PodResourcesClient(std::string socket);
+  // `max_answer_bytes`: the cap on one answer (tests prove the cap with a small one).
+  explicit PodResourcesClient(std::string socket, int max_answer_bytes = kMaxPodResourcesBytes);
   ~PodResourcesClient();
   PodResourcesClient(const PodResourcesClient&) = delete;
   PodResourcesClient& operator=(const PodResourcesClient&) = delete;
@@ -73,6 +74,7 @@ class PodResourcesClient {
 // One List on a connection of its own.
 absl::StatusOr<PodResourcesList> ListOurAllocations(const std::string& socket,
                                                     std::chrono::milliseconds timeout,
-                                                    const Ours& ours, size_t max_containers);
+                                                    const Ours& ours, size_t max_containers,
+                                                    int max_answer_bytes = kMaxPodResourcesBytes);
 
 }  // namespace rdmadp::usage
