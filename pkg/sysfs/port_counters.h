@@ -28,7 +28,4 @@ struct PortCounters {
 
 PortCounters ReadPortCounters(const std::string& sysfs_root, const std::string& hca, int port);
 
-// Bytes from a 4-octet-word counter (port_xmit_data, port_rcv_data).
-inline uint64_t DataBytes(uint64_t words) { return words * 4; }
-
 }  // namespace rdmadp::sysfs

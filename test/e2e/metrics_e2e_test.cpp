@@ -72,6 +72,18 @@ class MetricsE2E : public ::testing::Test {
     if (pos == std::string::npos) return -1;
     return std::stod(r->body.substr(pos + line_start.size()));
   }
+  // The page as Prometheus's own text parser (expfmt) reads it, with each of `families`.
+  void ExpectPageParses(std::initializer_list<const char*> families) {
+    std::string cmd = Cat(RDMADP_PROMCHECK_BINARY, " http://127.0.0.1:", port_, "/metrics");
+    for (const char* family : families) Append(cmd, " ", family);
+    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(::pclose(p), 0) << out;
+    EXPECT_THAT(out, HasSubstr("ok: "));
+  }
   bool Registered(int n) {
     return h.kubelet().WaitRegistered({kA, "rdma/hca_shared_devices_b"}, n, milliseconds(5000));
   }
@@ -273,25 +285,15 @@ TEST_F(MetricsE2E, PageParsesWithPrometheusOwnParser) {
   ASSERT_TRUE(h.kubelet().Start().ok());
   ASSERT_TRUE(Registered(1));
   ASSERT_FALSE(h.kubelet().Allocate(kA, {"999999"}).ok());  // one rejection to count
-  std::string cmd = Cat(RDMADP_PROMCHECK_BINARY, " http://127.0.0.1:", port_, "/metrics");
-  for (const char* family :
-       {"rdma_shared_dp_slots", "rdma_shared_dp_registered", "rdma_shared_dp_allocations_total",
-        "rdma_shared_dp_allocate_rejections_total", "rdma_shared_dp_registrations_total",
-        "rdma_shared_dp_registration_failures_total", "rdma_shared_dp_socket_recreations_total",
-        "rdma_shared_dp_registration_retries_total", "rdma_shared_dp_rescans_total",
-        "rdma_shared_dp_errors_by_class_total", "rdma_shared_dp_config_entries_skipped",
-        "process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
-        "process_start_time_seconds", "rdma_shared_dp_heap_in_use_bytes",
-        "rdma_shared_dp_heap_free_bytes"}) {
-    Append(cmd, " ", family);
-  }
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
-  EXPECT_THAT(out, HasSubstr("ok: "));
+  ExpectPageParses(
+      {"rdma_shared_dp_slots", "rdma_shared_dp_registered", "rdma_shared_dp_allocations_total",
+       "rdma_shared_dp_allocate_rejections_total", "rdma_shared_dp_registrations_total",
+       "rdma_shared_dp_registration_failures_total", "rdma_shared_dp_socket_recreations_total",
+       "rdma_shared_dp_registration_retries_total", "rdma_shared_dp_rescans_total",
+       "rdma_shared_dp_errors_by_class_total", "rdma_shared_dp_config_entries_skipped",
+       "process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+       "process_start_time_seconds", "rdma_shared_dp_heap_in_use_bytes",
+       "rdma_shared_dp_heap_free_bytes"});
   EXPECT_EQ(
       Sample("rdma_shared_dp_allocate_rejections_total{resource=\"rdma/hca_shared_devices_a\"}"),
       1);
@@ -456,21 +458,12 @@ TEST_F(RdmaUseE2E, TheFirstSampleIsOnThePageAtStart) {
       h.root(), [&] { return Sample("rdma_shared_dp_rdma_use_samples_total") == 1; },
       milliseconds(10000)));
   EXPECT_EQ(kubelet_->calls(), 1);
-  std::string cmd = Cat(RDMADP_PROMCHECK_BINARY, " http://127.0.0.1:", port_, "/metrics");
-  for (const char* family :
-       {"rdma_shared_dp_pod_rdma_unused", "rdma_shared_dp_pod_rdma_objects",
-        "rdma_shared_dp_pod_rdma_containers", "rdma_shared_dp_foreign_rdma_objects",
-        "rdma_shared_dp_rdma_use_samples_total", "rdma_shared_dp_rdma_use_failed_samples_total",
-        "rdma_shared_dp_rdma_use_last_sample_duration_seconds",
-        "rdma_shared_dp_rdma_use_last_sample_timestamp_seconds"}) {
-    Append(cmd, " ", family);
-  }
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
+  ExpectPageParses({"rdma_shared_dp_pod_rdma_unused", "rdma_shared_dp_pod_rdma_objects",
+                    "rdma_shared_dp_pod_rdma_containers", "rdma_shared_dp_foreign_rdma_objects",
+                    "rdma_shared_dp_rdma_use_samples_total",
+                    "rdma_shared_dp_rdma_use_failed_samples_total",
+                    "rdma_shared_dp_rdma_use_last_sample_duration_seconds",
+                    "rdma_shared_dp_rdma_use_last_sample_timestamp_seconds"});
   const std::string pod0 = R"(namespace="team-a",pod="trainer-0",container="nccl")";
   const std::string pod1 = R"(namespace="team-a",pod="trainer-1",container="nccl")";
   const std::string resource = R"(,resource="rdma/hca_shared_devices_a"})";
