@@ -68,6 +68,15 @@ std::string_view DeviceModelName(DeviceModel m);  // "auto", "perHca", "perPool"
 enum class EnvHint { kNccl, kUcx };
 std::string_view EnvHintName(EnvHint h);  // "nccl", "ucx"
 
+// `trafficClass` and `gidIndex` (opt-in, with envHints naming the libraries): a number the
+// operator chose, or "auto": read from the pool's HCAs (pool/pod_env.h RoceEnv).
+struct RoceValue {
+  bool automatic = false;
+  int value = 0;  // 0..255 when not automatic
+  bool operator==(const RoceValue&) const = default;
+};
+std::string RoceValueText(const RoceValue& v);  // "auto", "106"
+
 struct ResourceConfig {
   std::string resource_name;
   std::string resource_prefix{kDefaultResourcePrefix};
@@ -91,6 +100,11 @@ struct ResourceConfig {
   // object beyond contexts before it is called unused (docs/observability.md); unset: the
   // --rdma-unused-grace flag's.
   std::optional<int64_t> unused_grace_seconds;
+  // The RoCE class and GID index a pod's NCCL (NCCL_IB_TC, NCCL_IB_GID_INDEX) and UCX
+  // (UCX_IB_TRAFFIC_CLASS, UCX_IB_GID_INDEX) use, as env_hints names them; device plugin
+  // only, in the Allocate answer, where a value the pod sets itself wins (docs/pod-env.md).
+  std::optional<RoceValue> traffic_class;
+  std::optional<RoceValue> gid_index;
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

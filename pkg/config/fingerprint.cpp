@@ -38,6 +38,8 @@ uint64_t Fingerprint(const Config& config) {
     Field(text, rc.memlock ? MemlockArg(*rc.memlock) : "");
     Field(text, rc.pci_device_env ? "1" : "0");
     Field(text, rc.unused_grace_seconds ? std::to_string(*rc.unused_grace_seconds) : "");
+    Field(text, rc.traffic_class ? RoceValueText(*rc.traffic_class) : "");
+    Field(text, rc.gid_index ? RoceValueText(*rc.gid_index) : "");
   }
   // FNV-1a, 64 bits, kept to 48: a Prometheus sample is a double, exact to 2^53.
   uint64_t hash = 14695981039346656037ULL;

@@ -44,9 +44,9 @@ constexpr std::array<std::string_view, 5> kSelectorFields = {"vendors", "deviceI
 enum SelectorField { kVendors, kDeviceIds };
 // Entry keys only this plugin reads (parse.cpp). The Go plugin skips them, and the webhook's
 // schema lets them through: it does not close the entry object.
-constexpr std::array<std::string_view, 7> kOurEntryKeys = {
-    "frontend", "deviceModel",  "envHints",          "skipUnusable",
-    "memlock",  "pciDeviceEnv", "unusedGraceSeconds"};
+constexpr std::array<std::string_view, 9> kOurEntryKeys = {
+    "frontend",     "deviceModel",        "envHints",     "skipUnusable", "memlock",
+    "pciDeviceEnv", "unusedGraceSeconds", "trafficClass", "gidIndex"};
 constexpr std::string_view kPciAddresses = "pciAddresses";
 
 // `s` as a message repeats it: at most kMaxEchoBytes of it, cut at a character boundary,
@@ -761,6 +761,12 @@ class Checker {
       // does, and true (the default, as every entry has it) only adds variables it never
       // sets. unusedGraceSeconds changes what this plugin says, never what a pod gets.
       return;
+    } else if (is("trafficClass") || is("gidIndex")) {
+      if (v.kind == Kind::kNull) return;
+      who = is("trafficClass")
+                ? "the Go plugin ignores it: containers get no NCCL_IB_TC or UCX_IB_TRAFFIC_CLASS"
+                : "the Go plugin ignores it: containers get no NCCL_IB_GID_INDEX or "
+                  "UCX_IB_GID_INDEX";
     } else if (is("memlock")) {
       if (v.kind == Kind::kNull) return;
       who = "the Go plugin ignores it: containers keep the container runtime's RLIMIT_MEMLOCK";

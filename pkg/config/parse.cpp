@@ -241,7 +241,8 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
   ForEachKnownKey(
       node, path,
       {"resourceName", "resourcePrefix", "rdmaHcaMax", "selectors", "devices", "frontend",
-       "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv", "unusedGraceSeconds"},
+       "deviceModel", "envHints", "skipUnusable", "memlock", "pciDeviceEnv", "unusedGraceSeconds",
+       "trafficClass", "gidIndex"},
       UnknownKeys::kError, r, [&](std::string_view key, const YAML::Node& v, const std::string& p) {
         if (key == "resourceName") res.resource_name = ReadString(v, p, r);
         if (key == "resourcePrefix") res.resource_prefix = ReadString(v, p, r);
@@ -261,6 +262,14 @@ RawResource ReadResource(const YAML::Node& node, const std::string& path, Reader
         if (key == "skipUnusable") res.skip_unusable = ReadBool(v, p, r);
         if (key == "pciDeviceEnv") res.pci_device_env = ReadBool(v, p, r);
         if (key == "unusedGraceSeconds") res.unused_grace_seconds = ReadInt(v, p, r);
+        if (key == "trafficClass" || key == "gidIndex") {
+          auto& field = key == "trafficClass" ? res.traffic_class : res.gid_index;
+          if (v.IsScalar() && v.Scalar().size() <= 16) {
+            field = v.Scalar();
+          } else {
+            r.findings.Error(p, Cat("must be \"auto\" or a number 0..255, got ", Describe(v)));
+          }
+        }
         if (key == "memlock") {
           // A quantity may be written as a number too (64 = 64 bytes).
           if (v.IsScalar() && v.Scalar().size() <= 64) {

@@ -110,6 +110,8 @@ struct RawResource {
   std::optional<bool> pci_device_env;
   std::optional<std::string> memlock;
   std::optional<int64_t> unused_grace_seconds;
+  std::optional<std::string> traffic_class;  // a scalar as written: "auto" or a number
+  std::optional<std::string> gid_index;
 };
 
 struct RawConfig {

@@ -173,6 +173,46 @@ void ValidateEnvHints(const RawResource& r, ResourceConfig& rc, Findings& f) {
   }
 }
 
+// `trafficClass`/`gidIndex`: "auto" or 0..255 (a traffic class and a GID index are 8 bits in
+// verbs: ibv_global_route), only with envHints naming who gets them; on a DRA entry they are
+// said to reach no container's environment (docs/pod-env.md: a CDI edit would replace the
+// pod's own value).
+void ValidateRoce(const RawResource& r, ResourceConfig& rc, Findings& f) {
+  const std::pair<std::string_view, const std::optional<std::string>*> fields[] = {
+      {"trafficClass", &r.traffic_class}, {"gidIndex", &r.gid_index}};
+  for (const auto& [key, raw] : fields) {
+    if (!raw->has_value()) continue;
+    const std::string path = Cat(r.path, ".", key);
+    const std::string& text = **raw;
+    std::optional<RoceValue> value;
+    if (text == "auto") {
+      value = RoceValue{.automatic = true, .value = 0};
+    } else if (!text.empty() && text.size() <= 3 &&
+               std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+               std::stoi(text) <= 255) {
+      value = RoceValue{.automatic = false, .value = std::stoi(text)};
+    }
+    if (!value) {
+      f.Error(path, Cat("must be \"auto\" (read from the HCAs) or a number 0..255, got \"",
+                        Echo(text), "\""));
+      continue;
+    }
+    if (rc.env_hints.empty()) {
+      f.Error(path,
+              "sets no variable without envHints: add \"nccl\" and/or \"ucx\" to name "
+              "the libraries that get it");
+      continue;
+    }
+    if (rc.frontend == Frontend::kDra) {
+      f.Warn(path,
+             "reaches no container's environment on a DRA entry (a CDI edit would "
+             "replace the pod's own value); pods read the HCAs' class and GID from "
+             "PCIDEVICE_*_INFO instead");
+    }
+    (key == "trafficClass" ? rc.traffic_class : rc.gid_index) = value;
+  }
+}
+
 void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {
   if (r.memlock) {
     if (auto bytes = ParseMemlock(*r.memlock); bytes.ok() && *bytes < kMinMemlock) {
@@ -377,6 +417,10 @@ std::string MemlockArg(uint64_t bytes) {
   return bytes == kMemlockUnlimited ? std::string("unlimited") : std::to_string(bytes);
 }
 
+std::string RoceValueText(const RoceValue& v) {
+  return v.automatic ? std::string("auto") : std::to_string(v.value);
+}
+
 std::string_view EnvHintName(EnvHint h) {
   for (const auto& [name, e] : kEnvHints) {
     if (e == h) return name;
@@ -427,6 +471,7 @@ Config Validate(const RawConfig& raw, Findings& f) {
     }
     ValidateFrontend(r, rc, f);
     ValidateEnvHints(r, rc, f);
+    ValidateRoce(r, rc, f);
     ValidateMemlock(r, rc, f);
     rc.resource_name = name;
     if (r.resource_prefix && !r.resource_prefix->empty()) {

@@ -87,6 +87,23 @@ void SayIfInfoLeftOut(const pool::PoolSnapshot& snap, bool& said) {
   }
 }
 
+// A RoCE variable the entry asks for and the pods do not get (pool/pod_env.h RoceEnv) is
+// said once when it goes missing (a line naming each port's value) and once when every one
+// is back, not at each rescan.
+void SayIfRoceNotSet(const pool::PoolSnapshot& snap, std::vector<std::string>& said) {
+  if (snap.roce_not_set() == said) return;
+  const std::string name = snap.resource().FullName();
+  const log::Fields fields{.resource = name, .hca = {}, .event = "pool"};
+  for (const auto& line : snap.roce_not_set()) {
+    if (std::find(said.begin(), said.end(), line) == said.end()) log::Warn(line, fields);
+  }
+  if (snap.roce_not_set().empty()) {
+    log::Info(Cat(name, ": the RoCE variables it asks for are in the pods' environment again"),
+              fields);
+  }
+  said = snap.roce_not_set();
+}
+
 }  // namespace
 
 DevicePluginFrontEnd::DevicePluginFrontEnd(frontend::Host& host, FrontEndOptions options)
@@ -202,6 +219,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
       }
       WarnIfUnusable(res, inventory);
       SayIfInfoLeftOut(*res.snapshot, res.info_left_out);
+      SayIfRoceNotSet(*res.snapshot, res.roce_not_set);
       continue;
     }
     if (it != resources_.end()) {
@@ -242,6 +260,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   WarnIfMemlockNotApplied(rc, options_);
   WarnIfUnusable(*res, inventory);
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
+  SayIfRoceNotSet(*res->snapshot, res->roce_not_set);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
   res->timer =

@@ -42,6 +42,9 @@ struct DevicePluginFrontEnd::Resource {
   std::string unusable;  // why no pod can get this pool, as last warned ("" when one can)
   // Whether the pods' _INFO variable was last said to be left out (pool/pod_env.h).
   bool info_left_out = false;
+  // The RoCE variables last said to be missing from the pods' environment (pool/pod_env.h
+  // RoceEnv), one line each.
+  std::vector<std::string> roce_not_set;
 };
 
 }  // namespace rdmadp::deviceplugin

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <optional>
 #include <utility>
 
 #include "pkg/sysfs/sysfs_parse.h"
@@ -84,7 +86,10 @@ std::string PortsJson(const sysfs::PciFunction& fn) {
     for (const auto& port : dev.ports) {
       Append(out, out.size() > 1 ? ", " : "", "{\"rdmaDevice\": ", JsonString(dev.name),
              ", \"port\": ", port.number,
-             ", \"state\": ", JsonString(sysfs::PortStateName(port.state)), "}");
+             ", \"state\": ", JsonString(sysfs::PortStateName(port.state)));
+      if (port.traffic_class >= 0) Append(out, ", \"trafficClass\": ", port.traffic_class);
+      if (port.roce_v2_ipv4_gid >= 0) Append(out, ", \"roceV2GidIndex\": ", port.roce_v2_ipv4_gid);
+      out += "}";
     }
   }
   return out + "]";
@@ -111,6 +116,83 @@ std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>
   for (config::EnvHint hint : hints) {
     if (hint == config::EnvHint::kNccl) env["NCCL_IB_HCA"] = Cat("=", ports);
     if (hint == config::EnvHint::kUcx) env["UCX_NET_DEVICES"] = ports;
+  }
+  return env;
+}
+
+namespace {
+
+// One RoCE setting over the usable ports: the configured number, or the one value every
+// usable port has (`of` reads it, -1 for none); else nullopt and `why` says what was found.
+std::optional<int> RoceSetting(const std::vector<sysfs::PciFunction>& functions,
+                               const config::RoceValue& wanted, int (*of)(const sysfs::Port&),
+                               std::string_view what, std::string& why) {
+  if (!wanted.automatic) return wanted.value;
+  std::map<int, std::vector<std::string>> ports_by_value;  // -1: none
+  for (const auto& fn : functions) {
+    for (const auto& dev : fn.rdma_devices) {
+      for (const auto& port : dev.ports) {
+        if (port.state != sysfs::PortState::kActive || port.gids == sysfs::GidTable::kAllZero) {
+          continue;  // not a usable port (UsablePorts)
+        }
+        ports_by_value[of(port)].push_back(Cat(dev.name, ":", port.number));
+      }
+    }
+  }
+  if (ports_by_value.size() == 1 && ports_by_value.begin()->first >= 0) {
+    return ports_by_value.begin()->first;
+  }
+  if (ports_by_value.empty()) {
+    why = Cat("no usable port to read ", what, " from");
+    return std::nullopt;
+  }
+  std::string found;
+  for (const auto& [value, ports] : ports_by_value) {
+    Append(found, found.empty() ? "" : "; ", Join(ports, ", "), ": ",
+           value < 0 ? std::string("none") : std::to_string(value));
+  }
+  why = Cat(ports_by_value.size() == 1 ? "no usable port has " : "the usable ports differ in ",
+            what, " (", found, ")");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> RoceEnv(const std::vector<sysfs::PciFunction>& functions,
+                                           const config::ResourceConfig& resource,
+                                           std::vector<std::string>* not_set) {
+  std::map<std::string, std::string> env;
+  const auto& hints = resource.env_hints;
+  auto hinted = [&](config::EnvHint h) {
+    return std::find(hints.begin(), hints.end(), h) != hints.end();
+  };
+  struct Setting {
+    const std::optional<config::RoceValue>& wanted;
+    int (*of)(const sysfs::Port&);
+    std::string_view what;
+    std::string_view nccl;
+    std::string_view ucx;
+  };
+  const Setting settings[] = {
+      {resource.traffic_class, [](const sysfs::Port& p) { return p.traffic_class; },
+       "a traffic class (tc/<port>/traffic_class)", "NCCL_IB_TC", "UCX_IB_TRAFFIC_CLASS"},
+      {resource.gid_index, [](const sysfs::Port& p) { return p.roce_v2_ipv4_gid; },
+       "a RoCE v2 GID with an IPv4 address of its netdev", "NCCL_IB_GID_INDEX", "UCX_IB_GID_INDEX"},
+  };
+  for (const Setting& s : settings) {
+    if (!s.wanted || hints.empty()) continue;
+    std::string why;
+    const std::optional<int> value = RoceSetting(functions, *s.wanted, s.of, s.what, why);
+    std::vector<std::string_view> names;
+    if (hinted(config::EnvHint::kNccl)) names.push_back(s.nccl);
+    if (hinted(config::EnvHint::kUcx)) names.push_back(s.ucx);
+    if (value) {
+      for (auto name : names) env[std::string(name)] = std::to_string(*value);
+    } else if (not_set != nullptr) {
+      not_set->push_back(Cat(resource.FullName(), ": ", Join(names, " and "),
+                             names.size() == 1 ? " is" : " are",
+                             " not in the pods' environment: ", why));
+    }
   }
   return env;
 }

@@ -53,7 +53,22 @@ inline constexpr size_t kMaxInfoBytes = size_t{100} * 1024;
 std::map<std::string, std::string> HintEnv(const std::vector<sysfs::PciFunction>& functions,
                                            const std::vector<config::EnvHint>& hints);
 
-// [{"rdmaDevice": "mlx5_0", "port": 1, "state": "ACTIVE"}, ...]: every port of `fn`.
+// The RoCE class and GID index a pod's libraries use, as `resource` asks (trafficClass,
+// gidIndex; envHints names who gets them): NCCL_IB_TC and UCX_IB_TRAFFIC_CLASS,
+// NCCL_IB_GID_INDEX and UCX_IB_GID_INDEX. A number from the config is given as it is; "auto"
+// is the value every usable port of `functions` has (sysfs::Port traffic_class,
+// roce_v2_ipv4_gid). None when a port has none or two ports differ (one variable serves
+// every HCA a library opens): `not_set` then gets one line per setting, naming the resource,
+// the variables and each port's value. NCCL_IB_TC is also the class of NCCL's GPU-initiated
+// (DevX) QPs, which the kernel's per-port class never reaches, unless the pod sets
+// NCCL_GIN_IB_TC. Only for the device plugin's Allocate answer (docs/pod-env.md: a CDI edit
+// would replace the pod's own value).
+std::map<std::string, std::string> RoceEnv(const std::vector<sysfs::PciFunction>& functions,
+                                           const config::ResourceConfig& resource,
+                                           std::vector<std::string>* not_set);
+
+// [{"rdmaDevice": "mlx5_0", "port": 1, "state": "ACTIVE", "trafficClass": 106,
+//   "roceV2GidIndex": 3}, ...]: every port of `fn`, the last two where sysfs has them.
 std::string PortsJson(const sysfs::PciFunction& fn);
 
 // `linkLayer` in _INFO: the kernel's name of an RDMA port's link layer ("InfiniBand",

@@ -71,6 +71,14 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
   for (auto& [name, value] : PodEnv(snap->model_, &snap->info_left_out_)) {
     (*snap->container_response_.mutable_envs())[name] = std::move(value);
   }
+  if (resource.frontend == config::Frontend::kDevicePlugin && !snap->model_.hcas.empty()) {
+    std::vector<sysfs::PciFunction> functions;
+    for (const auto& hca : snap->model_.hcas) functions.push_back(hca.function);
+    snap->allocate_only_env_ = RoceEnv(functions, resource, &snap->roce_not_set_);
+    for (const auto& [name, value] : snap->allocate_only_env_) {
+      (*snap->container_response_.mutable_envs())[name] = value;
+    }
+  }
   snap->container_response_bytes_ = snap->container_response_.ByteSizeLong();
   v1beta1::ListAndWatchResponse list;
   FillDevices(list, snap->advertised_.slots, healthy, snap->advertised_.numa_nodes);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +83,12 @@ class PoolSnapshot {
   // ("" when it has one, or the pool is empty): the pool's JSON is over pool::kMaxInfoBytes
   // (pod_env.h). The front end logs it once, when it starts to apply.
   const std::string& info_left_out() const { return info_left_out_; }
+  // The variables of the Allocate answer that a CDI spec must not carry (pool/pod_env.h
+  // RoceEnv): the kubelet puts a device plugin's variables before the pod's own and the
+  // runtime keeps the last of a name, so the pod's value wins; a CDI edit replaces it.
+  const std::map<std::string, std::string>& allocate_only_env() const { return allocate_only_env_; }
+  // Why a RoCE variable the entry asks for is not in the answer, one line each.
+  const std::vector<std::string>& roce_not_set() const { return roce_not_set_; }
 
  private:
   PoolSnapshot() = default;
@@ -93,6 +100,8 @@ class PoolSnapshot {
   size_t container_response_bytes_ = 0;
   bool topology_dropped_ = false;
   std::string info_left_out_;
+  std::map<std::string, std::string> allocate_only_env_;
+  std::vector<std::string> roce_not_set_;
   std::optional<CdiNaming> cdi_;
 };
 

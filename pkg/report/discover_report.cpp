@@ -121,6 +121,9 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
                                      : Printable(value),
              "\n");
     }
+    for (const auto& line : snap->roce_not_set()) {
+      Append(out, "    not set: ", Printable(line), "\n");
+    }
   }
   for (const auto& entry : findings.skipped) {
     Append(out, "  ", Printable(entry.Label()), ": skipped, not served\n");
@@ -180,7 +183,7 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
       Append(out, first_env ? "" : ", ", JsonString(name), ": ", JsonString(value));
       first_env = false;
     }
-    out += "}}";
+    Append(out, "}, \"envNotSet\": ", list(snapshots[i]->roce_not_set()), "}");
   }
   out += snapshots.empty() ? "],\n  \"skipped\": [" : "\n  ],\n  \"skipped\": [";
   std::vector<std::string> problems;

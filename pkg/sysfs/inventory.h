@@ -20,6 +20,12 @@ struct Port {
   int number = 0;
   PortState state = PortState::kUnknown;
   GidTable gids = GidTable::kUnknown;  // kUnknown: no gids directory (test trees, old kernels)
+  // The class the admin set for every QP of the port (tc/<n>/traffic_class, "Global
+  // tclass=N": MLNX_OFED's mlx5_ib), 0..255; -1 when the file is absent or sets none.
+  int traffic_class = -1;
+  // The first GID index of type "RoCE v2" holding an IPv4 address of the function's own
+  // netdev (not a VLAN or macvlan on it); -1 when none (InfiniBand ports: never read).
+  int roce_v2_ipv4_gid = -1;
   bool operator==(const Port&) const = default;
 };
 

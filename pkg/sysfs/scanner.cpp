@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "pkg/config/link_types.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/sysfs/sysfs_parse.h"
@@ -22,6 +23,9 @@
 
 namespace rdmadp::sysfs {
 namespace {
+
+// A GID index is 8 bits wherever verbs take one (ibv_global_route.sgid_index).
+constexpr int kMaxGidIndex = 256;
 
 // The thin I/O edge of the scanner: every filesystem call goes through here and is counted.
 // Paths are resolved relative to directory handles (openat), so the long
@@ -74,15 +78,18 @@ class SysfsReader {
   // --sysfs-root) would block the open until a writer came and the read until it wrote,
   // holding the first scan, SIGTERM and `discover` for ever (H6 of the hardening round at
   // 050f44e), so the open does not wait (O_NONBLOCK) and only a regular file is read.
-  std::optional<std::string> ReadSmallFile(int at, const std::string& path) {
+  // `quiet`: a failure is an answer, not a problem (a GID entry that went between two reads
+  // answers EINVAL).
+  std::optional<std::string> ReadSmallFile(int at, const std::string& path, bool quiet = false) {
     ++stats_.file_reads;
     UniqueFd fd(::openat(at, path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     struct stat st {};
     if (!fd.Valid() || ::fstat(fd.Get(), &st) != 0) {
-      Failed(path, errno);
+      if (!quiet) Failed(path, errno);
       return std::nullopt;
     }
     if (!S_ISREG(st.st_mode)) {
+      if (quiet) return std::nullopt;
       // A directory keeps the read's own words for it.
       Refused(path, S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "not a regular file");
       return std::nullopt;
@@ -90,7 +97,7 @@ class SysfsReader {
     char buf[4096];
     const ssize_t n = ::read(fd.Get(), buf, sizeof(buf));
     if (n < 0) {
-      Failed(path, errno);
+      if (!quiet) Failed(path, errno);
       return std::nullopt;
     }
     return std::string(buf, static_cast<size_t>(n));
@@ -156,9 +163,39 @@ class SysfsReader {
     return GidTable::kAllZero;
   }
 
+  // What a pod on RoCE should use (inventory.h Port): the admin's class for the port, and
+  // for an Ethernet link layer the first RoCE v2 GID holding an IPv4 address of one of
+  // `netdevs`. The GID table is walked in index order and stops there (the kernel puts the
+  // netdev's addresses first, so this is a few reads); a port without such an entry costs a
+  // walk of its table (at most kMaxGidIndex reads) at each scan.
+  void ReadRoce(int device_dir, const std::string& ibdev, const std::string& port_dir, int port_n,
+                const std::vector<std::string>& netdevs, Port& port) {
+    if (auto tc = ReadSmallFile(device_dir,
+                                Cat("infiniband/", ibdev, "/tc/", port_n, "/traffic_class"))) {
+      port.traffic_class = ParseGlobalTrafficClass(*tc).value_or(-1);
+    }
+    if (netdevs.empty()) return;
+    auto layer = ReadSmallFile(device_dir, Cat(port_dir, "/link_layer"));
+    if (!layer || LinkTypeOfLinkLayer(*layer) != "ether") return;
+    for (int i = 0; i < kMaxGidIndex; ++i) {
+      auto gid = ReadSmallFile(device_dir, Cat(port_dir, "/gids/", i), /*quiet=*/true);
+      if (!gid) return;  // past the table's end
+      if (!IsIpv4MappedGid(*gid)) continue;
+      auto type = ReadSmallFile(device_dir, Cat(port_dir, "/gid_attrs/types/", i), true);
+      if (!type || !IsRoceV2GidType(*type)) continue;
+      auto ndev = ReadSmallFile(device_dir, Cat(port_dir, "/gid_attrs/ndevs/", i), true);
+      if (!ndev) continue;
+      const std::string name(absl::StripAsciiWhitespace(*ndev));
+      if (std::find(netdevs.begin(), netdevs.end(), name) == netdevs.end()) continue;
+      port.roce_v2_ipv4_gid = i;
+      return;
+    }
+  }
+
   // Port states of `ibdev`, read through the function's own infiniband/<ibdev> directory
   // (class/infiniband/<ibdev> is a symlink to it).
-  std::vector<Port> ReadPorts(int device_dir, const std::string& ibdev) {
+  std::vector<Port> ReadPorts(int device_dir, const std::string& ibdev,
+                              const std::vector<std::string>& netdevs) {
     std::vector<Port> ports;
     const std::string dir = Cat("infiniband/", ibdev, "/ports");
     for (const auto& n : ListDir(device_dir, dir)) {
@@ -168,6 +205,7 @@ class SysfsReader {
         port.state = ParsePortState(*st);
       }
       port.gids = ReadGidTable(device_dir, Cat(dir, "/", n, "/gids"));
+      ReadRoce(device_dir, ibdev, Cat(dir, "/", n), port.number, netdevs, port);
       ports.push_back(port);
     }
     std::sort(ports.begin(), ports.end(),
@@ -246,7 +284,7 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
     }
   }
   for (const auto& ibdev : io.ListDir(dev.Get(), "infiniband")) {
-    fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev)});
+    fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev, fn.netdevs)});
   }
   if (fn.netdevs.empty() && !fn.rdma_devices.empty() && !fn.rdma_devices[0].ports.empty() &&
       !io.ExistsAt(dev.Get(), "physfn")) {

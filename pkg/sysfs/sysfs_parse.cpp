@@ -119,6 +119,30 @@ bool IsNonZeroGid(std::string_view contents) {
   });
 }
 
+bool IsIpv4MappedGid(std::string_view contents) {
+  const std::string_view gid = Trim(contents);
+  constexpr std::string_view kPrefix = "0000:0000:0000:0000:0000:ffff:";
+  if (gid.size() != 39 || !gid.starts_with(kPrefix)) return false;
+  const std::string_view v4 = gid.substr(kPrefix.size());  // "c0a8:0101"
+  for (size_t i = 0; i < v4.size(); ++i) {
+    if (i == 4 ? v4[i] != ':' : std::isxdigit(static_cast<unsigned char>(v4[i])) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsRoceV2GidType(std::string_view contents) { return Trim(contents) == "RoCE v2"; }
+
+std::optional<int> ParseGlobalTrafficClass(std::string_view contents) {
+  constexpr std::string_view kPrefix = "Global tclass=";
+  const std::string_view line = contents.substr(0, contents.find('\n'));
+  if (!line.starts_with(kPrefix)) return std::nullopt;
+  auto value = ParseNumber<int>(Trim(line.substr(kPrefix.size())), 10);
+  if (!value || *value < 0 || *value > 255) return std::nullopt;
+  return value;
+}
+
 std::optional<int> ParseArphrd(std::string_view contents) {
   return ParseNumber<int>(Trim(contents), 10);
 }

@@ -21,6 +21,17 @@ PortState ParsePortState(std::string_view contents);
 std::string_view PortStateName(PortState state);
 // A GID file ("fe80:0000:...:0001\n"): true unless every digit is zero.
 bool IsNonZeroGid(std::string_view contents);
+// A GID file as the kernel prints it (%pI6: eight groups of four hex digits) holding an
+// IPv4-mapped address, ::ffff:a.b.c.d ("0000:0000:0000:0000:0000:ffff:c0a8:0101"): the GID
+// the kernel makes for an IPv4 address of a RoCE netdev.
+bool IsIpv4MappedGid(std::string_view contents);
+// A gid_attrs/types/<i> file: "RoCE v2" (drivers/infiniband/core/cache.c gid_type_str; the
+// other is "IB/RoCE v1").
+bool IsRoceV2GidType(std::string_view contents);
+// A tc/<port>/traffic_class file (MLNX_OFED mlx5_ib traffic_class_show): "Global tclass=N"
+// on its first line when the admin set a class for the port, followed by per-destination
+// rules (not read); empty when none. N in 0..255, else nullopt.
+std::optional<int> ParseGlobalTrafficClass(std::string_view contents);
 // "32\n" -> 32.
 std::optional<int> ParseArphrd(std::string_view contents);
 // An RDMA port's link_layer file ("InfiniBand\n", "Ethernet\n": drivers/infiniband/core/

@@ -1,13 +1,16 @@
 // A fake kube-apiserver for the DRA front end's tests: the slice of the API the plugin uses
-// (ResourceSlices, ResourceClaims, Nodes), over real TLS with a bearer token, with the real
-// server's unkind parts on demand: 401 after a token rotation, 409 on a stale
-// resourceVersion, 410 for a watch from a compacted resourceVersion, dropped watches, an
-// API server that is down, injected 403/429/500. Every object written is checked against the
-// official schema (kubernetes-models), strict field validation and kube-apiserver's own
-// validation of the release it runs as (kube_validation.mjs, a port of
+// (ResourceSlices, ResourceClaims, Nodes, events.k8s.io/v1 Events), over real TLS with a
+// bearer token, with the real server's unkind parts on demand: 401 after a token rotation,
+// 409 on a stale resourceVersion, 410 for a watch from a compacted resourceVersion, dropped
+// watches, an API server that is down, injected 403/429/500. Every slice written is checked
+// against the official schema (kubernetes-models), strict field validation and
+// kube-apiserver's own validation of the release it runs as (kube_validation.mjs, a port of
 // pkg/apis/resource/validation); a write that fails is answered as the real server answers
 // it (422 Invalid with the field errors, 400 for a malformed quantity, 500 where that
-// release's Go code panics) and recorded, so a test asserts none.
+// release's Go code panics) and recorded, so a test asserts none. Events are decoded and
+// validated as kube-apiserver does it (event_validation.mjs, a port of
+// pkg/apis/core/validation/events.go and the event strategy), refused the same way and
+// recorded in the same place.
 //
 // Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N] [--release 1.34|1.35|1.36|1.37]
 //        [--gates Gate=true,Gate=false]   (kube-apiserver's --feature-gates, over the defaults)
@@ -47,6 +50,7 @@
 //                                client that comes back before its Retry-After is counted
 //                                (stats.earlyRetries); budget 0 turns it off
 //   GET  /stats | /slices | /claims | /requests (each API request: t ms, method, url, code)
+//   GET  /events                 every stored events.k8s.io/v1 Event (server fields filled)
 //   GET  /series                 requests per second since start, by kind (fleet_bench)
 //   GET  /nodes                  per node: slices, devices, last write's and wipe's times,
 //                                first write and writes since the last /mark
@@ -54,12 +58,22 @@
 //   POST /wipe-wave {nodes, spreadMs}  wipe each node's slices, spread evenly over spreadMs
 //   POST /time-scale {scale}     the server's own timers (watch timeoutSeconds, bookmarks) run
 //                                `scale` times as fast from now on, open watches' ends moved
+// The events.k8s.io/v1 API (the same token, faults, /outage, /apf budget and /hold as the rest):
+//   POST /apis/events.k8s.io/v1/namespaces/{ns}/events   create: 201 with the stored Event (uid,
+//        resourceVersion, creationTimestamp filled, generateName honoured, dryRun=All), 422 Invalid
+//        / 400 BadRequest as the real server answers (recorded in stats.invalid), 409 AlreadyExists
+//        for a name taken in the namespace, 500 for a resourceVersion set on create;
+//        stats.eventCreates counts the Events stored
+//   GET  /apis/events.k8s.io/v1/namespaces/{ns}/events and /apis/events.k8s.io/v1/events
+//        EventList (fieldSelector as the events.k8s.io/v1 field labels: regarding.name, reason,
+//        reportingController, type, ...); GET .../namespaces/{ns}/events/{name}: one, or 404
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, dropUnknown, resourceV1 } from "./strict_fields.mjs";
@@ -68,6 +82,10 @@ import {
   GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName,
   invalidStatus, resourceSliceWarnings, validateCommonFields,
 } from "./kube_validation.mjs";
+import {
+  EVENTS_V1, FieldSelectorError, beforeCreateEvent, checkEventDecodes, eventAlreadyExistsStatus, eventBadRequestStatus,
+  eventMatchesFields, eventNotFoundStatus, parseEventFieldSelector,
+} from "./event_validation.mjs";
 
 const dir = process.argv[2];
 const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
@@ -94,6 +112,9 @@ let compactedRv = 0;
 const slices = new Map(); // name -> object
 const claims = new Map(); // ns/name -> object
 const classes = new Map(); // name -> DeviceClass
+const EVENTS = /^\/apis\/events\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?events(?:\/([^/]+))?$/;
+const eventObjects = new Map(); // ns/name -> events.k8s.io/v1 Event (not the watch events below)
+const EVENT_TYPE = path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/kubernetes-models/events.k8s.io/v1/Event.d.ts");
 // A first-in first-out window whose oldest entry goes in O(1): Array.shift copies a large
 // array's whole backing store (V8 cannot trim one in large-object space), which at 5,000
 // nodes cost the server seconds (fleet_bench).
@@ -139,7 +160,7 @@ let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0, throttled: 0, refused: 0, earlyRetries: 0,
+  held: 0, throttled: 0, refused: 0, earlyRetries: 0, eventCreates: 0,
   served: { list: 0, watch: 0, write: 0, probe: 0, get: 0 }, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
 };
 
@@ -538,6 +559,9 @@ function kindOf(req, url) {
     return url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1" ? "watch" : "list";
   }
   if (url.pathname.startsWith(SLICES) && req.method !== "GET") return url.searchParams.get("dryRun") ? "probe" : "write";
+  const event = url.pathname.match(EVENTS);
+  if (event && req.method === "POST") return url.searchParams.get("dryRun") ? "probe" : "write";
+  if (event && req.method === "GET" && event[2] === undefined) return "list";
   return "get";
 }
 
@@ -640,6 +664,7 @@ async function api(req, res) {
     record("ADDED", obj);
     return answerWrite(res, 201, obj, warnings);
   }
+  if ((m = p.match(EVENTS))) return eventsApi(req, res, m[1], m[2], q);
   if ((m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices\/([^/]+)$/))) {
     const existing = slices.get(m[1]);
     if (req.method === "PUT") {
@@ -678,6 +703,98 @@ async function api(req, res) {
     }
   }
   status(res, 404, "NotFound", `fake apiserver: no route for ${req.method} ${p}`);
+}
+
+// events.k8s.io/v1 Events in namespace `ns` (undefined: across namespaces), one by `name`.
+async function eventsApi(req, res, ns, name, q) {
+  const send = (code, obj) => {
+    res.writeHead(code, { "content-type": "application/json" });
+    res.end(JSON.stringify(obj));
+  };
+  if (req.method === "POST" && ns !== undefined && name === undefined) return createEvent(req, res, ns, q);
+  if (req.method === "GET" && ns !== undefined && name !== undefined) {
+    const e = eventObjects.get(`${ns}/${name}`);
+    return e ? send(200, e) : send(404, eventNotFoundStatus(name));
+  }
+  if (req.method === "GET" && name === undefined) {
+    let terms;
+    try {
+      terms = parseEventFieldSelector(q.get("fieldSelector"));
+    } catch (e) {
+      if (!(e instanceof FieldSelectorError)) throw e;
+      return send(400, eventBadRequestStatus(e.message));
+    }
+    // etcd's key order: namespace, then name
+    const items = [...eventObjects.keys()].sort().map((k) => eventObjects.get(k))
+      .filter((e) => (ns === undefined || e.metadata.namespace === ns) && eventMatchesFields(e, terms));
+    return send(200, { kind: "EventList", apiVersion: "events.k8s.io/v1", metadata: { resourceVersion: String(rv) }, items });
+  }
+  status(res, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
+// The server's create path for an Event: decoding (unknown fields dropped with a warning, Go's
+// type and time-format errors a 400), the generic store's name generation, rest.BeforeCreate
+// (namespace, the event strategy's validation, the object-meta checks: event_validation.mjs),
+// then storage (a resourceVersion on create is etcd3's error, a taken name 409). A refusal is
+// answered as the real server answers it and recorded in stats.invalid, as slices' are.
+async function createEvent(req, res, ns, q) {
+  const refused = (bad) => {
+    stats.invalid.push(bad.message);
+    return refuse(res, bad);
+  };
+  let obj;
+  try {
+    obj = JSON.parse(await readBody(req));
+  } catch (e) {
+    const message = `Event in version "v1" cannot be handled as a Event: ${e.message}`;
+    return refused({ code: 400, message, status: eventBadRequestStatus(message) });
+  }
+  obj ??= {}; // a body of JSON null decodes to the zero Event
+  const warnings = [];
+  if (typeof obj === "object" && !Array.isArray(obj)) {
+    for (const p of dropUnknown(obj, EVENT_TYPE)) {
+      stats.unknownFields[p] = (stats.unknownFields[p] ?? 0) + 1;
+      warnings.push(`unknown field "${p.slice(1).replaceAll("/", ".")}"`);
+    }
+  }
+  let bad = checkEventDecodes(obj);
+  if (bad) return refused(bad);
+  obj.metadata ??= {};
+  // Store.Create names the object before rest.BeforeCreate, a generated name that is taken is
+  // generated again (RetryGenerateName).
+  if (!obj.metadata.name && obj.metadata.generateName) {
+    for (let i = 0; i < 8 && (!obj.metadata.name || eventObjects.has(`${ns}/${obj.metadata.name}`)); i++) {
+      obj.metadata.name = generateName(obj.metadata.generateName);
+    }
+  }
+  bad = beforeCreateEvent(obj, ns, EVENTS_V1);
+  if (bad) return refused(bad);
+  delete obj.metadata.deletionTimestamp; // rest.BeforeCreate clears them
+  delete obj.metadata.deletionGracePeriodSeconds;
+  const key = `${ns}/${obj.metadata.name}`;
+  if (q.get("dryRun") === "All") {
+    // Validated, not stored (the dry-run storage only looks the name up).
+    if (eventObjects.has(key)) return refuse(res, { code: 409, status: eventAlreadyExistsStatus(obj.metadata.name) });
+    stats.dryRuns = (stats.dryRuns ?? 0) + 1;
+    obj.metadata.uid = crypto.randomUUID();
+    obj.metadata.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    res.writeHead(201, { "content-type": "application/json", ...warningHeaders(warnings) });
+    return res.end(JSON.stringify(obj));
+  }
+  if (obj.metadata.resourceVersion) {
+    // staging/src/k8s.io/apiserver/pkg/storage/etcd3 store.Create: not a Status error, so the
+    // answer is a 500 with an empty reason (responsewriters ErrorToAPIStatus).
+    const message = "resourceVersion should not be set on objects to be created";
+    return refused({ code: 500, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, code: 500 } });
+  }
+  if (eventObjects.has(key)) return refuse(res, { code: 409, status: eventAlreadyExistsStatus(obj.metadata.name) });
+  rv++; // another kind of object written: the revision moves on, no slice watch hears of it
+  obj.metadata.resourceVersion = String(rv);
+  obj.metadata.uid = crypto.randomUUID();
+  obj.metadata.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  eventObjects.set(key, obj);
+  stats.eventCreates++;
+  return answerWrite(res, 201, obj, warnings);
 }
 
 function wipe(selector) {
@@ -895,6 +1012,8 @@ const admin = http.createServer(async (req, res) => {
     }
     case "/slices":
       return ok([...slices.values()]);
+    case "/events": // every stored events.k8s.io/v1 Event
+      return ok([...eventObjects.values()]);
     case "/requests":
       return ok({ now: performance.now(), t0, requests: requestLog.toArray() });  // t0: the start of `at`
 

@@ -169,12 +169,25 @@ void FakeNode::Add(const FakeFunction& fn) {
               !fn.link_layer.empty() ? Cat(fn.link_layer, "\n")
               : fn.arphrd == 32      ? std::string("InfiniBand\n")
                                      : std::string("Ethernet\n"));
+    const fs::path port = ib / "ports" / std::to_string(p);
+    const std::string link_local =
+        Cat("fe80:0000:0000:0000:0002:c903:00", fn.address.substr(5, 2), ":000", p, "\n");
     for (int g = 0; g < 4; ++g) {
-      const bool set = g == 0 && !fn.zero_gids;
-      WriteFile(
-          ib / "ports" / std::to_string(p) / "gids" / std::to_string(g),
-          set ? Cat("fe80:0000:0000:0000:0002:c903:00", fn.address.substr(5, 2), ":000", p, "\n")
-              : "0000:0000:0000:0000:0000:0000:0000:0000\n");
+      std::string gid = "0000:0000:0000:0000:0000:0000:0000:0000\n";
+      if (!fn.zero_gids && (g == 0 || (!fn.ipv4_gid.empty() && g == 1))) gid = link_local;
+      if (!fn.zero_gids && !fn.ipv4_gid.empty() && g >= 2) {
+        gid = Cat("0000:0000:0000:0000:0000:ffff:", fn.ipv4_gid, "\n");
+      }
+      WriteFile(port / "gids" / std::to_string(g), gid);
+      if (!fn.ipv4_gid.empty() && !fn.zero_gids && !fn.netdevs.empty()) {
+        WriteFile(port / "gid_attrs/types" / std::to_string(g),
+                  g % 2 == 0 ? "IB/RoCE v1\n" : "RoCE v2\n");
+        WriteFile(port / "gid_attrs/ndevs" / std::to_string(g), Cat(fn.netdevs[0], "\n"));
+      }
+    }
+    if (fn.traffic_class >= 0) {
+      WriteFile(ib / "tc" / std::to_string(p) / "traffic_class",
+                Cat("Global tclass=", fn.traffic_class, "\n"));
     }
   }
   Link(sys / "class/infiniband" / fn.ibdev, ib);

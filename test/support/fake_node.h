@@ -27,6 +27,12 @@ struct FakeFunction {
   // ports/N/gids/0..3 as the kernel shows a GID table (unused entries read as zeros):
   // index 0 the link-local GID, or every entry zero (a management function's table).
   bool zero_gids = false;
+  // RoCE: an IPv4 address of the first netdev ("c0a8:0101" for 192.168.1.1), laid out as the
+  // kernel's roce_gid_mgmt.c fills the table: 0 and 1 the link-local GID as RoCE v1 and v2,
+  // 2 and 3 the IPv4-mapped one as RoCE v1 and v2, each with gid_attrs/types and ndevs.
+  std::string ipv4_gid;
+  // tc/<port>/traffic_class as MLNX_OFED's mlx5_ib shows it ("Global tclass=N"); -1: no file.
+  int traffic_class = -1;
   bool uverbs = true;
   bool umad = true;
   bool issm = true;

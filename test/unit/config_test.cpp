@@ -223,6 +223,57 @@ TEST(ParseConfig, UnusedGraceSeconds) {
               ::testing::StartsWith("config: configList[1].unusedGraceSeconds: "));
 }
 
+// trafficClass and gidIndex (docs/pod-env.md, "The RoCE class and GID"): "auto" or 0..255,
+// only with envHints naming who gets them; said to reach no environment on a DRA entry.
+TEST(ParseConfig, TrafficClassAndGidIndex) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 4, "devices": ["x"], "envHints": ["nccl"],
+       "trafficClass": 106, "gidIndex": "auto"},
+      {"resourceName": "b", "rdmaHcaMax": 4, "devices": ["y"], "envHints": ["ucx"],
+       "trafficClass": "auto", "gidIndex": 0},
+      {"resourceName": "c", "rdmaHcaMax": 4, "devices": ["z"], "envHints": ["ucx"]}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& a = r->config.resources[0];
+  EXPECT_EQ(a.traffic_class, (RoceValue{.automatic = false, .value = 106}));
+  EXPECT_EQ(a.gid_index, (RoceValue{.automatic = true, .value = 0}));
+  EXPECT_EQ(r->config.resources[1].traffic_class, (RoceValue{.automatic = true, .value = 0}));
+  EXPECT_EQ(r->config.resources[1].gid_index, (RoceValue{.automatic = false, .value = 0}));
+  EXPECT_EQ(r->config.resources[2].traffic_class, std::nullopt);
+  EXPECT_EQ(RoceValueText(*a.traffic_class), "106");
+  EXPECT_EQ(RoceValueText(*a.gid_index), "auto");
+  // A change of either is a change of the config's fingerprint.
+  Config changed = r->config;
+  changed.resources[0].traffic_class->value = 104;
+  EXPECT_NE(Fingerprint(changed), Fingerprint(r->config));
+
+  for (const char* bad : {"256", "-1", "\"Auto\"", "\"0x6a\"", "1.5", "\"\""}) {
+    EXPECT_EQ(Errors(Cat(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "envHints": ["nccl"], "trafficClass": )",
+                         bad, "}]}")),
+              Cat("config: configList[1].trafficClass: must be \"auto\" (read from the HCAs) "
+                  "or a number 0..255, got \"",
+                  std::string_view(bad).starts_with("\"")
+                      ? std::string_view(bad).substr(1, std::string_view(bad).size() - 2)
+                      : std::string_view(bad),
+                  "\"\n"))
+        << bad;
+  }
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "gidIndex": [3]}]})"),
+            "config: configList[1].gidIndex: must be \"auto\" or a number 0..255, got a list\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "gidIndex": 3}]})"),
+            "config: configList[1].gidIndex: sets no variable without envHints: add \"nccl\" "
+            "and/or \"ucx\" to name the libraries that get it\n");
+  auto dra = ParseConfig(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 4,
+      "selectors": {"ifNames": ["ib0"]}, "frontend": "dra", "envHints": ["nccl"],
+      "trafficClass": 106}]})");
+  ASSERT_TRUE(dra.ok()) << dra.status();
+  EXPECT_THAT(dra->warnings,
+              ::testing::Contains(HasSubstr("configList[0].trafficClass: reaches no container's "
+                                            "environment on a DRA entry")));
+}
+
 // "rdma_A" and "rdma-a" name one DRA pool and DeviceClass ("rdma-a"); the two publishers
 // overwrote each other. The second entry is skipped, naming both; the first keeps serving.
 // (Device-plugin entries that differ only in case clash on their PCIDEVICE_ variable
@@ -742,7 +793,7 @@ TEST(ParseConfig, OversizedListsAndObjectsAreRejectedWithoutWalkingThem) {
   std::string keys = "{";
   for (int i = 0; i < 65; ++i) keys += Cat(i ? "," : "", "\"k", i, "\": 1");
   EXPECT_THAT(Errors(Cat(R"({"configList": [)", keys, "}]}")),
-              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 12"));
+              HasSubstr("config: configList[0]: has 65 keys; an object here has at most 14"));
 }
 
 TEST(LoadConfigFile, FifosAndHugeFilesAreRefusedBeforeReading) {

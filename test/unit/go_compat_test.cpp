@@ -496,7 +496,8 @@ TEST(GoCompat, OurEntryKeys) {
       GoCompatProblems(WithEntry(R"({"resourceName": "a", "rdmaHcaMax": 10,
           "selectors": {"vendors": ["15b3"]}, "frontend": "dra", "deviceModel": "perHca",
           "envHints": ["nccl"], "skipUnusable": true, "memlock": "unlimited",
-          "pciDeviceEnv": false, "unusedGraceSeconds": 600})")),
+          "pciDeviceEnv": false, "unusedGraceSeconds": 600, "trafficClass": 106,
+          "gidIndex": "auto"})")),
       (Lines{
           "go-compatible: configList[0].frontend" + kWhat +
               "the Go plugin ignores it and serves the entry through the device-plugin API, not "
@@ -510,13 +511,18 @@ TEST(GoCompat, OurEntryKeys) {
               "stay in the pool",
           "go-compatible: configList[0].memlock" + kWhat +
               "the Go plugin ignores it: containers keep the container runtime's RLIMIT_MEMLOCK",
+          "go-compatible: configList[0].trafficClass" + kWhat +
+              "the Go plugin ignores it: containers get no NCCL_IB_TC or UCX_IB_TRAFFIC_CLASS",
+          "go-compatible: configList[0].gidIndex" + kWhat +
+              "the Go plugin ignores it: containers get no NCCL_IB_GID_INDEX or UCX_IB_GID_INDEX",
       }))
       << "pciDeviceEnv is no line: the Go plugin sets no variable, true or false; "
          "unusedGraceSeconds neither: it changes what this plugin says, never what a pod gets";
   // At their defaults they change nothing for the Go plugin.
   EXPECT_EQ(GoCompatProblems(WithEntry(R"({"resourceName": "a", "rdmaHcaMax": 10,
           "devices": ["ib0"], "frontend": "devicePlugin", "deviceModel": "auto",
-          "envHints": [], "skipUnusable": false, "memlock": null, "pciDeviceEnv": true})")),
+          "envHints": [], "skipUnusable": false, "memlock": null, "pciDeviceEnv": true,
+          "trafficClass": null, "gidIndex": null})")),
             Lines{});
   // This plugin matches its keys ignoring ASCII case, as it does the Go plugin's.
   EXPECT_EQ(GoCompatProblems(WithEntry(R"({"resourceName": "a", "rdmaHcaMax": 10,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "pkg/pool/pod_env.h"
 #include "pkg/pool/pool_model.h"
@@ -447,6 +448,95 @@ TEST(PodEnv, HintsOverSeveralFunctionsAreTheirUnionInOrder) {
                            {config::EnvHint::kNccl, config::EnvHint::kUcx});
   EXPECT_EQ(env.at("NCCL_IB_HCA"), "=mlx5_1:1,mlx5_0:1");
   EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_1:1,mlx5_0:1");
+}
+
+// The RoCE class and GID index (issue 54, docs/pod-env.md "The RoCE class and GID"): a
+// number from the config as written; "auto" only where every usable port agrees, else no
+// variable and a line naming each port's value; unusable ports do not count; the library
+// names follow envHints; never in the CDI spec (the pod's own value must win).
+config::ResourceConfig Roce(std::vector<config::EnvHint> hints, std::optional<config::RoceValue> tc,
+                            std::optional<config::RoceValue> gid) {
+  config::ResourceConfig rc = Hinted(std::move(hints));
+  rc.traffic_class = tc;
+  rc.gid_index = gid;
+  return rc;
+}
+constexpr config::RoceValue kAuto{.automatic = true, .value = 0};
+
+TEST(PodEnv, RoceClassAndGidFromTheConfigOrEveryUsablePort) {
+  auto inv = MixedNode();  // usable: mlx5_0:1, mlx5_1:1 (mlx5_1:2 DOWN, 2 and 3 unusable)
+  for (auto& fn : inv.functions) {
+    for (auto& port : fn.rdma_devices[0].ports) {
+      port.traffic_class = 106;
+      port.roce_v2_ipv4_gid = 3;
+    }
+  }
+  inv.functions[2].rdma_devices[0].ports[0].traffic_class = 0;     // unusable: does not count
+  inv.functions[1].rdma_devices[0].ports[1].roce_v2_ipv4_gid = 5;  // DOWN: does not count
+  const std::vector<config::EnvHint> both = {config::EnvHint::kNccl, config::EnvHint::kUcx};
+  std::vector<std::string> not_set;
+  auto env = RoceEnv(inv.functions, Roce(both, kAuto, kAuto), &not_set);
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{"NCCL_IB_GID_INDEX", "3"},
+                                                     {"NCCL_IB_TC", "106"},
+                                                     {"UCX_IB_GID_INDEX", "3"},
+                                                     {"UCX_IB_TRAFFIC_CLASS", "106"}}));
+  EXPECT_TRUE(not_set.empty());
+
+  // Numbers from the config are given as written, whatever sysfs says; only UCX's names.
+  env = RoceEnv(inv.functions,
+                Roce({config::EnvHint::kUcx}, config::RoceValue{.automatic = false, .value = 26},
+                     config::RoceValue{.automatic = false, .value = 0}),
+                &not_set);
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{"UCX_IB_GID_INDEX", "0"},
+                                                     {"UCX_IB_TRAFFIC_CLASS", "26"}}));
+
+  // Two usable ports that differ, or one without a value: no variable, one line each.
+  inv.functions[1].rdma_devices[0].ports[0].traffic_class = 24;
+  inv.functions[0].rdma_devices[0].ports[0].roce_v2_ipv4_gid = -1;
+  inv.functions[1].rdma_devices[0].ports[0].roce_v2_ipv4_gid = -1;
+  env = RoceEnv(inv.functions, Roce(both, kAuto, kAuto), &not_set);
+  EXPECT_TRUE(env.empty());
+  EXPECT_THAT(not_set,
+              ElementsAre("rdma/hca: NCCL_IB_TC and UCX_IB_TRAFFIC_CLASS are not in the pods' "
+                          "environment: the usable ports differ in a traffic class "
+                          "(tc/<port>/traffic_class) (mlx5_1:1: 24; mlx5_0:1: 106)",
+                          "rdma/hca: NCCL_IB_GID_INDEX and UCX_IB_GID_INDEX are not in the "
+                          "pods' environment: no usable port has a RoCE v2 GID with an IPv4 "
+                          "address of its netdev (mlx5_0:1, mlx5_1:1: none)"));
+  not_set.clear();
+  env =
+      RoceEnv(inv.functions, Roce({config::EnvHint::kNccl}, std::nullopt, std::nullopt), &not_set);
+  EXPECT_TRUE(env.empty()) << "nothing unless asked for";
+  EXPECT_TRUE(not_set.empty());
+}
+
+TEST(PodEnv, RoceVariablesAreInTheAllocateAnswerOnlyAndInfoShowsThePorts) {
+  auto inv = MixedNode();
+  for (auto& fn : inv.functions) fn.rdma_devices[0].ports[0].traffic_class = 106;
+  inv.functions[0].rdma_devices[0].ports[0].roce_v2_ipv4_gid = 3;
+  const auto snap = PoolSnapshot::Build(
+      Roce({config::EnvHint::kNccl}, kAuto, config::RoceValue{.automatic = false, .value = 3}),
+      inv);
+  const auto& envs = snap->container_response().envs();
+  EXPECT_EQ(envs.at("NCCL_IB_TC"), "106");
+  EXPECT_EQ(envs.at("NCCL_IB_GID_INDEX"), "3");
+  EXPECT_EQ(snap->allocate_only_env(), (std::map<std::string, std::string>{
+                                           {"NCCL_IB_GID_INDEX", "3"}, {"NCCL_IB_TC", "106"}}));
+  EXPECT_TRUE(snap->roce_not_set().empty());
+  const nlohmann::json info = nlohmann::json::parse(envs.at("PCIDEVICE_RDMA_HCA_INFO"));
+  const auto& port = info.at("0000:01:00.0").at("ports").at(0);
+  EXPECT_EQ(port.at("trafficClass"), 106);
+  EXPECT_EQ(port.at("roceV2GidIndex"), 3);
+  EXPECT_FALSE(info.at("0000:02:00.0").at("ports").at(0).contains("roceV2GidIndex"));
+
+  // A DRA entry's containers get them from no environment (a CDI edit would replace the
+  // pod's own value): its snapshot has none.
+  auto dra =
+      Roce({config::EnvHint::kNccl}, kAuto, config::RoceValue{.automatic = false, .value = 3});
+  dra.frontend = config::Frontend::kDra;
+  const auto dra_snap = PoolSnapshot::Build(dra, inv);
+  EXPECT_EQ(dra_snap->container_response().envs().count("NCCL_IB_TC"), 0u);
+  EXPECT_TRUE(dra_snap->allocate_only_env().empty());
 }
 
 // _INFO's linkLayer said "ether" where the kernel (ports/N/link_layer) and ibv_devinfo say

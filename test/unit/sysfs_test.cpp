@@ -334,6 +334,60 @@ TEST_F(ScannerTest, GidTables) {
   EXPECT_FALSE(IsNonZeroGid(""));
 }
 
+// What a pod on RoCE should use (docs/pod-env.md, "The RoCE class and GID"): the port's
+// class as MLNX_OFED's mlx5_ib shows it, and the first RoCE v2 GID holding an IPv4 address
+// of the function's own netdev, laid out as roce_gid_mgmt.c fills the table.
+TEST_F(ScannerTest, RoceClassAndIpv4GidOfTheOwnNetdev) {
+  FakeFunction roce = FakeNode::ConnectX(2, 0, /*infiniband=*/false);
+  roce.ipv4_gid = "c0a8:0101";
+  roce.traffic_class = 106;
+  FakeFunction ib = FakeNode::ConnectX(0, 0, /*infiniband=*/true);
+  ib.ipv4_gid = "0a00:0001";  // not RoCE: never walked
+  node.Add(ib);
+  node.Add(FakeNode::ConnectX(1, 0, /*infiniband=*/false));  // no IPv4, no class file
+  node.Add(roce);
+  NodeInventory inv = scanner.Scan();
+  ASSERT_EQ(inv.functions.size(), 3u);
+  const Port& ib_port = inv.functions[0].rdma_devices[0].ports[0];
+  EXPECT_EQ(ib_port.roce_v2_ipv4_gid, -1);
+  EXPECT_EQ(ib_port.traffic_class, -1);
+  const Port& plain = inv.functions[1].rdma_devices[0].ports[0];
+  EXPECT_EQ(plain.roce_v2_ipv4_gid, -1);
+  EXPECT_EQ(plain.traffic_class, -1);
+  const Port& port = inv.functions[2].rdma_devices[0].ports[0];
+  EXPECT_EQ(port.roce_v2_ipv4_gid, 3) << "2 is the same address as RoCE v1";
+  EXPECT_EQ(port.traffic_class, 106);
+  EXPECT_TRUE(inv.problems.empty());
+
+  // The IPv4 GID of another netdev (a VLAN or macvlan on the port) is not the function's.
+  const std::string attrs = std::filesystem::canonical(
+      node.sysfs_root() + "/class/infiniband/mlx5_2/ports/1/gid_attrs/ndevs");
+  std::ofstream(attrs + "/3") << "enp18s0f0np0.100\n";
+  EXPECT_EQ(scanner.Scan().functions[2].rdma_devices[0].ports[0].roce_v2_ipv4_gid, -1);
+  // An entry that goes between two reads (EINVAL on real sysfs: here a directory) is an
+  // answer, not a problem.
+  std::filesystem::remove(attrs + "/3");
+  std::filesystem::create_directory(attrs + "/3");
+  inv = scanner.Scan();
+  EXPECT_EQ(inv.functions[2].rdma_devices[0].ports[0].roce_v2_ipv4_gid, -1);
+  EXPECT_TRUE(inv.problems.empty());
+
+  EXPECT_EQ(ParseGlobalTrafficClass("Global tclass=106\n"), 106);
+  EXPECT_EQ(ParseGlobalTrafficClass("Global tclass=0\ntclass=24,dst_ip=10.0.0.0/8\n"), 0);
+  EXPECT_EQ(ParseGlobalTrafficClass(""), std::nullopt) << "no class set";
+  EXPECT_EQ(ParseGlobalTrafficClass("tclass=24,dst_ip=10.0.0.0/8\n"), std::nullopt);
+  EXPECT_EQ(ParseGlobalTrafficClass("Global tclass=256\n"), std::nullopt);
+  EXPECT_EQ(ParseGlobalTrafficClass("Global tclass=-1\n"), std::nullopt);
+  EXPECT_EQ(ParseGlobalTrafficClass("106\n"), std::nullopt);
+  EXPECT_TRUE(IsIpv4MappedGid("0000:0000:0000:0000:0000:ffff:c0a8:0101\n"));
+  EXPECT_FALSE(IsIpv4MappedGid("fe80:0000:0000:0000:0002:c903:0001:0001\n"));
+  EXPECT_FALSE(IsIpv4MappedGid("0000:0000:0000:0000:0000:ffff:c0a8:01\n"));
+  EXPECT_FALSE(IsIpv4MappedGid("0000:0000:0000:0000:0000:ffff:c0a8x0101\n"));
+  EXPECT_FALSE(IsIpv4MappedGid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
+  EXPECT_TRUE(IsRoceV2GidType("RoCE v2\n"));
+  EXPECT_FALSE(IsRoceV2GidType("IB/RoCE v1\n"));
+}
+
 TEST_F(ScannerTest, ABrokenEntryDoesNotHideTheOthers) {
   node.Add(FakeNode::ConnectX(0, 0, true));
   std::filesystem::create_directories(node.sysfs_root() + "/bus/pci/devices/0000:99:00.0");
