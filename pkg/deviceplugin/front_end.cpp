@@ -364,6 +364,7 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
     r.slots = adv.slots;
     r.healthy_slots = adv.healthy && res->cdi_problem.empty() ? adv.slots : 0;
     r.problem = res->cdi_problem;
+    r.env_not_set = res->snapshot->roce_not_set();
     r.registered = res->fsm->registered();
     r.open_streams = res->server ? static_cast<int64_t>(res->server->open_streams()) : 0;
     r.allocations = res->allocations_before + (res->server ? res->server->allocations() : 0);

@@ -234,6 +234,10 @@ std::string FormatPrometheus(const View& v) {
   PerResource(out, v, "rdma_shared_dp_allocate_rejections_total", "counter",
               "Allocate calls rejected (an ID the pool does not advertise).",
               [](const ResourceView& r) { return std::to_string(r.allocate_rejections); });
+  PerResource(out, v, "rdma_shared_dp_pod_env_not_set", "gauge",
+              "RoCE settings the entry asks for (trafficClass, gidIndex) that its pods do not "
+              "get: the HCAs' ports disagree or have none.",
+              [](const ResourceView& r) { return std::to_string(r.env_not_set.size()); });
   PerResource(out, v, "rdma_shared_dp_registrations_total", "counter",
               "Successful registrations with the kubelet.",
               [](const ResourceView& r) { return std::to_string(r.registrations); });
@@ -384,6 +388,9 @@ std::string ReadyNotes(const View& v) {
     Append(notes, "config entry configList[", e.index, "] (", e.resource_name,
            ") is invalid and was skipped at the last reload; its running version keeps serving: "
            "fix it in the ConfigMap\n");
+  }
+  for (const auto& r : v.resources) {
+    for (const auto& line : r.env_not_set) Append(notes, line, "\n");
   }
   if (!v.dra) return notes;
   for (const auto& f : v.dra->model_fallbacks) {

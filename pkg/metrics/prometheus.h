@@ -24,6 +24,9 @@ struct ResourceView {
   uint64_t serve_retries = 0;          // back-off waits after a socket could not be served
   uint64_t register_retries = 0;       // back-off waits after a failed Register
   std::string problem;                 // why it must not be allocated from ("" if fine)
+  // The RoCE variables the entry asks for that its pods do not get, one line each
+  // (pool/pod_env.h RoceEnv): a ready note, not a readiness problem.
+  std::vector<std::string> env_not_set;
 };
 
 // Process figures in the standard `process_*` names (read from /proc by ReadProcess()).

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -264,6 +265,131 @@ TEST_F(CdiConsumer, ThePoolsEnvReachesTheContainerThroughTheSpec) {
             1);
   EXPECT_EQ(std::count(env.begin(), env.end(), "PCIDEVICE_RDMA_ROCE=0000:12:00.0,0000:13:00.0"), 1);
   EXPECT_EQ(std::count(env.begin(), env.end(), "PCIDEVICE_RDMA_IB=0000:10:00.0,0000:11:00.0"), 1);
+}
+
+// The container's environment as the kubelet and containerd build it before the CDI edits
+// are applied, with the image's defaults in `defaults`:
+//  - the kubelet puts the device plugins' Allocate variables first and the container's own
+//    after them (pkg/kubelet/kubelet_pods.go GenerateRunContainerOptions: the Envs of
+//    containerManager.GetResources, then makeEnvironmentVariables' appended);
+//  - containerd's CRI passes that list to oci.WithEnv, whose replaceOrAppendEnvValues
+//    (containerd oci/spec_opts.go) replaces a name the defaults have, appends any other, each
+//    time it comes (a name twice in the list is appended twice), and unsets a name written
+//    without '='.
+// Then the runtime applies the CDI edits (which replace a name: the CDI library's
+// ContainerEdits.Apply) and runc keeps the last of a name (libcontainer's environment setup).
+std::vector<std::string> KubeletContainerdEnv(const std::vector<std::string>& defaults,
+                                              const std::map<std::string, std::string>& plugin,
+                                              const std::vector<std::string>& pod) {
+  std::vector<std::string> overrides;
+  for (const auto& [k, v] : plugin) overrides.push_back(k + "=" + v);
+  overrides.insert(overrides.end(), pod.begin(), pod.end());
+  std::map<std::string, size_t> cache;  // the defaults' names only, as upstream keeps it
+  std::vector<std::string> results = defaults;
+  for (size_t i = 0; i < defaults.size(); ++i)
+    cache[defaults[i].substr(0, defaults[i].find('='))] = i;
+  for (const auto& value : overrides) {
+    const auto eq = value.find('=');
+    const std::string key = value.substr(0, eq);
+    if (eq == std::string::npos) {
+      if (cache.contains(key)) results[cache[key]] = "";
+      continue;
+    }
+    if (cache.contains(key)) {
+      results[cache[key]] = value;
+    } else {
+      results.push_back(value);
+    }
+  }
+  std::erase(results, "");
+  return results;
+}
+
+// The RoCE class and GID index never replace a value the pod sets itself (docs/pod-env.md,
+// "The RoCE class and GID"): they are in the Allocate answer only, never in the CDI spec; a
+// container built as the kubelet and containerd build it (above), injected by the reference
+// CDI library and run by runc, reads the pod's own NCCL_IB_TC and UCX_IB_GID_INDEX and the
+// plugin's other two. A spec that carried NCCL_IB_TC would have replaced the pod's: the
+// library, shown on a spec of its own.
+TEST_F(CdiConsumer, TheRoceClassAndGidNeverReplaceThePodsOwnValues) {
+  FakeFunction roce = FakeNode::ConnectX(4, 1, /*infiniband=*/false);
+  roce.ipv4_gid = "c0a8:0104";
+  roce.traffic_class = 106;
+  h.node().Add(roce);
+  for (const auto& e : std::filesystem::directory_iterator(h.node().dev_root() + "/infiniband")) {
+    const std::string node = g_host_infiniband + "/" + e.path().filename().string();
+    if (std::filesystem::exists(node)) continue;
+    ASSERT_EQ(::mknod(node.c_str(), S_IFCHR | 0666, ::makedev(1, 3)), 0) << node;
+  }
+  Start(R"({"configList": [{"resourceName": "roce", "rdmaHcaMax": 2,
+      "selectors": {"ifNames": ["enp20s0f0np0"]}, "envHints": ["nccl", "ucx"],
+      "trafficClass": "auto", "gidIndex": "auto"}]})",
+        {"rdma/roce"});
+  auto r = h.kubelet().Allocate("rdma/roce", {"0"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& answer = r->container_responses(0);
+  const std::map<std::string, std::string> envs(answer.envs().begin(), answer.envs().end());
+  EXPECT_EQ(envs.at("NCCL_IB_TC"), "106");
+  EXPECT_EQ(envs.at("UCX_IB_TRAFFIC_CLASS"), "106");
+  EXPECT_EQ(envs.at("NCCL_IB_GID_INDEX"), "3");
+  EXPECT_EQ(envs.at("UCX_IB_GID_INDEX"), "3");
+  std::vector<std::string> names;
+  for (const auto& d : answer.cdi_devices()) names.push_back(d.name());
+  Checked c = Check(cdi, 1, names);
+  ASSERT_EQ(c.status, 0) << c.output;
+  for (const auto& line : EnvLines(c.output)) {
+    EXPECT_FALSE(line.starts_with("NCCL_IB_TC=") || line.starts_with("NCCL_IB_GID_INDEX=") ||
+                 line.starts_with("UCX_IB_"))
+        << "in the CDI spec: " << line;
+  }
+
+  const std::string bundle = h.root() + "/bundle-roce";
+  std::filesystem::create_directories(bundle + "/rootfs");
+  std::filesystem::copy_file(RDMADP_MEMLOCK_PROBE, bundle + "/rootfs/probe");
+  c = RunShell(Cat("runc spec --bundle '", bundle, "'"));
+  ASSERT_EQ(c.status, 0) << c.output;
+  const std::string config_path = bundle + "/config.json";
+  auto config = nlohmann::json::parse(ReadFileOrEmpty(config_path));
+  config["process"]["terminal"] = false;
+  config["process"]["user"] = {{"uid", 1000}, {"gid", 1000}};
+  config["process"]["args"] = {
+      "/probe",          "--env", "NCCL_IB_TC", "NCCL_IB_GID_INDEX", "UCX_IB_TRAFFIC_CLASS",
+      "UCX_IB_GID_INDEX"};
+  config["process"]["capabilities"] = {{"bounding", nlohmann::json::array()},
+                                       {"effective", nlohmann::json::array()},
+                                       {"permitted", nlohmann::json::array()}};
+  config["process"]["env"] =
+      KubeletContainerdEnv(config["process"]["env"].get<std::vector<std::string>>(), envs,
+                           {"NCCL_IB_TC=24", "UCX_IB_GID_INDEX=1"});
+  std::ofstream(config_path) << config.dump(2);
+  c = Check(cdi, 1, names, {}, config_path);
+  ASSERT_EQ(c.status, 0) << c.output;
+  const std::string id = Cat("rdmadp-roce-", ::getpid());
+  c = RunShell(Cat("runc run --bundle '", bundle, "' ", id));
+  RunShell(Cat("runc delete --force ", id));
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("getenv NCCL_IB_TC=24\n"));
+  EXPECT_THAT(c.output, HasSubstr("getenv NCCL_IB_GID_INDEX=3\n"));
+  EXPECT_THAT(c.output, HasSubstr("getenv UCX_IB_TRAFFIC_CLASS=106\n"));
+  EXPECT_THAT(c.output, HasSubstr("getenv UCX_IB_GID_INDEX=1\n"));
+  EXPECT_EQ(std::count(c.output.begin(), c.output.end(), '\n'), 8)
+      << "one of each name: " << c.output;
+
+  // Why not the spec: a spec's variable comes after the container's own (the library
+  // replaces it, or, as Debian's build of it here does, appends it) and runc keeps the last.
+  const std::string own = h.root() + "/cdi-own";
+  std::filesystem::create_directories(own);
+  std::ofstream(own + "/probe.json") << R"({"cdiVersion": "0.5.0", "kind": "example.com/probe",
+      "devices": [{"name": "tc", "containerEdits": {"env": ["NCCL_IB_TC=106"]}}]})";
+  config["process"]["args"] = {"/probe", "--env", "NCCL_IB_TC"};
+  config["process"]["env"] = KubeletContainerdEnv({"PATH=/bin"}, {}, {"NCCL_IB_TC=24"});
+  std::ofstream(config_path) << config.dump(2);
+  c = Check(own, 1, {"example.com/probe=tc"}, {}, config_path);
+  ASSERT_EQ(c.status, 0) << c.output;
+  c = RunShell(Cat("runc run --bundle '", bundle, "' ", id));
+  RunShell(Cat("runc delete --force ", id));
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("getenv NCCL_IB_TC=106\n"));
 }
 
 TEST_F(CdiConsumer, TwoInstancesOfARollingUpdateKeepTheSpecsLoadable) {

@@ -3,6 +3,8 @@
 // plugin's PCIDEVICE_<RESOURCE> and _INFO, and the opt-in NCCL/UCX hints, following the pool
 // as it is at Allocate time.
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "test/e2e/e2e_fixture.h"
@@ -99,6 +101,39 @@ TEST_F(PodEnvE2E, AHotAddedHcaAndAPortGoingDownShowInTheNextAllocate) {
   // skipUnusable: the port that went down took its HCA out; the new one came in.
   EXPECT_EQ(h.Metric("rdma_shared_dp_hcas{resource=\"rdma/usable_only\"}"), 2);
   EXPECT_EQ(AllocateEnv(kUsable).at("PCIDEVICE_RDMA_USABLE_ONLY"), "0000:10:00.0,0000:17:00.0");
+}
+
+// The RoCE class and GID (docs/pod-env.md, "The RoCE class and GID"): a number from the config
+// is in every Allocate answer; "auto" only once every usable port has the same class, and
+// until then the metric and /readyz's detail say what is missing; a rescan after the admin
+// sets the class brings it to the next pod.
+TEST_F(PodEnvE2E, TheRoceClassFollowsThePortsAndWhatIsMissingIsSaid) {
+  StartAll(R"({"periodicUpdateInterval": 0, "configList": [
+      {"resourceName": "roce", "rdmaHcaMax": 10, "selectors": {"linkTypes": ["ether"]},
+       "envHints": ["nccl"], "trafficClass": "auto", "gidIndex": 3}]})",
+           {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered("rdma/roce"));
+  auto env = AllocateEnv("rdma/roce");
+  EXPECT_EQ(env.at("NCCL_IB_GID_INDEX"), "3");
+  EXPECT_EQ(env.count("NCCL_IB_TC"), 0u);
+  EXPECT_EQ(env.count("UCX_IB_GID_INDEX"), 0u) << "ucx is not in envHints";
+  EXPECT_EQ(h.Metric(Series("rdma_shared_dp_pod_env_not_set", "rdma/roce")), 1);
+  const std::string missing =
+      "rdma/roce: NCCL_IB_TC is not in the pods' environment: no usable port has a traffic "
+      "class (tc/<port>/traffic_class) (mlx5_2:1, mlx5_3:1: none)\n";
+  EXPECT_EQ(h.MetricsHttp("/readyz"), std::make_pair(200, "ready\n" + missing));
+
+  for (const char* ibdev : {"mlx5_2", "mlx5_3"}) {
+    const auto dir =
+        std::filesystem::canonical(h.node().sysfs_root() + "/class/infiniband/" + ibdev) / "tc/1";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "traffic_class") << "Global tclass=106\n";
+  }
+  h.plugin().Signal(SIGHUP);
+  ASSERT_EQ(h.AwaitMetric(Series("rdma_shared_dp_pod_env_not_set", "rdma/roce"), 0), 0);
+  env = AllocateEnv("rdma/roce");
+  EXPECT_EQ(env.at("NCCL_IB_TC"), "106");
+  EXPECT_EQ(h.MetricsHttp("/readyz"), std::make_pair(200, std::string("ready\n")));
 }
 
 }  // namespace
