@@ -389,6 +389,37 @@ std::vector<std::string> RdmadpEnvNames() {
   return names;
 }
 
+// RDMAUnused Events (docs/observability.md): written while some entry uses DRA (whose RBAC
+// has them) or with --rdma-unused-events, to the API server the DRA front end uses. Said at
+// start when asked for and impossible, never silently off.
+observe::ObserverOptions WithUnusedEvents(observe::ObserverOptions use, const cli::Options& opts,
+                                          const config::LoadedConfig& loaded, kube::ApiConfig api) {
+  const bool dra = std::any_of(
+      loaded.config.resources.begin(), loaded.config.resources.end(),
+      [](const config::ResourceConfig& rc) { return rc.frontend == config::Frontend::kDra; });
+  if (!opts.rdma_unused_events && !dra) return use;
+  if (opts.rdma_usage_interval_seconds == 0) {
+    if (opts.rdma_unused_events) {
+      log::Warn("--rdma-unused-events writes nothing without --rdma-usage-interval");
+    }
+    return use;
+  }
+  if (api.server.empty()) {
+    log::Warn(
+        "RDMAUnused Events are not written: no API server (--kube-api-server, or "
+        "KUBERNETES_SERVICE_HOST as in every pod); the metrics and the log still say it");
+    return use;
+  }
+  use.events_api = [api]() -> absl::StatusOr<std::unique_ptr<kube::ApiTransport>> {
+    auto client = kube::RestClient::Create(api);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<kube::ApiTransport>(std::move(*client));
+  };
+  log::Info(Cat("RDMAUnused Events go to ", api.server, " (events.k8s.io/v1, as ",
+                use.node_name.empty() ? std::string("this host") : use.node_name, ")"));
+  return use;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -507,6 +538,10 @@ int main(int argc, char** argv) {
       .health_address = opts.health_address,
       .version = RDMADP_VERSION,
       .config_error_interval = std::chrono::seconds(opts.config_error_interval_seconds)};
+  const observe::ObserverOptions use_options =
+      WithUnusedEvents(UseObserverOptions(opts, node_name), opts, *loaded,
+                       kube::ApiConfig{dra.kube_api_server, opts.kube_ca_file, opts.kube_token_file,
+                                       dra.user_agent});
   auto loop = loop::EventLoop::Create();
   if (!loop.ok()) {
     log::Error(Cat("cannot set up the event loop: ", std::string(loop.status().message())));
@@ -519,8 +554,7 @@ int main(int argc, char** argv) {
         front_ends.push_back(std::make_unique<deviceplugin::DevicePluginFrontEnd>(host, dp));
         front_ends.push_back(std::make_unique<dra::DraFrontEnd>(host, dra));
         if (opts.rdma_usage_interval_seconds > 0) {
-          front_ends.push_back(std::make_unique<observe::RdmaUseObserver>(
-              host, UseObserverOptions(opts, node_name)));
+          front_ends.push_back(std::make_unique<observe::RdmaUseObserver>(host, use_options));
         }
         return front_ends;
       },

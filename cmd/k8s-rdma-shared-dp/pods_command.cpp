@@ -29,7 +29,9 @@ observe::ObserverOptions UseObserverOptions(const cli::Options& opts,
                                .grace = std::chrono::seconds(opts.rdma_unused_grace_seconds),
                                .sources = SourcesOf(opts),
                                .node_name = node_name,
-                               .dra_driver = opts.dra_driver_name};
+                               .dra_driver = opts.dra_driver_name,
+                               .events_api = {},
+                               .events_clock = {}};
   out.sources.sysfs_root = opts.sysfs_root;  // the daemon exports the ports' counters too
   // The daemon's shutdown waits for a List in flight: shorter than the command's.
   out.sources.list_timeout = std::chrono::seconds(5);

@@ -396,6 +396,13 @@ const std::vector<FlagSpec>& Specs() {
        "namespace: images/components/usage-qps; QPs made through mlx5 DevX are not listed "
        "there, the cgroup's objects count them).",
        ShowBool(&Options::rdma_usage_qps), SetBool(&Options::rdma_usage_qps, "rdma-usage-qps")},
+      {"rdma-unused-events", "",
+       "--rdma-usage-interval: also write one Kubernetes Event (reason RDMAUnused) on the pod "
+       "of a container that turns unused, with the device-plugin front end alone (it needs "
+       "the API server: --kube-api-server or the in-cluster service account, and "
+       "images/components/usage-events' RBAC); always on while a configList entry uses DRA.",
+       ShowBool(&Options::rdma_unused_events),
+       SetBool(&Options::rdma_unused_events, "rdma-unused-events")},
       {"rdma-unused-grace", "SECONDS",
        "pods and --rdma-usage-interval: how long a container may hold this plugin's devices "
        "with no QP and no verbs object beyond contexts before it is said to leave them unused.",
@@ -444,15 +451,18 @@ const std::vector<FlagSpec>& Specs() {
        "$NODE_NAME, set from the downward API by images/overlays/dra).",
        ShowString(&Options::node_name), SetString(&Options::node_name, "node-name")},
       {"kube-api-server", "URL",
-       "DRA front end: the API server (default: https://$KUBERNETES_SERVICE_HOST:"
+       "DRA front end and RDMAUnused Events: the API server (default: "
+       "https://$KUBERNETES_SERVICE_HOST:"
        "$KUBERNETES_SERVICE_PORT, as in every pod).",
        ShowString(&Options::kube_api_server),
        SetString(&Options::kube_api_server, "kube-api-server")},
       {"kube-ca-file", "PATH",
-       "DRA front end: the CA bundle that signs the API server's certificate.",
+       "DRA front end and RDMAUnused Events: the CA bundle that signs the API server's "
+       "certificate.",
        ShowString(&Options::kube_ca_file), SetString(&Options::kube_ca_file, "kube-ca-file")},
       {"kube-token-file", "PATH",
-       "DRA front end: the bearer token (re-read when it changes, and after a 401).",
+       "DRA front end and RDMAUnused Events: the bearer token (re-read when it changes, and "
+       "after a 401).",
        ShowString(&Options::kube_token_file),
        SetString(&Options::kube_token_file, "kube-token-file")},
       {"version", "", "Print the version and exit (alias -v).",

@@ -47,6 +47,7 @@ struct Options {
   int rdma_unused_grace_seconds = 600;
   int rdma_usage_interval_seconds = 0;  // the daemon samples per-container use (0: never)
   bool rdma_usage_qps = false;          // and counts QPs by owner (the host PID namespace)
+  bool rdma_unused_events = false;      // RDMAUnused Events without a DRA entry too
   std::string metrics_address;          // "" = no HTTP endpoint
   std::string health_address;           // "" = probes only on the metrics endpoint (if any)
   // render: the DRA objects an administrator applies.

@@ -192,6 +192,15 @@ void FormatRdmaUse(std::string& out, const RdmaUseView& u) {
       }
     }
   }
+  if (!u.events.empty()) {
+    Family(out, "rdma_shared_dp_pod_events_total", "counter",
+           "RDMAUnused Events on pods: created, exists (told before), failed (refused or not "
+           "delivered), dropped (more waiting than the API server's budget lets out).");
+    for (const auto& [result, n] : u.events) {
+      Append(out, "rdma_shared_dp_pod_events_total{reason=\"RDMAUnused\",result=\"", result, "\"} ",
+             n, "\n");
+    }
+  }
   Family(out, "rdma_shared_dp_rdma_use_samples_total", "counter",
          "Samples of per-container RDMA use taken.");
   Append(out, "rdma_shared_dp_rdma_use_samples_total ", u.samples, "\n");

@@ -143,6 +143,9 @@ struct RdmaUseView {
   std::vector<ContainerRdmaView> containers;
   std::vector<ContainerRdmaView> foreign;
   std::vector<PortCountersView> ports;  // at most kMaxPortSeries
+  // RDMAUnused Events by result ("created", "exists", "failed", "dropped"); empty when the
+  // observer writes none.
+  std::map<std::string, uint64_t> events;
 };
 
 // One port of an HCA some pool selects. `state` is the kernel's number (sysfs .../state:

@@ -1,5 +1,7 @@
 #include "pkg/observe/rdma_use_observer.h"
 
+#include <unistd.h>
+
 #include "pkg/text/cat.h"
 
 namespace rdmadp::observe {
@@ -48,6 +50,40 @@ metrics::ContainerRdmaView ForeignView(const usage::ForeignUse& f) {
 
 }  // namespace
 
+// Who writes the Events: the node's name, else the host's (the device-plugin DaemonSet
+// runs in the host network namespace, where they are one).
+std::string ReportingInstance(const std::string& node_name) {
+  if (!node_name.empty()) return node_name;
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "unknown-node";
+  return host;
+}
+
+// What an unused container is told, in the log line and the Event's note.
+std::string UnusedNote(const usage::ContainerUse& use, const OurDevices& ours,
+                       usage::UseSource source) {
+  const std::string hcas = use.hcas.empty() ? "no HCA of this node" : Join(use.hcas, ",");
+  return Cat("has held ", Join(ours.hcas.ResourcesOf(use.held), ","), " (", hcas, ") for ",
+             Minutes(use.sample.age),
+             " and uses none of it: no QP and no verbs object beyond contexts (source: ",
+             usage::UseSourceName(source),
+             "); NCCL or UCX may have fallen back to TCP (docs/observability.md)");
+}
+
+std::string_view EventResultName(EventResult r) {
+  switch (r) {
+    case EventResult::kCreated:
+      return "created";
+    case EventResult::kExists:
+      return "exists";
+    case EventResult::kHeld:
+      return "held";
+    case EventResult::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
 RdmaUseObserver::RdmaUseObserver(frontend::Host& host, ObserverOptions options, ReadUseFn read)
     : host_(host),
       options_(std::move(options)),
@@ -59,12 +95,19 @@ RdmaUseObserver::RdmaUseObserver(frontend::Host& host, ObserverOptions options, 
                                 const OurDevices& ours, std::chrono::system_clock::time_point now) {
                     return ReadNodeUse(ours, sources, *kubelet, now);
                   })),
+      reporting_instance_(ReportingInstance(options_.node_name)),
       thread_([this] { Work(); }) {
   loop::AssertOnLoop(host_.Loop());
   alarm_ = host_.Loop().NewAlarm([this] { Tick(); });
   for (usage::Verdict v : {usage::Verdict::kInGrace, usage::Verdict::kUsed, usage::Verdict::kUnused,
                            usage::Verdict::kUnknown}) {
     view_.verdicts[std::string(usage::VerdictName(v))] = 0;  // every series from the start
+  }
+  if (options_.events_api) {
+    for (EventResult r : {EventResult::kCreated, EventResult::kExists, EventResult::kFailed}) {
+      view_.events[std::string(EventResultName(r))] = 0;
+    }
+    view_.events["dropped"] = 0;
   }
 }
 
@@ -96,12 +139,16 @@ void RdmaUseObserver::Work() {
     std::shared_ptr<const OurDevices> ours;
     {
       sync::MutexLock lock(mu_);
-      wake_.wait(lock.unique(),
-                 [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || request_; });
+      wake_.wait(lock.unique(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || request_ || events_added_;
+      });
       if (stopping_) return;
       ours = std::move(request_);
       request_ = nullptr;
+      events_added_ = false;
     }
+    SendEvents();
+    if (ours == nullptr) continue;
     const auto start = std::chrono::steady_clock::now();
     const auto wall = std::chrono::system_clock::now();
     auto use = std::make_shared<NodeUse>(read_(*ours, wall));
@@ -144,6 +191,10 @@ void RdmaUseObserver::Sampled(const NodeUse& use, const OurDevices& ours, double
   }
   for (const auto& change : book_.Round(host_.Loop().Now(), round, options_.grace, graces)) {
     Say(change, *by_key.at(change.key), ours);
+    if (change.after.verdict == usage::Verdict::kUnused && options_.events_api) {
+      QueueEvent(*by_key.at(change.key),
+                 UnusedNote(*by_key.at(change.key), ours, change.after.source));
+    }
   }
   for (auto& [verdict, n] : view_.verdicts) n = 0;
   view_.containers.clear();
@@ -198,13 +249,7 @@ void RdmaUseObserver::Say(const usage::VerdictBook::Change& change, const usage:
   const usage::Judgement& j = change.after;
   switch (j.verdict) {
     case usage::Verdict::kUnused:
-      log::Warn(Cat("container ", who, " has held ", resources, " (", hcas, ") for ",
-                    Minutes(use.sample.age),
-                    " and uses none of it: no QP and no verbs object "
-                    "beyond contexts (source: ",
-                    usage::UseSourceName(j.source),
-                    "); NCCL or UCX may have fallen back to TCP (docs/observability.md)"),
-                fields);
+      log::Warn(Cat("container ", who, " ", UnusedNote(use, ours, j.source)), fields);
       break;
     case usage::Verdict::kUsed:
       log::Info(Cat("container ", who, " uses ", resources, " (", hcas,
@@ -223,6 +268,83 @@ void RdmaUseObserver::Say(const usage::VerdictBook::Change& change, const usage:
           Cat("container ", who, " holds ", resources, ": its use cannot be read: ", use.missing),
           fields);
       break;
+  }
+}
+
+void RdmaUseObserver::QueueEvent(const usage::ContainerUse& use, std::string note) {
+  if (!use.names) return;  // no UID to name the pod by (the verdict is never unused so)
+  UnusedEvent e{.pod_namespace = use.held.pod_namespace,
+                .pod = use.held.pod,
+                .pod_uid = use.names->pod_uid,
+                .container = use.held.container,
+                .container_id = use.names->container_id,
+                .note = Cat("Container ", use.held.container, " ", note)};
+  sync::MutexLock lock(mu_);
+  if (events_.size() >= kMaxPendingEvents) {
+    ++view_.events["dropped"];
+    return;
+  }
+  events_.push_back(std::move(e));
+  events_added_ = true;
+  wake_.notify_one();
+}
+
+void RdmaUseObserver::SendEvents() {
+  if (!options_.events_api) return;
+  std::map<EventResult, uint64_t> results;
+  std::vector<std::string> errors;
+  while (true) {
+    UnusedEvent e;
+    {
+      sync::MutexLock lock(mu_);
+      if (events_.empty() || stopping_) break;
+      e = events_.front();
+    }
+    EventResult result = EventResult::kFailed;
+    std::string error;
+    if (sender_ == nullptr) {
+      auto api = options_.events_api();
+      if (api.ok()) {
+        sender_ = std::make_unique<EventSender>(
+            std::move(*api), options_.events_clock ? options_.events_clock : [] {
+              return std::chrono::steady_clock::now();
+            });
+      } else {
+        error = std::string(api.status().message());
+      }
+    }
+    if (sender_ != nullptr) {
+      result = sender_->Send(e, reporting_instance_, std::chrono::system_clock::now(), &error);
+    }
+    if (result == EventResult::kHeld) break;  // its turn comes again
+    {
+      sync::MutexLock lock(mu_);
+      events_.pop_front();
+    }
+    ++results[result];
+    if (!error.empty()) {
+      errors.push_back(
+          Cat("RDMAUnused Event on pod ", e.pod_namespace, "/", e.pod, " not written: ", error));
+    }
+  }
+  if (results.empty()) return;
+  host_.Loop().Post([this, alive = alive_, results, errors] {
+    if (*alive) EventsSent(results, errors);
+  });
+}
+
+// Each way of failing is said once (bounded: the first kMaxPendingEvents kinds).
+void RdmaUseObserver::EventsSent(const std::map<EventResult, uint64_t>& results,
+                                 const std::vector<std::string>& errors) {
+  loop::AssertOnLoop(host_.Loop());
+  for (const auto& [result, n] : results) view_.events[std::string(EventResultName(result))] += n;
+  for (const std::string& error : errors) {
+    if (event_errors_said_.size() >= kMaxPendingEvents || event_errors_said_.contains(error)) {
+      continue;
+    }
+    event_errors_said_.insert(error);
+    host_.ReportProblem(log::Level::kWarn, "usage", error,
+                        {.resource = {}, .hca = {}, .event = "rdma-use"});
   }
 }
 

@@ -14,6 +14,9 @@
 #include <thread>
 
 #include "pkg/text/cat.h"
+#ifdef RDMADP_WITH_FAKEAPI
+#include "test/support/fake_apiserver.h"
+#endif
 #include "test/support/fake_pod_resources.h"
 #include "test/support/fs_wait.h"
 #include "test/support/node_use_tree.h"
@@ -482,6 +485,50 @@ TEST_F(RdmaUseE2E, TheFirstSampleIsOnThePageAtStart) {
             9);
   EXPECT_EQ(Sample("rdma_shared_dp_rdma_use_failed_samples_total"), 0);
 }
+
+#ifdef RDMADP_WITH_FAKEAPI
+// RDMAUnused Events from the real binary (--rdma-unused-events with the device-plugin front
+// end) into the fake kube-apiserver, whose port of kube-apiserver's event validation
+// (test/manifests/event_validation.mjs) refuses what the real one refuses: exactly one Event,
+// on the unused container's pod, and no refused write.
+class RdmaUnusedEventsE2E : public RdmaUseE2E {
+ protected:
+  std::vector<std::string> Flags() override {
+    std::vector<std::string> flags = RdmaUseE2E::Flags();
+    for (auto& f : api_.PluginFlags()) flags.push_back(f);
+    flags.push_back("--rdma-unused-events");
+    flags.push_back("--node-name=node-a");
+    return flags;
+  }
+  FakeApiServer api_;
+};
+
+TEST_F(RdmaUnusedEventsE2E, TheUnusedContainersPodGetsOneEvent) {
+  ASSERT_TRUE(api_.Await("stats.eventCreates === 1")["ok"]) << h.PluginLog();
+  const nlohmann::json events = api_.Admin("/events");
+  ASSERT_EQ(events.size(), 1u) << events.dump(2);
+  const nlohmann::json& e = events[0];
+  EXPECT_EQ(e.at("reason"), "RDMAUnused");
+  EXPECT_EQ(e.at("type"), "Warning");
+  EXPECT_EQ(e.at("metadata").at("namespace"), "team-a");
+  EXPECT_EQ(e.at("regarding").at("name"), "trainer-1");
+  EXPECT_EQ(e.at("regarding").at("uid"), NodeUseTree::Uid('b'));
+  EXPECT_EQ(e.at("reportingInstance"), "node-a");
+  EXPECT_THAT(std::string(e.at("note")),
+              ::testing::StartsWith("Container nccl has held rdma/hca_shared_devices_a "
+                                    "(mlx5_0,mlx5_1) for 30 min and uses none of it"));
+  EXPECT_EQ(api_.Stats().at("invalid").size(), 0u) << api_.Stats().dump(2);
+  ASSERT_TRUE(WaitForFiles(
+      h.root(),
+      [&] {
+        return Sample(R"(rdma_shared_dp_pod_events_total{reason="RDMAUnused",result="created"})") ==
+               1;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(Sample(R"(rdma_shared_dp_pod_events_total{reason="RDMAUnused",result="failed"})"), 0);
+  EXPECT_EQ(api_.Stats().at("eventCreates"), 1);
+}
+#endif
 
 }  // namespace
 }  // namespace rdmadp::testing

@@ -184,6 +184,12 @@ for (const [frontName, front] of Object.entries(FRONTS)) {
                                [...front.comps, C("usage"), C("usage-qps")]);
   MATRIX.push(qpsLabel);
   build(qpsLabel, qpsDir, { ...front.opts, usage: true, usageQps: true });
+  if (front.opts.dra) continue;  // the DRA component has its own account and these Events
+  const eventsLabel = `matrix usage-events ${frontName}`;
+  const eventsDir = kustomization(eventsLabel.replace(/[ ,+]/g, "_"), [path.join(images, "base")],
+                                  [...front.comps, C("usage"), C("usage-events")]);
+  MATRIX.push(eventsLabel);
+  build(eventsLabel, eventsDir, { ...front.opts, usage: true, usageEvents: true });
 }
 
 // Every component directory is used by some build of the matrix.
@@ -413,9 +419,18 @@ function checkDaemonSet(d, opts, objs, role) {
     assert.equal(spec.serviceAccountName, "rdma-shared-dp");
     assert.deepEqual(envOf(c, "NODE_NAME").valueFrom.fieldRef, { fieldPath: "spec.nodeName" });
     for (const id of DRA_OBJECTS) assert.ok(objs.some((o) => `${o.kind}/${o.metadata.name}` === id), `no ${id}`);
+  } else if (opts.usageEvents) {
+    assert.equal(spec.serviceAccountName, "rdma-shared-dp");
+    assert.deepEqual(envOf(c, "NODE_NAME").valueFrom.fieldRef, { fieldPath: "spec.nodeName" });
+    const role = find(objs, "ClusterRole", "k8s-rdma-shared-dp-events");
+    assert.deepEqual(role.rules, [{ apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] }]);
+    assert.deepEqual(find(objs, "ClusterRoleBinding", "k8s-rdma-shared-dp-events").subjects,
+                     [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   } else {
     assert.equal(spec.serviceAccountName, undefined);
   }
+  // usage-events: the Events on with the device-plugin front end alone; only there.
+  assert.equal(envValue(c, "RDMADP_RDMA_UNUSED_EVENTS"), opts.usageEvents ? "true" : undefined);
   // memlock: the hook's directory is the host's, at the path the CDI specs name, writable.
   const hookPath = "/var/lib/k8s-rdma-shared-dp/bin";
   const hookMount = c.volumeMounts.find((m) => m.mountPath === hookPath);
@@ -681,7 +696,9 @@ check("the overlay's admission policy is what render prints; RBAC grants exactly
   assert.deepEqual(verbs("resourceslices"), ["create", "delete", "list", "update", "watch"]);
   assert.deepEqual(verbs("resourceclaims"), ["get"]);
   assert.deepEqual(verbs("nodes"), ["get"]);
-  assert.equal(role.rules.length, 3, "no rule the code does not use (deviceclasses, get on slices)");
+  assert.deepEqual(verbs("events"), ["create"]);
+  assert.deepEqual(role.rules.find((r) => r.resources.includes("events")).apiGroups, ["events.k8s.io"]);
+  assert.equal(role.rules.length, 4, "no rule the code does not use (deviceclasses, get on slices)");
   const binding = find(dra, "ClusterRoleBinding", "k8s-rdma-shared-dp-dra");
   assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   const policy = find(dra, "ValidatingAdmissionPolicy", "k8s-rdma-shared-dp-own-node-slices");

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "pkg/observe/rdma_use_observer.h"
 #include "test/support/fake_host.h"
@@ -72,7 +74,9 @@ class Observer : public ::testing::Test {
                         .list_timeout = seconds(10),
                         .max_containers = 100},
             .node_name = "node1",
-            .dra_driver = ""};
+            .dra_driver = "",
+            .events_api = {},
+            .events_clock = {}};
   }
   void Pods(std::vector<std::pair<std::string, char>> pods) {
     std::vector<FakePod> out;
@@ -257,6 +261,179 @@ TEST_F(Observer, ASlowSampleIsNotDoubled) {
   host_.scheduler().Advance(seconds(60));
   AwaitSamples(observer, 2);
   EXPECT_EQ(reads.load(), 2);
+  observer.Stop();
+}
+
+// RDMAUnused Events (pod_events.h), through a transport that answers as the test scripts it
+// and records each call, on a budget clock the test holds.
+struct ScriptedApi final : kube::ApiTransport {
+  struct Script {
+    std::mutex mu;
+    std::vector<std::pair<std::string, std::string>> calls;  // path, body
+    std::deque<kube::HttpResponse> answers;                  // then 201
+    size_t Calls() {
+      std::lock_guard<std::mutex> lock(mu);
+      return calls.size();
+    }
+  };
+  explicit ScriptedApi(std::shared_ptr<Script> s) : script(std::move(s)) {}
+  absl::StatusOr<kube::HttpResponse> Call(std::string_view method, const std::string& path,
+                                          const std::string& body,
+                                          std::chrono::milliseconds) override {
+    std::lock_guard<std::mutex> lock(script->mu);
+    EXPECT_EQ(method, "POST");
+    script->calls.emplace_back(path, body);
+    if (script->answers.empty()) return kube::HttpResponse{201, "{}", 0};
+    kube::HttpResponse answer = script->answers.front();
+    script->answers.pop_front();
+    return answer;
+  }
+  absl::StatusOr<long> Stream(const std::string&, const std::function<bool(std::string_view)>&,
+                              const std::function<void()>&) override {
+    return absl::UnimplementedError("no watch here");
+  }
+  void Cancel() override {}
+  void ResetCancel() override {}
+  void Shutdown() override {}
+  int stream_retry_after_seconds() const override { return 0; }
+  std::shared_ptr<Script> script;
+};
+
+class ObserverEvents : public Observer {
+ protected:
+  ObserverOptions WithEvents() {
+    ObserverOptions o = Options();
+    o.events_api = [script = script_]() -> absl::StatusOr<std::unique_ptr<kube::ApiTransport>> {
+      return std::make_unique<ScriptedApi>(script);
+    };
+    o.events_clock = [clock = clock_] {
+      return std::chrono::steady_clock::time_point(seconds(clock->load()));
+    };
+    return o;
+  }
+  // Until the Events written, found to exist or failed add up to `n`.
+  void AwaitEvents(const RdmaUseObserver& o, uint64_t n) {
+    auto done = [&] {
+      const auto e = View(o).events;
+      return e.at("created") + e.at("exists") + e.at("failed");
+    };
+    while (done() < n) ASSERT_TRUE(host_.scheduler().AwaitPosted(milliseconds(10000)));
+    ASSERT_EQ(done(), n);
+  }
+  std::map<std::string, uint64_t> Events(const RdmaUseObserver& o) { return View(o).events; }
+
+  std::shared_ptr<ScriptedApi::Script> script_ = std::make_shared<ScriptedApi::Script>();
+  std::shared_ptr<std::atomic<int64_t>> clock_ = std::make_shared<std::atomic<int64_t>>(1000);
+};
+
+// One Event on the pod when its container turns unused, as events.k8s.io/v1 takes it; never
+// one per sample; a restart of ours finds it told (409) and writes no second.
+TEST_F(ObserverEvents, AnUnusedContainerIsToldOnceByAnEventOnItsPod) {
+  tree_.Container("team-a", "busy", "nccl", 'a', seconds(1800), kBusy);
+  tree_.Container("team-a", "idle", "nccl", 'b', seconds(1800), kIdle);
+  Pods({{"busy", 'a'}, {"idle", 'b'}});
+  {
+    RdmaUseObserver observer(host_, WithEvents());
+    EXPECT_EQ(Events(observer), (std::map<std::string, uint64_t>{
+                                    {"created", 0}, {"dropped", 0}, {"exists", 0}, {"failed", 0}}));
+    observer.Apply(config_, TwoHcas(), "start");
+    AwaitSamples(observer, 1);
+    AwaitEvents(observer, 1);
+    ASSERT_EQ(script_->Calls(), 1u);
+    EXPECT_EQ(script_->calls[0].first, "/apis/events.k8s.io/v1/namespaces/team-a/events");
+    const auto event = nlohmann::json::parse(script_->calls[0].second);
+    EXPECT_EQ(event.at("apiVersion"), "events.k8s.io/v1");
+    EXPECT_EQ(event.at("kind"), "Event");
+    EXPECT_EQ(event.at("metadata").at("namespace"), "team-a");
+    EXPECT_EQ(event.at("metadata").at("name"),
+              UnusedEventName({.pod_namespace = "team-a",
+                               .pod = "idle",
+                               .pod_uid = NodeUseTree::Uid('b'),
+                               .container = "nccl",
+                               .container_id = std::string(64, 'b'),
+                               .note = ""}));
+    EXPECT_THAT(std::string(event.at("metadata").at("name")),
+                ::testing::MatchesRegex("idle\\.rdma-unused\\.[0-9a-f]{16}"));
+    EXPECT_EQ(event.at("reason"), "RDMAUnused");
+    EXPECT_EQ(event.at("type"), "Warning");
+    EXPECT_EQ(event.at("action"), "Observe");
+    EXPECT_EQ(event.at("reportingController"), "k8s-rdma-shared-dp");
+    EXPECT_EQ(event.at("reportingInstance"), "node1");
+    EXPECT_EQ(event.at("regarding"), (nlohmann::json{{"apiVersion", "v1"},
+                                                     {"kind", "Pod"},
+                                                     {"namespace", "team-a"},
+                                                     {"name", "idle"},
+                                                     {"uid", NodeUseTree::Uid('b')}}));
+    EXPECT_EQ(event.at("note"),
+              "Container nccl has held rdma/hca (mlx5_0,mlx5_1) for 30 min and uses none of it: "
+              "no QP and no verbs object beyond contexts (source: cgroup); NCCL or UCX may have "
+              "fallen back to TCP (docs/observability.md)");
+    EXPECT_THAT(std::string(event.at("eventTime")),
+                ::testing::MatchesRegex("20[0-9-]{8}T[0-9:]{8}\\.[0-9]{6}Z"));
+    host_.scheduler().Advance(seconds(60));
+    AwaitSamples(observer, 2);
+    EXPECT_EQ(script_->Calls(), 1u) << "one Event per verdict change, not per sample";
+    EXPECT_EQ(Events(observer).at("created"), 1u);
+    observer.Stop();
+  }
+  script_->answers.push_back({409, R"({"kind":"Status","reason":"AlreadyExists"})", 0});
+  RdmaUseObserver again(host_, WithEvents());  // a restart of ours
+  again.Apply(config_, TwoHcas(), "start");
+  AwaitEvents(again, 1);
+  EXPECT_EQ(script_->Calls(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(script_->calls[1].second).at("metadata").at("name"),
+            nlohmann::json::parse(script_->calls[0].second).at("metadata").at("name"))
+      << "the same name: the server dedups";
+  EXPECT_EQ(Events(again), (std::map<std::string, uint64_t>{
+                               {"created", 0}, {"dropped", 0}, {"exists", 1}, {"failed", 0}}));
+  again.Stop();
+}
+
+// At most kEventBurst at once and one per kEventRefill after; nothing while the server's
+// Retry-After runs; a refusal is dropped, counted and said once, never retried.
+TEST_F(ObserverEvents, EventsKeepToTheBudgetAndTheServersRetryAfter) {
+  std::vector<std::pair<std::string, char>> pods;
+  for (char id : std::string("0123456")) {
+    const std::string pod = std::string("idle-") + id;
+    tree_.Container("team-a", pod, "nccl", id, seconds(1800), kIdle);
+    pods.push_back({pod, id});
+  }
+  Pods(pods);
+  RdmaUseObserver observer(host_, WithEvents());
+  observer.Apply(config_, TwoHcas(), "start");
+  AwaitSamples(observer, 1);
+  AwaitEvents(observer, 5);
+  EXPECT_EQ(script_->Calls(), 5u) << "the burst";
+  host_.scheduler().Advance(seconds(60));  // the next sample, no budget yet
+  AwaitSamples(observer, 2);
+  EXPECT_EQ(script_->Calls(), 5u);
+
+  *clock_ += 12;  // one more
+  script_->answers.push_back({429, "", 30});
+  host_.scheduler().Advance(seconds(60));
+  AwaitSamples(observer, 3);
+  EXPECT_EQ(script_->Calls(), 6u) << "answered 429, Retry-After 30";
+  *clock_ += 24;  // budget for two, but the server's 30 s are not over
+  host_.scheduler().Advance(seconds(60));
+  AwaitSamples(observer, 4);
+  EXPECT_EQ(script_->Calls(), 6u);
+  *clock_ += 6;  // they are
+  script_->answers.push_back({403, R"({"kind":"Status","reason":"Forbidden"})", 0});
+  host_.scheduler().Advance(seconds(60));
+  AwaitSamples(observer, 5);
+  AwaitEvents(observer, 7);
+  EXPECT_EQ(script_->Calls(), 8u) << "the one held by the 429, then the last";
+  EXPECT_EQ(Events(observer), (std::map<std::string, uint64_t>{
+                                  {"created", 6}, {"dropped", 0}, {"exists", 0}, {"failed", 1}}));
+  size_t said = 0;
+  for (const auto& p : host_.problems()) {
+    said += p.message.find("RDMAUnused Event on pod team-a/") != std::string::npos &&
+            p.message.find("answered 403") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1u);
+  host_.scheduler().Advance(seconds(60));
+  AwaitSamples(observer, 6);
+  EXPECT_EQ(script_->Calls(), 8u) << "a refused Event is not written again";
   observer.Stop();
 }
 
