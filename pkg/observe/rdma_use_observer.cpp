@@ -45,6 +45,7 @@ metrics::ContainerRdmaView ForeignView(const usage::ForeignUse& f) {
     c.container = Cat("id:", f.cgroup.container_id.substr(0, 12));
   }
   AddObjects(f.counts, c);
+  for (const auto& [hca, n] : f.qps) c.objects.push_back({hca, "qp", n});
   return c;
 }
 
@@ -209,6 +210,16 @@ void RdmaUseObserver::Sampled(const NodeUse& use, const OurDevices& ours, double
   for (const usage::ForeignUse& f : use.view.foreign) {
     if (view_.foreign.size() == metrics::kMaxRdmaUseContainers) break;
     view_.foreign.push_back(ForeignView(f));
+  }
+  if (!use.view.host_qps.empty()) {  // the host's own processes: container="host"
+    metrics::ContainerRdmaView host{.pod_namespace = "",
+                                    .pod = "",
+                                    .container = "host",
+                                    .resources = {},
+                                    .unused = false,
+                                    .objects = {}};
+    for (const auto& [hca, n] : use.view.host_qps) host.objects.push_back({hca, "qp", n});
+    view_.foreign.push_back(std::move(host));
   }
 }
 

@@ -113,7 +113,14 @@ std::string PodsTable(const PodsReport& report) {
     for (const auto& [hca, c] : f.counts) {
       Append(counts, " ", hca, " contexts=", c.hca_handle, " objects=", c.hca_object);
     }
+    for (const auto& [hca, n] : f.qps) Append(counts, " ", hca, " qps=", n);
     Append(out, "  ", EscapeControls(Who(f.names, f.cgroup)), ":", EscapeControls(counts), "\n");
+  }
+  if (!view.host_qps.empty()) {
+    std::string counts;
+    for (const auto& [hca, n] : view.host_qps) Append(counts, " ", hca, " qps=", n);
+    Append(out, "\nQPs on this plugin's HCAs of processes in no container (the host's):",
+           EscapeControls(counts), "\n");
   }
   if (!report.list_error.empty()) {
     Append(out, "problem: ", EscapeControls(report.list_error), "\n");
@@ -173,13 +180,15 @@ std::string PodsJson(const PodsReport& report) {
                        {"container", f.names ? json(f.names->container) : json(nullptr)},
                        {"podUID", f.cgroup.pod_uid},
                        {"containerID", f.cgroup.container_id},
-                       {"counts", counts_json(f.counts)}});
+                       {"counts", counts_json(f.counts)},
+                       {"qps", f.qps}});
   }
   std::vector<std::string> problems = view.problems;
   if (!report.list_error.empty()) problems.insert(problems.begin(), report.list_error);
   json out = {{"graceSeconds", report.grace.count()},
               {"containers", containers},
               {"foreign", foreign},
+              {"hostQps", view.host_qps},
               {"problems", problems},
               {"hints", Hints(report)}};
   // Names come from files a container's owner can influence: replace bad UTF-8, never throw.

@@ -36,6 +36,7 @@ QpOwners CountQpOwners(const std::vector<QpEntry>& qps, const CgroupOfPid& cgrou
     }
     if (!it->second) {
       ++out.outside;
+      ++out.outside_by_device[qp.device];
       continue;
     }
     ++out.by_container[*it->second][qp.device];

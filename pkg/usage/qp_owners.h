@@ -33,6 +33,7 @@ struct QpOwners {
   std::map<std::string, std::map<std::string, int64_t>> by_container;
   size_t unseen = 0;   // user QPs whose owner this reader cannot see
   size_t outside = 0;  // user QPs of processes in no container (the host's), or gone
+  std::map<std::string, int64_t> outside_by_device;  // the same, by RDMA device
   size_t kernel = 0;
   bool complete() const { return unseen == 0; }
 };

@@ -72,6 +72,58 @@ std::set<std::string> OurHcas::All() const {
   return all;
 }
 
+namespace {
+
+// Foreign by their QPs (the kernel's dumps, where read): a container owning QPs on our HCAs
+// that is none of the holders, found with its cgroup's objects already or only here (its
+// cgroup without the rdma controller); and the host's own processes' QPs.
+void AddForeignQps(const QpOwners& qps, const std::set<std::string>& ours,
+                   const std::set<std::string>& joined, const std::set<std::string>& held_pods,
+                   const std::set<std::string>& withheld, bool unlinked_holders,
+                   const std::map<std::string, const ContainerRdma*>& cgroups_by_id,
+                   const std::map<std::string, const LinkedContainer*>& links_by_id,
+                   UsageView& view) {
+  for (const auto& [id, by_device] : qps.by_container) {
+    if (joined.contains(id) || withheld.contains(id)) continue;
+    std::map<std::string, int64_t> on_ours;
+    for (const auto& [device, n] : by_device) {
+      if (ours.contains(device) && n > 0) on_ours[device] = n;
+    }
+    if (on_ours.empty()) continue;
+    const auto cg = cgroups_by_id.find(id);
+    const auto link = links_by_id.find(id);
+    ContainerCgroup cgroup;
+    if (cg != cgroups_by_id.end()) {
+      cgroup = cg->second->container;
+    } else {
+      cgroup.container_id = id;
+      if (link != links_by_id.end()) cgroup.pod_uid = link->second->names.pod_uid;
+    }
+    if (!cgroup.pod_uid.empty() && held_pods.contains(cgroup.pod_uid)) continue;
+    auto known = std::find_if(view.foreign.begin(), view.foreign.end(),
+                              [&](const ForeignUse& f) { return f.cgroup.container_id == id; });
+    if (known != view.foreign.end()) {
+      known->qps = std::move(on_ours);
+      continue;
+    }
+    ForeignUse foreign{.cgroup = std::move(cgroup),
+                       .names = std::nullopt,
+                       .counts = {},
+                       .qps = std::move(on_ours)};
+    if (link != links_by_id.end()) foreign.names = link->second->names;
+    if (!foreign.names && unlinked_holders) {
+      ++view.foreign_withheld;
+      continue;
+    }
+    view.foreign.push_back(std::move(foreign));
+  }
+  for (const auto& [device, n] : qps.outside_by_device) {
+    if (ours.contains(device) && n > 0) view.host_qps[device] = n;
+  }
+}
+
+}  // namespace
+
 UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
                     const CgroupScan& cgroups, const OurHcas& hcas,
                     std::chrono::system_clock::time_point now, const QpOwners* qps) {
@@ -166,12 +218,13 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
   // holding our devices is not foreign to itself (a sidecar); and while a holder has no
   // link, an unnamed container may be that holder: not said to be foreign.
   const std::set<std::string> ours = hcas.All();
+  std::set<std::string> withheld;  // container IDs
   for (const ContainerRdma& c : cgroups.containers) {
     if (!c.counts || joined.contains(c.container.container_id) ||
         held_pods.contains(c.container.pod_uid)) {
       continue;
     }
-    ForeignUse foreign{.cgroup = c.container, .names = std::nullopt, .counts = {}};
+    ForeignUse foreign{.cgroup = c.container, .names = std::nullopt, .counts = {}, .qps = {}};
     for (const auto& [hca, counts] : *c.counts) {
       if (ours.contains(hca) && (counts.hca_handle > 0 || counts.hca_object > 0)) {
         foreign.counts[hca] = counts;
@@ -183,10 +236,14 @@ UsageView JoinUsage(const PodResourcesList& held, const LogLinkScan& links,
     }
     if (!foreign.names && unlinked_holders) {
       ++view.foreign_withheld;
+      withheld.insert(c.container.container_id);
       continue;
     }
     view.foreign.push_back(std::move(foreign));
   }
+  if (qps != nullptr)
+    AddForeignQps(*qps, ours, joined, held_pods, withheld, unlinked_holders, cgroups_by_id,
+                  links_by_id, view);
   return view;
 }
 

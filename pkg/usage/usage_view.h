@@ -58,6 +58,7 @@ struct ForeignUse {
   ContainerCgroup cgroup;
   std::optional<ContainerNames> names;             // when its log link says
   std::map<std::string, RdmaCgroupCounts> counts;  // on our HCAs, not all zero
+  std::map<std::string, int64_t> qps;              // its QPs on our HCAs, where dumps were read
 };
 
 struct UsageView {
@@ -66,6 +67,9 @@ struct UsageView {
   // Unnamed containers with objects on our HCAs left out of `foreign` while a holder has no
   // link (either may be the other).
   size_t foreign_withheld = 0;
+  // User QPs on our HCAs of processes in no container (the host's own, or gone since the
+  // dump), by RDMA device, where the kernel's dumps were read (QpOwners::outside_by_device).
+  std::map<std::string, int64_t> host_qps;
   std::vector<std::string> problems;  // of the reads: the List's, the links', the walk's
   bool links_listed = true;           // the links' directory could be read
   bool cgroups_listed = true;         // the cgroup root could be read

@@ -10,8 +10,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "pkg/report/pods_report.h"
 #include "pkg/usage/cgroup_scan.h"
 #include "pkg/usage/container_cgroup.h"
 #include "pkg/usage/log_links.h"
@@ -807,6 +809,59 @@ TEST_F(Join, AHoldersPodAndAnUnlinkedHolderAreNeverForeign) {
   EXPECT_EQ(view.foreign_withheld, 1u);
 }
 
+// Foreign by their QPs, where the kernel's dumps were read: a container owning QPs on our
+// HCAs without our devices, named or not, with its cgroup's objects or without (no rdma
+// controller in its cgroup); QPs on other HCAs, a holder's sidecar and an unnamed one while a
+// holder has no link are not; the host's own processes' QPs on our HCAs are their own line.
+TEST_F(Join, ForeignUsersByTheirQueuePairs) {
+  held_.containers = {Held("ours", "c"), Held("starting", "c")};
+  Link("ours", "c", 'a', now_);
+  Cgroup('a', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 1}}});
+  Link("other", "mpi", 'f', now_, "uid-f");
+  Cgroup('f', std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 4}}}, "uid-f");
+  Link("nocontroller", "mpi", 'e', now_, "uid-e");
+  Cgroup('e', std::nullopt, "uid-e");
+  Cgroup('s', std::nullopt);           // uid-1: the holder's sidecar
+  Cgroup('u', std::nullopt, "uid-9");  // unnamed, while "starting" has no link
+  Cgroup('w', std::nullopt, "uid-w");
+  QpOwners qps;
+  qps.by_container[Id('f')] = {{"mlx5_0", 2}};
+  qps.by_container[Id('e')] = {{"mlx5_1", 3}, {"mlx5_9", 1}};
+  qps.by_container[Id('s')] = {{"mlx5_0", 1}};
+  qps.by_container[Id('u')] = {{"mlx5_0", 1}};
+  qps.by_container[Id('w')] = {{"mlx5_9", 5}};  // not our HCA
+  qps.outside_by_device = {{"mlx5_2", 6}, {"mlx5_9", 2}};
+  const UsageView view = JoinUsage(held_, links_, cgroups_, hcas_, now_, &qps);
+  ASSERT_EQ(view.foreign.size(), 2u);
+  EXPECT_EQ(view.foreign[0].names->pod, "other");
+  EXPECT_EQ(view.foreign[0].counts, (std::map<std::string, RdmaCgroupCounts>{{"mlx5_0", {1, 4}}}));
+  EXPECT_EQ(view.foreign[0].qps, (std::map<std::string, int64_t>{{"mlx5_0", 2}}));
+  EXPECT_EQ(view.foreign[1].names->pod, "nocontroller");
+  EXPECT_TRUE(view.foreign[1].counts.empty());
+  EXPECT_EQ(view.foreign[1].qps, (std::map<std::string, int64_t>{{"mlx5_1", 3}}));
+  EXPECT_EQ(view.foreign_withheld, 1u);
+  EXPECT_EQ(view.host_qps, (std::map<std::string, int64_t>{{"mlx5_2", 6}}));
+  // Without the dumps, only what the cgroups show.
+  EXPECT_EQ(Run().foreign.size(), 1u);
+  EXPECT_TRUE(Run().host_qps.empty());
+
+  // `pods` says both, in its table and its JSON.
+  const std::vector<Judgement> judgements(view.containers.size());
+  const report::PodsReport r{.view = view,
+                             .judgements = judgements,
+                             .grace = std::chrono::seconds(600),
+                             .list_error = "",
+                             .qps_read = true};
+  const std::string table = report::PodsTable(r);
+  EXPECT_THAT(table, HasSubstr("  ns/other/mpi: mlx5_0 contexts=1 objects=4 mlx5_0 qps=2\n"));
+  EXPECT_THAT(table, HasSubstr("  ns/nocontroller/mpi: mlx5_1 qps=3\n"));
+  EXPECT_THAT(table, HasSubstr("QPs on this plugin's HCAs of processes in no container (the "
+                               "host's): mlx5_2 qps=6\n"));
+  const auto json = nlohmann::json::parse(report::PodsJson(r));
+  EXPECT_EQ(json.at("foreign").at(1).at("qps"), (nlohmann::json{{"mlx5_1", 3}}));
+  EXPECT_EQ(json.at("hostQps"), (nlohmann::json{{"mlx5_2", 6}}));
+}
+
 // ---- queue pairs by owner -------------------------------------------------------------------
 
 // /proc/<pid>/cgroup as the kernel writes it (cgroup-v2.rst, "Processes"): the v2 line
@@ -854,6 +909,7 @@ TEST(QpOwners, QpsAreCountedForTheirOwnersContainer) {
                                      {std::string(64, 'b'), {{"mlx5_0", 1}}}}));
   EXPECT_EQ(owners.kernel, 1u);
   EXPECT_EQ(owners.outside, 2u);
+  EXPECT_EQ(owners.outside_by_device, (std::map<std::string, int64_t>{{"mlx5_0", 2}}));
   EXPECT_EQ(owners.unseen, 0u);
   EXPECT_TRUE(owners.complete());
   EXPECT_EQ(asked, (std::map<uint32_t, int>{{10, 1}, {11, 1}, {20, 1}, {30, 1}, {99, 1}}));
