@@ -153,6 +153,27 @@ TEST(ClaimMetadata, EnvIsPerRequestAndTheHintsAreTheClaimsUnion) {
             "0000:10:00.0");
 }
 
+// The RoCE class and GID index reach a DRA container in _INFO only (docs/pod-env.md, "The RoCE
+// class and GID"): as a variable a CDI edit would replace the pod's own value, so none is set.
+TEST(ClaimMetadata, TheRoceClassAndGidAreInInfoNeverAVariable) {
+  PublishedSpecs pub;
+  auto fn = (*pub.c.functions)[0];
+  fn.rdma_devices[0].ports[0].traffic_class = 106;
+  fn.rdma_devices[0].ports[0].roce_v2_ipv4_gid = 3;
+  pub.c.functions = std::make_shared<const std::vector<sysfs::PciFunction>>(1, fn);
+  pub.c.hints = {config::EnvHint::kNccl, config::EnvHint::kUcx};
+  const std::vector<PreparedDevice> claim = {Prepared(pub.c, "roce")};
+  const auto env = RequestEnv(Ref("hcas"), "roce", claim, claim);
+  for (const char* name :
+       {"NCCL_IB_TC", "NCCL_IB_GID_INDEX", "UCX_IB_TRAFFIC_CLASS", "UCX_IB_GID_INDEX"}) {
+    EXPECT_EQ(env.count(name), 0u) << name;
+  }
+  const json port =
+      json::parse(env.at("PCIDEVICE__HCAS__ROCE_INFO")).at("0000:12:00.0").at("ports").at(0);
+  EXPECT_EQ(port.at("trafficClass"), 106);
+  EXPECT_EQ(port.at("roceV2GidIndex"), 3);
+}
+
 // Over the limit a process can take, _INFO is left out and the caller is told in one line
 // naming the claim (H10 at 050f44e: the device plugin warned, a DRA Prepare said nothing).
 TEST(ClaimMetadata, InfoLeftOutIsSaidNamingTheClaim) {
