@@ -100,8 +100,11 @@ void AddForeignQps(const QpOwners& qps, const std::set<std::string>& ours,
       if (link != links_by_id.end()) cgroup.pod_uid = link->second->names.pod_uid;
     }
     if (!cgroup.pod_uid.empty() && held_pods.contains(cgroup.pod_uid)) continue;
-    auto known = std::find_if(view.foreign.begin(), view.foreign.end(),
-                              [&](const ForeignUse& f) { return f.cgroup.container_id == id; });
+    // Not a structured binding in the lambda: clang 14's front end (clang-tidy's) refuses it.
+    const std::string& container_id = id;
+    auto known = std::find_if(view.foreign.begin(), view.foreign.end(), [&](const ForeignUse& f) {
+      return f.cgroup.container_id == container_id;
+    });
     if (known != view.foreign.end()) {
       known->qps = std::move(on_ours);
       continue;
