@@ -93,9 +93,15 @@ void Say(std::string_view text, std::string_view prefix = "") {
 // runs offline: the DRA front end's environment checks (node name) need the running pod.
 config::EntryChecks ModeChecks(const cli::Options& opts) {
   return [&opts](const config::Config& c, const std::vector<size_t>& indices) {
-    return deviceplugin::ConfigProblems(
+    auto problems = deviceplugin::ConfigProblems(
         {.registration_mode = opts.registration_mode, .use_cdi = opts.use_cdi},
         opts.kubelet_root_dir, c, indices);
+    // Every DRA check that needs no pod (the node's name comes from the DaemonSet's
+    // downward API): what a start would skip for the driver name and socket paths.
+    for (auto& p : dra::DriverProblems(opts.dra_driver_name, opts.kubelet_root_dir, c, indices)) {
+      problems.push_back(std::move(p));
+    }
+    return problems;
   };
 }
 

@@ -381,25 +381,12 @@ void DraFrontEnd::Collect(metrics::View& view) const {
   }
 }
 
-std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
-                                        const std::string& kubelet_root_dir,
-                                        const config::Config& config,
-                                        const std::vector<size_t>& indices) {
+namespace {
+
+// One line per DRA entry of `config`, naming it, for one `why`.
+std::vector<std::string> PerDraEntry(const std::string& why, const config::Config& config,
+                                     const std::vector<size_t>& indices) {
   std::vector<std::string> problems;
-  std::string why;
-  if (options.node_name.empty()) {
-    why =
-        "the DRA front end needs the node's name: set NODE_NAME from the downward API "
-        "(images/overlays/dra does) or --node-name";
-  } else if (auto p = config::DnsSubdomainProblem(options.driver); !p.empty()) {
-    why = Cat("--dra-driver-name \"", options.driver, "\" ", p);
-  } else if (const std::string reg =
-                 Cat(kubelet_root_dir, "/plugins_registry/", options.driver, "-12345678-reg.sock");
-             reg.size() > config::kMaxUnixSocketPath) {
-    why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
-              " characters; unix sockets allow ", config::kMaxUnixSocketPath,
-              ": shorten --dra-driver-name");
-  }
   if (why.empty()) return problems;
   for (size_t i = 0; i < config.resources.size(); ++i) {
     if (config.resources[i].frontend != config::Frontend::kDra) continue;
@@ -407,6 +394,38 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
     problems.push_back(Cat("config: configList[", index, "].frontend: ", why));
   }
   return problems;
+}
+
+}  // namespace
+
+std::vector<std::string> DriverProblems(const std::string& driver,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices) {
+  std::string why;
+  if (auto p = config::DnsSubdomainProblem(driver); !p.empty()) {
+    why = Cat("--dra-driver-name \"", driver, "\" ", p);
+  } else if (const std::string reg =
+                 Cat(kubelet_root_dir, "/plugins_registry/", driver, "-12345678-reg.sock");
+             reg.size() > config::kMaxUnixSocketPath) {
+    why = Cat("the DRA registration socket ", reg, " would be ", reg.size(),
+              " characters; unix sockets allow ", config::kMaxUnixSocketPath,
+              ": shorten --dra-driver-name");
+  }
+  return PerDraEntry(why, config, indices);
+}
+
+std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices) {
+  if (options.node_name.empty()) {
+    return PerDraEntry(
+        "the DRA front end needs the node's name: set NODE_NAME from the downward API "
+        "(images/overlays/dra does) or --node-name",
+        config, indices);
+  }
+  return DriverProblems(options.driver, kubelet_root_dir, config, indices);
 }
 
 }  // namespace rdmadp::dra

@@ -55,6 +55,12 @@ std::vector<std::string> ConfigProblems(const FrontEndOptions& options,
                                         const std::string& kubelet_root_dir,
                                         const config::Config& config,
                                         const std::vector<size_t>& indices);
+// The same but the node's name (which only a pod has): the driver name and the registration
+// socket's length. `validate` runs these.
+std::vector<std::string> DriverProblems(const std::string& driver,
+                                        const std::string& kubelet_root_dir,
+                                        const config::Config& config,
+                                        const std::vector<size_t>& indices);
 
 // What the loop and the DraServer's workers share: the view (swapped whole) and one API
 // client per worker, under a mutex the compiler checks (pkg/sync/mutex.h); the Prepare

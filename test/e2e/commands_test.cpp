@@ -290,6 +290,33 @@ TEST_F(Commands, NamesTooLongForASocketPathAreRejectedByValidateAndTheDaemon) {
   EXPECT_THAT(daemon.output, HasSubstr("nothing was started"));
 }
 
+// Issue 55: `validate` said "valid" for DRA entries that a start skips; it runs every DRA
+// check that needs no pod (the node's name comes from the DaemonSet's downward API): the
+// driver name and the registration socket's length, with the daemon's own words.
+TEST_F(Commands, ValidateRunsTheDraChecksThatNeedNoPod) {
+  h.WriteConfig(R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 4, "frontend": "dra",
+      "selectors": {"vendors": ["15b3"]}}, {"resourceName": "b", "rdmaHcaMax": 4,
+      "selectors": {"vendors": ["15b3"]}}]})");
+  RunResult bad = Run({"validate", "--dra-driver-name=Bad_Driver"});
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("config: configList[0].frontend: --dra-driver-name "
+                                    "\"Bad_Driver\" "));
+  EXPECT_THAT(bad.output, HasSubstr("configList[0] (a) would be skipped at start"));
+  const std::string long_name = std::string(60, 'd') + ".example.com";
+  RunResult too_long =
+      Run({"validate", "--kubelet-root-dir=/var/lib/kubelet", "--dra-driver-name=" + long_name});
+  EXPECT_EQ(too_long.status, 1) << too_long.output;
+  EXPECT_THAT(too_long.output,
+              HasSubstr("config: configList[0].frontend: the DRA registration socket "
+                        "/var/lib/kubelet/plugins_registry/" +
+                        long_name +
+                        "-12345678-reg.sock would be 124 characters; unix sockets allow 107: "
+                        "shorten --dra-driver-name"));
+  RunResult good = Run({"validate"});
+  EXPECT_EQ(good.status, 0) << good.output;
+  EXPECT_THAT(good.output, HasSubstr("valid; 2 resource(s)"));
+}
+
 TEST_F(Commands, ValidatePrintsTheDaemonsMessages) {
   h.WriteConfig(
       R"({"configList": [{"resourceName": "a", "rdmaHcaMax": -3, "devices": ["ib/0"]}]})");

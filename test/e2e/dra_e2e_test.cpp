@@ -331,6 +331,93 @@ TEST_F(Dra, ClaimsAllocatedWithSharesArePreparedAndTaintsSteerTheScheduler) {
   EXPECT_THAT(api.Stats()["invalid"], ::testing::IsEmpty());
 }
 
+// Admin access (KEP-5018, docs/dra.md "Admin access"): a monitoring claim in a namespace
+// labelled resource.kubernetes.io/admin-access=true is allocated a device whose every slot is
+// taken and prepared with the HCAs' char devices; it takes nothing from anyone (the next
+// ordinary claim is as unschedulable as before); the same claim elsewhere is refused by the
+// API server (the fake's port of the claim strategy). With "slots", the model 1.34 and 1.35
+// publish and one a pool can choose on any release.
+class DraAdminAccess : public Dra {
+ protected:
+  std::string ConfigText() override {
+    return R"({"periodicUpdateInterval": 0, "configList": [
+        {"resourceName": "hca_ib", "rdmaHcaMax": 4, "frontend": "dra", "deviceModel": "slots",
+         "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]})";
+  }
+  // The claim spec of render's share template, with adminAccess when `admin`.
+  nlohmann::json ShareSpec(bool admin) {
+    auto loaded = config::ParseConfig(ConfigText());
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    dra::ClassOptions options;
+    options.driver = kDriver;
+    nlohmann::json spec;
+    for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
+      if (o["kind"] == "DeviceClass") {
+        EXPECT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
+      } else if (o["metadata"]["name"] == "hca-ib-share") {
+        spec = o["spec"]["spec"];
+      }
+    }
+    if (admin) spec["devices"]["requests"][0]["exactly"]["adminAccess"] = true;
+    return spec;
+  }
+  nlohmann::json Allocate(const std::string& ns, const std::string& name,
+                          const nlohmann::json& spec) {
+    return api.Admin("/allocate", {{"apiVersion", "resource.k8s.io/v1"},
+                                   {"kind", "ResourceClaim"},
+                                   {"metadata", {{"name", name}, {"namespace", ns}}},
+                                   {"spec", spec}});
+  }
+};
+
+TEST_F(DraAdminAccess, AMonitoringClaimGetsAFullPoolsDevicesAndTakesNothing) {
+  ASSERT_TRUE(api.Await("slices.length === 1 && stats.creates === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const nlohmann::json share = ShareSpec(false);
+  const nlohmann::json admin = ShareSpec(true);
+  std::vector<drav1::Claim> batch;
+  for (int i = 0; i < 4; ++i) {
+    const auto claim = Allocate("ml", Cat("pod-", i), share);
+    ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
+    batch.push_back(KubeletClaim(claim));
+  }
+  EXPECT_EQ(Allocate("ml", "pod-4", share)["reason"], "Unschedulable");
+
+  api.Admin("/namespaces", {{"name", "monitoring"},
+                            {"labels", {{"resource.kubernetes.io/admin-access", "true"}}}});
+  const auto monitor = Allocate("monitoring", "hca-monitor", admin);
+  ASSERT_EQ(monitor["kind"], "ResourceClaim") << monitor.dump();
+  const auto& result = monitor["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(result["adminAccess"], true);
+  EXPECT_THAT(result["device"].get<std::string>(), ::testing::StartsWith("slot-"));
+  batch.push_back(KubeletClaim(monitor));
+  auto resp = dra.Prepare(kDriver, batch);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_EQ(resp->claims_size(), 5);
+  const auto& answer = resp->claims().at(monitor["metadata"]["uid"].get<std::string>());
+  EXPECT_EQ(answer.error(), "");
+  ASSERT_EQ(answer.devices_size(), 1);
+  EXPECT_THAT(
+      answer.devices(0).cdi_device_ids(),
+      ElementsAre(
+          Cat(kDriver, "/hca=hca-0000-10-00-0"), Cat(kDriver, "/hca=hca-0000-11-00-0"),
+          Cat(kDriver, "/metadata=", monitor["metadata"]["uid"].get<std::string>(), "_hca")));
+  // It took nothing: the pool is as full as before, and a freed slot goes to the next pod.
+  EXPECT_EQ(Allocate("ml", "pod-5", share)["reason"], "Unschedulable");
+  ASSERT_TRUE(dra.Unprepare(kDriver, {batch[0]}).ok());
+  api.Admin("/deallocate", {{"namespace", "ml"}, {"name", "pod-0"}});
+  EXPECT_EQ(Allocate("ml", "pod-6", share)["kind"], "ResourceClaim");
+
+  // Elsewhere the API server refuses it (one refusal, on purpose).
+  const auto refused = Allocate("team-b", "hca-monitor", admin);
+  EXPECT_EQ(refused["code"], 422) << refused.dump();
+  EXPECT_THAT(refused["message"].get<std::string>(),
+              HasSubstr("spec.devices.requests[0].adminAccess: Forbidden: admin access to devices "
+                        "requires the `resource.kubernetes.io/admin-access: true` label on the "
+                        "containing namespace"));
+  expected_refusals = 1;
+}
+
 // After a reboot /var/run/cdi is empty again and the kubelet replays Prepare for the pods it
 // restarts: the new plugin process has rewritten the specs before it answers.
 TEST_F(Dra, AReplayedPrepareAfterARebootFindsItsSpecs) {

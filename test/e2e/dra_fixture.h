@@ -75,7 +75,7 @@ class Dra : public ::testing::Test {
  protected:
   void SetUp() override {
     h.AddDemoHcas();
-    h.WriteConfig(Config());
+    h.WriteConfig(ConfigText());
     cdi_dir = h.root() + "/cdi";
     std::filesystem::create_directories(cdi_dir);
     h.kubelet().EnableWatcher();
@@ -119,6 +119,8 @@ class Dra : public ::testing::Test {
     return r;
   }
   double Sample(const std::string& series) { return h.Metric(series); }
+  // The config file a case starts with (Config() by default).
+  virtual std::string ConfigText() { return Config(); }
   // What a case changes on the node between the kubelet's start and the plugin's.
   virtual void BeforeThePluginStarts() {}
   // Flags a case adds to the plugin's.
@@ -131,7 +133,7 @@ class Dra : public ::testing::Test {
     EXPECT_THAT(stats["unknownFields"], ::testing::IsEmpty());
     // No write (the capability probe included) was refused by the validation the fake ports
     // from kube-apiserver (docs/dra.md, "Using it"); injected faults are not in this list.
-    EXPECT_THAT(stats["invalid"], ::testing::IsEmpty());
+    EXPECT_EQ(stats["invalid"].size(), expected_refusals) << stats["invalid"].dump(2);
     if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
   }
 
@@ -143,6 +145,8 @@ class Dra : public ::testing::Test {
   }};
   PluginHarness h;
   std::string cdi_dir;
+  // Writes a case makes the fake refuse on purpose (a claim the API server must refuse).
+  size_t expected_refusals = 0;
 };
 
 }  // namespace rdmadp::testing

@@ -17,18 +17,42 @@
 // The release (default 1.37) sets the feature gates at that release's defaults: a write
 // loses the fields of a disabled gate as the real server's strategy drops them, and the
 // validation is that release's (kube_release.mjs and kube_validation.mjs name the upstream
-// code).
+// code). A gate locked to its default at that release (DRAAdminAccess from 1.36) cannot be
+// set otherwise: the server exits 1 with featuregate's message, as kube-apiserver does.
 // Writes <state dir>/ca.crt and <state dir>/token, then prints one line of JSON:
 // {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
 //   POST /token {token}          rotate: only the new token is accepted from now on
 //   POST /fault {method, match, code, count}   the next `count` matching requests fail;
 //                                with `body`, `bytes` or `endless` they get a broken answer;
 //                                with `hold`, the failure waits for /release
-//   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid
+//   POST /claims <ResourceClaim> store (or replace) a claim; answers it with uid. Stored as a
+//                                client writes it: created (resourceclaim strategy), then its
+//                                status written (status strategy); a claim of that name
+//                                already stored is the old object of both. Of the strategies
+//                                the fake has DRA admin access (kube_release.mjs): with
+//                                DRAAdminAccess off the adminAccess fields are dropped
+//                                (stats.dropped), and a claim whose request (or allocation
+//                                result) asks for admin access in a namespace without the
+//                                label resource.kubernetes.io/admin-access: "true" is refused
+//                                422 Invalid, `ResourceClaim.resource.k8s.io "<name>" is
+//                                invalid: spec.devices.requests[<i>].adminAccess: Forbidden:
+//                                admin access to devices requires the
+//                                `resource.kubernetes.io/admin-access: true` label on the
+//                                containing namespace` (for the status:
+//                                status.allocation.devices.results[<i>].adminAccess), recorded
+//                                in stats.invalid
+//   POST /namespaces {name, labels}  create or replace a namespace with these labels (how an
+//                                administrator labels one for admin access); answers the
+//                                Namespace. A namespace never posted exists, unlabelled.
+//   GET  /namespaces             the namespaces posted
 //   POST /deviceclasses <DeviceClass>  store a device class (schema-checked)
-//   POST /allocate <ResourceClaim>  allocate it as the scheduler would (dra_allocator.mjs:
-//                                shares, consumed capacity, taints) and store it; a claim
-//                                that does not fit is answered 409 Unschedulable
+//   POST /allocate <ResourceClaim>  create it as POST /claims does (the same admin-access
+//                                refusal, before any allocation), allocate it as the
+//                                scheduler would (dra_allocator.mjs: shares, consumed
+//                                capacity, taints, admin access per DRAAdminAccess and
+//                                DRADeviceTaints), write the allocation as its status and
+//                                store it; a claim that does not fit is answered 409
+//                                Unschedulable with the allocator's reason
 //   POST /deallocate {namespace, name}  delete a claim: its capacity is free again
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
@@ -38,7 +62,9 @@
 //                                no bookmark, no end (a half-open connection)
 //   POST /outage {on}            every request answered 503 (counted), watches cut
 //   POST /claim-delay {ms}       every claim GET answers `ms` late (stats count them in flight)
-//   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag)
+//   POST /gates {name: bool}     flip feature gates (an upgrade, or an operator's flag); a
+//                                gate locked at the release is refused 400 with featuregate's
+//                                "cannot set feature gate G to V, feature is locked to D"
 //   POST /kube-release {release} become another release, its gates at their defaults
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
@@ -77,7 +103,10 @@ import { fileURLToPath } from "node:url";
 import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
 import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, dropUnknown, resourceV1 } from "./strict_fields.mjs";
-import { beforeUpdateMeta, dropDisabledFields, gateDefaults } from "./kube_release.mjs";
+import {
+  beforeUpdateMeta, claimPrepareForCreate, claimPrepareForUpdate, claimStatusPrepareForUpdate, claimStatusValidateAdmin,
+  claimValidateAdmin, dropDisabledFields, gateDefaults, lockedGateError,
+} from "./kube_release.mjs";
 import {
   GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName,
   invalidStatus, resourceSliceWarnings, validateCommonFields,
@@ -94,6 +123,11 @@ let release = argOf("--release") ?? "1.37";
 const gates = gateDefaults(release);
 for (const kv of (argOf("--gates") ?? "").split(",").filter(Boolean)) {
   const [gate, value] = kv.split("=");
+  const locked = lockedGateError(release, gate, value === "true");
+  if (locked) {
+    console.error(`invalid argument "${kv}" for "--feature-gates" flag: ${locked}`);
+    process.exit(1);
+  }
   gates[gate] = value === "true";
 }
 fs.mkdirSync(dir, { recursive: true });
@@ -111,6 +145,11 @@ let rv = 100;
 let compactedRv = 0;
 const slices = new Map(); // name -> object
 const claims = new Map(); // ns/name -> object
+// name -> Namespace posted to the admin API (POST /namespaces). The claim strategies look a
+// namespace up (nsClient.Get) only for admin access; one never posted exists, unlabelled
+// (the fake has no namespace lifecycle: claims are stored in any namespace).
+const namespaces = new Map();
+const getNamespace = (name) => namespaces.get(name) ?? { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: {} } };
 const classes = new Map(); // name -> DeviceClass
 const EVENTS = /^\/apis\/events\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?events(?:\/([^/]+))?$/;
 const eventObjects = new Map(); // ns/name -> events.k8s.io/v1 Event (not the watch events below)
@@ -382,6 +421,36 @@ function validateSlice(obj, old) {
   }
   if (!obj.spec.nodeName) return invalid("spec.nodeName: the plugin publishes node-local slices only");
   return null;
+}
+
+// The claim strategies' admin-access part (kube_release.mjs) for a claim written through the
+// admin API: the spec as created (resourceclaimStrategy PrepareForCreate and Validate) or,
+// over a stored claim `old`, updated (PrepareForUpdate; the immutable spec is not checked
+// again), then `status` written (resourceclaimStatusStrategy PrepareForUpdate and
+// ValidateUpdate) over what that left. `claim` is changed in place. Returns a refusal as the
+// generic registry answers a strategy's field errors (422 Invalid), or null.
+function admitClaimSpec(claim, old) {
+  const dropped = old ? claimPrepareForUpdate(gates, claim, old) : claimPrepareForCreate(gates, claim);
+  noteClaimDrops(dropped);
+  return claimRefusal(claim, old ? [] : claimValidateAdmin(claim, getNamespace));
+}
+function admitClaimStatus(claim, status) {
+  const before = structuredClone(claim);
+  if (status === undefined) {
+    delete claim.status;
+    return null;
+  }
+  claim.status = status;
+  noteClaimDrops(claimStatusPrepareForUpdate(gates, claim, before));
+  return claimRefusal(claim, claimStatusValidateAdmin(claim, before, getNamespace));
+}
+function noteClaimDrops(paths) {
+  for (const p of paths) stats.dropped[`resourceclaims ${p}`] = (stats.dropped[`resourceclaims ${p}`] ?? 0) + 1;
+}
+function claimRefusal(claim, errs) {
+  if (!errs.length) return null;
+  const st = invalidStatus("ResourceClaim", "resource.k8s.io", claim.metadata?.name ?? "", errs);
+  return { code: 422, message: st.message, status: st };
 }
 
 function stamp(obj, existing) {
@@ -860,10 +929,28 @@ const admin = http.createServer(async (req, res) => {
         return status(res, 422, "Invalid", e.message.split("\n")[0]);
       }
       const key = `${arg.metadata.namespace}/${arg.metadata.name}`;
+      const old = claims.get(key);
+      const status = arg.status;
+      const bad = admitClaimSpec(arg, old) ?? admitClaimStatus(arg, status);
+      if (bad) {
+        stats.invalid.push(bad.message);
+        return refuse(res, bad);
+      }
       arg.metadata.uid ??= crypto.randomUUID();
-      stamp(arg, claims.get(key));
+      stamp(arg, old);
       claims.set(key, arg);
       return ok(arg);
+    }
+    case "/namespaces": {
+      if (req.method === "GET") return ok([...namespaces.values()]);
+      const labels = arg.labels ?? {};
+      if (typeof arg.name !== "string" || !arg.name || typeof labels !== "object" ||
+          Object.values(labels).some((v) => typeof v !== "string")) {
+        return status(res, 400, "BadRequest", "namespaces: {name: string, labels: {key: string}} expected");
+      }
+      const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: arg.name, labels: { ...labels } } };
+      namespaces.set(arg.name, ns);
+      return ok(ns);
     }
     case "/deviceclasses":
       try {
@@ -876,14 +963,27 @@ const admin = http.createServer(async (req, res) => {
       return ok(arg);
     case "/allocate": {
       const key = `${arg.metadata.namespace}/${arg.metadata.name}`;
+      const old = claims.get(key);
+      const created = structuredClone(arg);
+      let bad = admitClaimSpec(created, old);
+      if (bad) {
+        stats.invalid.push(bad.message);
+        return refuse(res, bad);
+      }
       let result;
       try {
-        result = allocate(arg, { slices: [...slices.values()], classes, claims, claimKey: key });
+        result = allocate(created, { slices: [...slices.values()], classes, claims, claimKey: key,
+          features: { adminAccess: gates.DRAAdminAccess, deviceTaints: gates.DRADeviceTaints } });
       } catch (e) {
         return status(res, 422, "Invalid", e.message);
       }
       if (result.error) return status(res, 409, "Unschedulable", result.error);
-      const claim = { ...arg, status: { allocation: result.allocation } };
+      const claim = structuredClone(created);
+      bad = admitClaimStatus(claim, { allocation: result.allocation });
+      if (bad) {
+        stats.invalid.push(bad.message);
+        return refuse(res, bad);
+      }
       try {
         new ResourceClaim(claim).validate();
         checkStrict(claim, resourceV1("ResourceClaim"));
@@ -936,6 +1036,10 @@ const admin = http.createServer(async (req, res) => {
       claimDelayMs = arg.ms ?? 0;
       return ok();
     case "/gates":
+      for (const [gate, value] of Object.entries(arg)) {
+        const locked = lockedGateError(release, gate, value);
+        if (locked) return status(res, 400, "BadRequest", locked);
+      }
       Object.assign(gates, arg);
       return ok(gates);
     case "/kube-release":  // behave as another release from now on, gates at its defaults

@@ -20,6 +20,7 @@ import * as core from "kubernetes-models/v1";
 import * as apps from "kubernetes-models/apps/v1";
 import * as rbac from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import * as admission from "kubernetes-models/admissionregistration.k8s.io/v1";
+import * as resource from "kubernetes-models/resource.k8s.io/v1";
 import { render } from "./render.mjs";
 import { ownRules, podSpecWarnings, selectorMatches, validateDaemonSet, validatePod,
          validateRollingUpdateDaemonSet } from "./pod_validation.mjs";
@@ -40,6 +41,7 @@ const models = {
   "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": admission.ValidatingAdmissionPolicy,
   "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":
     admission.ValidatingAdmissionPolicyBinding,
+  "resource.k8s.io/v1/ResourceClaimTemplate": resource.ResourceClaimTemplate,
 };
 function validateObject(obj) {
   const Model = models[`${obj.apiVersion}/${obj.kind}`];
@@ -232,6 +234,22 @@ for (const [label, b] of Object.entries(builds)) {
 check("schema and API rules: example-pod", () => {
   validateObject(pod);
   assert.deepEqual(validatePod(pod).map(String), []);
+});
+// The DRA example: a valid Pod whose claim comes from a template `render` prints for the
+// example DRA config, and whose container asks for that claim.
+const draPod = YAML.parse(fs.readFileSync(path.join(images, "example-pod-dra.yaml"), "utf8"));
+check("schema and API rules: example-pod-dra, and its template is one render prints", () => {
+  validateObject(draPod);
+  assert.deepEqual(validatePod(draPod).map(String), []);
+  const out = execFileSync(plugin, ["render", `--config-file=${path.join(root, "config/config-dra.json")}`,
+                                    `--namespace=${draPod.metadata.namespace}`], { encoding: "utf8" });
+  const templates = YAML.parseAllDocuments(out).map((d) => d.toJS()).filter((o) => o.kind === "ResourceClaimTemplate");
+  const claim = draPod.spec.resourceClaims[0];
+  const template = templates.find((t) => t.metadata.name === claim.resourceClaimTemplateName);
+  assert.ok(template, `render prints no template ${claim.resourceClaimTemplateName}`);
+  assert.equal(template.metadata.namespace, draPod.metadata.namespace);
+  validateObject(template);
+  assert.deepEqual(draPod.spec.containers[0].resources.claims, [{ name: claim.name }]);
 });
 
 // --- The checks can fail ----------------------------------------------------------------------

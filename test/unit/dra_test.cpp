@@ -275,6 +275,52 @@ TEST(DraView, PrepareChecksUidAllocationAndDevices) {
               ::testing::HasSubstr("is not allocated"));
 }
 
+// Issue 55: before the first capability probe answered, an "auto" pool is not published and
+// Prepare knew the configured model only: a claim on a device of another model (adopted from
+// before a restart, or allocated before an upgrade changed the model) failed until then. Now
+// every model's names prepare, before the probe and after it whichever model it chose, each
+// to the HCAs its name says; names no model gives still fail.
+TEST(DraView, PrepareServesEveryModelsNamesBeforeAndAfterTheProbe) {
+  pool::PoolModel p = Pool({Hca("0000:3b:00.0", 0), Hca("0000:3c:00.0", 0)}, 4);
+  p.resource.device_model = DeviceModel::kAuto;
+  SliceContext ctx = Node();
+  ctx.driver = "rdma.example.com";
+  auto claim = [](const std::string& device) {
+    json c = json::parse(R"({"metadata": {"namespace": "ns", "name": "c", "uid": "u1"},
+        "status": {"allocation": {"devices": {"results": [
+          {"request": "hca", "driver": "rdma.example.com",
+           "pool": "worker-7/hca-shared-devices-a"}]}}}})");
+    c["status"]["allocation"]["devices"]["results"][0]["device"] = device;
+    return c;
+  };
+  const std::vector<std::string> both = {"rdma.example.com/hca=hca-0000-3b-00-0",
+                                         "rdma.example.com/hca=hca-0000-3c-00-0"};
+  for (const std::optional<bool> probe :
+       {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
+    ctx.consumable_capacity = probe;
+    const DraView view = BuildDraView({p}, ctx);
+    const std::string when = !probe ? "before the probe" : *probe ? "perHca" : "slots";
+    EXPECT_EQ(view.pools.size(), probe ? 1u : 0u) << when;
+    for (const auto& [device, ids] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"slot-0", both},
+             {"slot-3", both},
+             {"pool", both},
+             {"hca-0000-3c-00-0", {"rdma.example.com/hca=hca-0000-3c-00-0"}}}) {
+      auto prepared = PrepareClaim(claim(device), "u1", view);
+      ASSERT_TRUE(prepared.ok()) << when << " " << device << ": " << prepared.status();
+      ASSERT_EQ(prepared->size(), 1u);
+      EXPECT_EQ((*prepared)[0].cdi_ids, ids) << when << " " << device;
+      EXPECT_EQ((*prepared)[0].device, device);
+      EXPECT_EQ((*prepared)[0].published->functions->size(), ids.size()) << when << " " << device;
+    }
+    for (const char* never : {"slot-4", "slot-03", "slot-", "slot-+1", "hca-0000-99-00-0"}) {
+      EXPECT_THAT(std::string(PrepareClaim(claim(never), "u1", view).status().message()),
+                  ::testing::HasSubstr("is not published by this node"))
+          << when << " " << never;
+    }
+  }
+}
+
 // A claim answer of the wrong shape (a proxy's HTML page, a field of the wrong type) threw
 // nlohmann::json::type_error out of the Prepare worker: the process aborted. Every one is
 // now a clear error for that claim (docs/reliability.md, "Crash, hang, flood").

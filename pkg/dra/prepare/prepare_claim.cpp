@@ -34,8 +34,8 @@ absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& c
     if (Str(r, "driver") != view.driver) continue;
     const std::string pool_name = Str(r, "pool");
     const std::string device = Str(r, "device");
-    auto it = view.devices.find({pool_name, device});
-    if (it == view.devices.end()) {
+    const DraDevice* found = FindPreparable(view, pool_name, device);
+    if (found == nullptr) {
       return absl::NotFoundError(Cat("ResourceClaim ", name, ": device ", pool_name, "/", device,
                                      " is not published by this node (removed since it was "
                                      "allocated?)"));
@@ -44,13 +44,8 @@ absl::StatusOr<std::vector<PreparedDevice>> PrepareClaim(const nlohmann::json& c
     std::string request = request_ref;
     // A subrequest ("<request>/<subrequest>", prioritized lists): containers name the request.
     if (const auto slash = request.find('/'); slash != std::string::npos) request.resize(slash);
-    out.push_back({{request},
-                   request_ref,
-                   &it->second,
-                   pool_name,
-                   device,
-                   it->second.cdi_ids,
-                   Str(r, "shareID")});
+    out.push_back(
+        {{request}, request_ref, found, pool_name, device, found->cdi_ids, Str(r, "shareID")});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "pkg/dra/view/dra_view.h"
 
+#include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "pkg/cdi/cdi_spec.h"
@@ -35,6 +37,27 @@ std::string HcaSpecJson(std::string_view kind, const sysfs::PciFunction& fn,
 }  // namespace
 
 std::string HcaCdiKind(std::string_view driver) { return Cat(driver, "/hca"); }
+
+const DraDevice* FindPreparable(const DraView& view, const std::string& pool,
+                                const std::string& device) {
+  if (auto it = view.devices.find({pool, device}); it != view.devices.end()) return &it->second;
+  auto aliases = view.aliases.find(pool);
+  if (aliases == view.aliases.end()) return nullptr;
+  const PoolAliases& a = aliases->second;
+  if (device == "pool") return &a.whole;
+  if (auto hca = a.per_hca.find(device); hca != a.per_hca.end()) return &hca->second;
+  constexpr std::string_view kSlot = "slot-";
+  if (!device.starts_with(kSlot)) return nullptr;
+  const std::string_view digits = std::string_view(device).substr(kSlot.size());
+  int64_t n = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  // Exactly the names RenderResourceSlices gives: "slot-7", never "slot-07" or "slot-+7".
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
+      (digits.size() > 1 && digits[0] == '0') || n < 0 || n >= a.slots) {
+    return nullptr;
+  }
+  return &a.whole;
+}
 
 DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx) {
   DraView view;
@@ -74,12 +97,43 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
           {Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"),
            HcaSpecJson(kind, hca.function, pool.resource.memlock, ctx.memlock_hook)});
     }
-    if (!known) continue;
-    view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
+    auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
+    for (const auto& hca : pool.hcas) all->push_back(hca.function);
+    const DraDevice::Functions all_functions = std::move(all);
     std::vector<std::string> reasons;
     for (const auto& hca : pool.hcas) {
       if (!hca.healthy) reasons.push_back(hca.health_reason);
     }
+    if (!pool.hcas.empty()) {
+      PoolAliases& aliases = view.aliases[pool_name];
+      aliases.slots = std::min(pool.shares(), kMaxSlotDevices);
+      aliases.whole = {pool_name,
+                       "pool",
+                       all_ids,
+                       pool.healthy(),
+                       Join(reasons, "; "),
+                       all_functions,
+                       nlohmann::json::object(),
+                       pool.resource.env_hints,
+                       pool.resource.FullName(),
+                       pool.resource.pci_device_env};
+      for (size_t i = 0; i < pool.hcas.size(); ++i) {
+        const std::string name = HcaDeviceName(pool.hcas[i].function.address);
+        aliases.per_hca[name] = {
+            pool_name,
+            name,
+            {all_ids[i]},
+            pool.hcas[i].healthy,
+            pool.hcas[i].health_reason,
+            std::make_shared<const std::vector<sysfs::PciFunction>>(1, pool.hcas[i].function),
+            nlohmann::json::object(),
+            pool.resource.env_hints,
+            pool.resource.FullName(),
+            pool.resource.pci_device_env};
+      }
+    }
+    if (!known) continue;
+    view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
     // The published attributes of each device, by name, for the metadata files.
     std::map<std::string, nlohmann::json> attributes;
     for (const auto& slice : view.pools.back().slices) {
@@ -101,9 +155,6 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
                                          pool.resource.FullName(),
                                          pool.resource.pci_device_env};
     };
-    auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
-    for (const auto& hca : pool.hcas) all->push_back(hca.function);
-    const DraDevice::Functions all_functions = std::move(all);
     switch (c.model) {
       case DeviceModel::kAuto:  // resolved above
       case DeviceModel::kPerHca:

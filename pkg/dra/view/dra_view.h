@@ -55,11 +55,23 @@ struct ModelFallback {
   bool operator==(const ModelFallback&) const = default;
 };
 
+// What a claim may name in a pool whatever model published it: a claim allocated from
+// slices of another model (before a restart, or an upgrade that changed what the API server
+// keeps) or one Prepare sees before the first capability probe has answered (an "auto" pool
+// is then not published yet). The names say which HCAs: "pool" and "slot-N" every HCA of
+// the pool, "hca-<address>" its own. Not published, so without attributes.
+struct PoolAliases {
+  DraDevice whole;                           // "pool", and "slot-N" for N < slots
+  std::map<std::string, DraDevice> per_hca;  // by HcaDeviceName
+  int64_t slots = 0;                         // min(rdmaHcaMax, kMaxSlotDevices)
+};
+
 struct DraView {
   std::string driver;
   std::vector<ModelFallback> fallbacks;
   std::vector<WantedPool> pools;
   std::map<std::pair<std::string, std::string>, DraDevice> devices;  // by (pool, device)
+  std::map<std::string, PoolAliases> aliases;                        // by pool name
   std::vector<HcaSpec> cdi_specs;
   std::vector<std::string> problems;
 };
@@ -68,6 +80,11 @@ using DraViewPtr = std::shared_ptr<const DraView>;
 // `pools`: the DRA resources' pools, in config order. `ctx`: driver and node (model and
 // generation are per pool / set by the publisher).
 DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx);
+
+// The device a claim's result names: the published one, else the alias of another model
+// (PoolAliases); nullptr when the pool has no such device.
+const DraDevice* FindPreparable(const DraView& view, const std::string& pool,
+                                const std::string& device);
 
 // The CDI kind of the driver's HCA devices: "<driver>/hca".
 std::string HcaCdiKind(std::string_view driver);
