@@ -25,13 +25,6 @@
 // the spec differs from the stored one (what the immutability check refuses), and no
 // namespace is looked up.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import fs from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { check, finish } from "./check.mjs";
 import { allocateClaims } from "./dra_allocator.mjs";
 import {
@@ -39,9 +32,9 @@ import {
   claimStatusPrepareForUpdate, claimStatusValidateAdmin, claimTemplatePrepareForCreate, claimTemplatePrepareForUpdate,
   claimTemplateValidateAdmin, claimValidateAdmin, gateDefaults, lockedGateError,
 } from "./kube_release.mjs";
+import { admin, apiRequest, runServerToExit, startServer as startFake, stopServer } from "./test_harness.mjs";
 
 const clone = structuredClone;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 // ---------------------------------------------------------------------------------------
 // The release table.
@@ -442,53 +435,8 @@ check("AuthorizedForAdmin: adminAccess false asks for nothing (no lookup); the l
 // ---------------------------------------------------------------------------------------
 // The fake kube-apiserver end to end: what a C++ test meets through the admin API.
 const DRIVER = "rdma.example.com";
-function startServer(release, gates) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-admin-access-"));
-  const args = [path.join(here, "fake_apiserver.mjs"), dir, "--release", release, ...(gates ? ["--gates", gates] : [])];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (out.includes("\n")) {
-        const ports = JSON.parse(out.split("\n")[0]);
-        resolve({ ...ports, dir, child, token: fs.readFileSync(path.join(dir, "token"), "utf8"), ca: fs.readFileSync(path.join(dir, "ca.crt")) });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`fake apiserver exited ${code}`)));
-  });
-}
-function stopServer(s) {
-  s.child.removeAllListeners("exit");
-  s.child.kill("SIGTERM");
-  fs.rmSync(s.dir, { recursive: true, force: true });
-}
-function admin(s, p, body) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? "" : JSON.stringify(body);
-    const req = http.request({ host: "127.0.0.1", port: s.adminPort, path: p, method: body === undefined ? "GET" : "POST",
-      headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ code: res.statusCode, body: JSON.parse(text) }));
-    });
-    req.on("error", reject);
-    req.end(data);
-  });
-}
-function createSlice(s, slice) {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(slice);
-    const req = https.request({ host: "127.0.0.1", port: s.apiPort, path: "/apis/resource.k8s.io/v1/resourceslices", method: "POST", ca: s.ca,
-      headers: { "content-type": "application/json", authorization: `Bearer ${s.token}` } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ code: res.statusCode, body: JSON.parse(text) }));
-    });
-    req.on("error", reject);
-    req.end(data);
-  });
-}
+const startServer = (release, gates) => startFake(release, gates, "fake-admin-access-");
+const createSlice = (s, slice) => apiRequest(s, "POST", "/apis/resource.k8s.io/v1/resourceslices", slice);
 const slotsSlice = {
   apiVersion: "resource.k8s.io/v1", kind: "ResourceSlice", metadata: { name: "n1-slots" },
   spec: { driver: DRIVER, nodeName: "n1", pool: { name: "n1/slots", generation: 1, resourceSliceCount: 1 },
@@ -605,10 +553,7 @@ for (const release of ["1.36", "1.37"]) {
 }
 
 {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-admin-access-"));
-  const r = spawnSync(process.execPath, [path.join(here, "fake_apiserver.mjs"), dir,
-    "--release", "1.36", "--gates", "DRAAdminAccess=false"], { encoding: "utf8", timeout: 20000 });
-  fs.rmSync(dir, { recursive: true, force: true });
+  const r = runServerToExit("1.36", "DRAAdminAccess=false", "fake-admin-access-");
   check("fake 1.36 --gates DRAAdminAccess=false: does not start, as kube-apiserver's flag parsing refuses it", () => {
     assert.equal(r.status, 1);
     assert.equal(r.stdout, "");

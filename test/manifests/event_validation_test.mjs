@@ -38,38 +38,17 @@ import {
   convertV1EventToCore, decodeEvent, eventInvalidStatus, eventMatchesFields, goParseTime, goTime,
   parseEventFieldSelector,
 } from "./event_validation.mjs";
+import { E, STRUCT, assertFailures as assertFailuresBy } from "./test_harness.mjs";
 
 const clone = structuredClone;
 let upstream = 0;
 
-// --- Expected errors, as upstream's field constructors ------------------------------------
+// --- Expected errors: test_harness.mjs's E, compared by its assertFailures ----------------
 
-const E = {
-  invalid: (field, value, detail) => ({ type: "FieldValueInvalid", field, value, detail }),
-  required: (field, detail = "") => ({ type: "FieldValueRequired", field, detail }),
-};
-const STRUCT = Symbol("a Go struct, not compared");
+// Bad values are compared as strings, anything else as JSON.
+const renderBadValue = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+const assertFailures = (want, got) => assertFailuresBy(want, got, renderBadValue);
 
-const render = (v) => (typeof v === "string" ? v : JSON.stringify(v));
-function matches(want, got) {
-  return want.type === got.type && want.field === got.field && got.detail.includes(want.detail) &&
-    (want.value === undefined || want.value === STRUCT || render(want.value) === render(got.badValue));
-}
-
-// upstream assertFailures: every expected error once, nothing else
-function assertFailures(want, got) {
-  const left = [...got];
-  const missing = [];
-  for (const w of want) {
-    const i = left.findIndex((g) => matches(w, g));
-    if (i < 0) missing.push(w);
-    else left.splice(i, 1);
-  }
-  if (missing.length || left.length) {
-    assert.fail(`errors differ\n  missing: ${missing.map((m) => JSON.stringify(m)).join("\n           ")}` +
-      `\n  unexpected: ${left.map(String).join("\n              ")}`);
-  }
-}
 // The Go test's check: valid exactly when there are no errors; here the errors as well.
 function assertCase(valid, want, got) {
   assert.equal(got.length === 0, valid, `valid: want ${valid}, got errors: ${got.join("; ")}`);

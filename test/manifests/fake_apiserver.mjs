@@ -40,7 +40,14 @@
 //                                `resource.kubernetes.io/admin-access: true` label on the
 //                                containing namespace` (for the status:
 //                                status.allocation.devices.results[<i>].adminAccess), recorded
-//                                in stats.invalid
+//                                in stats.invalid. The status strategy's DRAResourceClaimDeviceStatus
+//                                part applies too (claim_status_validation.mjs): with the gate
+//                                off status.devices is dropped (stats.dropped["resourceclaims
+//                                status.devices"]) unless the stored claim has entries, and entries
+//                                of devices no longer allocated go. (Its other drops, consumable
+//                                capacity and binding conditions, and ValidateResourceClaimStatus-
+//                                Update run on the resourceclaims/status API below, not here.)
+//                                A claim stored here forgets its server-side apply owners.
 //   POST /namespaces {name, labels}  create or replace a namespace with these labels (how an
 //                                administrator labels one for admin access); answers the
 //                                Namespace. A namespace never posted exists, unlabelled.
@@ -54,6 +61,9 @@
 //                                store it; a claim that does not fit is answered 409
 //                                Unschedulable with the allocator's reason
 //   POST /deallocate {namespace, name}  delete a claim: its capacity is free again
+//   GET  /claim-status-owners    server-side apply's owners of status.devices entries (see the
+//                                resourceclaims/status API): {"<ns>/<name>": {"<driver>/<pool>/
+//                                <device>[/<shareID>]": {manager, fields: [top-level fields]}}}
 //   POST /wipe {fieldSelector}   delete-collection, as the kubelet does at its start
 //   POST /hold | /release       park create/update answers (stored, event sent) / send them
 //   POST /drop-watches | /compact | /down | /up | /bookmark | /tick (another object's write)
@@ -75,7 +85,10 @@
 //                                answer up to `listDelayMs` late as the bucket empties; a
 //                                client that comes back before its Retry-After is counted
 //                                (stats.earlyRetries); budget 0 turns it off
-//   GET  /stats | /slices | /claims | /requests (each API request: t ms, method, url, code)
+//   GET  /stats | /slices | /requests (each API request: t ms, method, url, code)
+//   GET  /claims                 every stored ResourceClaim, status (allocation, devices) included;
+//                                stats.claimStatusApplies / claimStatusWrites / claimStatusNoops
+//                                count the resourceclaims/status applies below
 //   GET  /events                 every stored events.k8s.io/v1 Event (server fields filled)
 //   GET  /series                 requests per second since start, by kind (fleet_bench)
 //   GET  /nodes                  per node: slices, devices, last write's and wipe's times,
@@ -93,6 +106,39 @@
 //   GET  /apis/events.k8s.io/v1/namespaces/{ns}/events and /apis/events.k8s.io/v1/events
 //        EventList (fieldSelector as the events.k8s.io/v1 field labels: regarding.name, reason,
 //        reportingController, type, ...); GET .../namespaces/{ns}/events/{name}: one, or 404
+// ResourceClaims (resource.k8s.io/v1; the same token, faults, /outage, /apf budget and /hold):
+//   GET  /apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}  the claim (stats.claimGets,
+//        /claim-delay), or 404
+//   GET  .../resourceclaims/{name}/status  the claim, or 404
+//   PATCH .../resourceclaims/{name}/status  with Content-Type: application/apply-patch+yaml and
+//        ?fieldManager=<name>[&force=true][&dryRun=All]: server-side apply of status.devices, as a DRA
+//        driver writes device status (KEP-4817). The body is the JSON form of an apply configuration:
+//          {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+//           "metadata": {"name": N, "namespace": NS[, "resourceVersion": RV]},
+//           "status": {"devices": [{"driver": D, "pool": P, "device": DEV[, "shareID": UUID],
+//             "conditions": [{"type": "Ready", "status": "True", "reason": "R", "message": "",
+//                             "lastTransitionTime": "2026-01-02T03:04:05Z"}],
+//             "data": {...any JSON object...},
+//             "networkData": {"interfaceName": "net1", "hardwareAddress": "ea:9f:cb:40:b1:7b",
+//                             "ips": ["10.9.8.7/24", "2001:db8::7/64"]}}]}}
+//        Entries are merged by (driver, pool, device, shareID) per field manager, then the status
+//        strategy (spec/metadata as stored, status.devices dropped with DRAResourceClaimDeviceStatus
+//        off unless stored, shareID with DRAConsumableCapacity off unless in use, stale entries of
+//        deallocated devices) and ValidateResourceClaimStatusUpdate at the fake's release
+//        (claim_status_validation.mjs: an entry must name an allocated device, at most 8 conditions,
+//        canonical CIDR addresses, 16 of them, interfaceName <= 256 and hardwareAddress <= 128 bytes,
+//        data a JSON object <= 10 KiB, ...). Answers: 200 with the stored claim (resourceVersion
+//        bumped, stats.claimStatusWrites; a no-op keeps it, stats.claimStatusNoops); 422 Invalid
+//        (`ResourceClaim.resource.k8s.io "<name>" is invalid: [status.devices[0].networkData.ips[0]:
+//        Invalid value: ...]`) and 422 for PatchOptions (`PatchOptions.meta.k8s.io "" is invalid:
+//        fieldManager: Required value: is required for apply patch`); 404 NotFound for a missing
+//        claim; 409 Conflict when metadata.resourceVersion is set and stale (stats.conflicts), or
+//        when, without force=true, it changes a field another manager owns; 400 BadRequest for a
+//        wrong apiVersion/kind, name or namespace, a body that is not JSON, other status fields;
+//        500 for an undeclared field or a wrong type; 415 for other patch types (not modelled).
+//        Refusals other than 404/409 are recorded in stats.invalid. What of server-side apply is
+//        approximated is listed at claimStatusApi below; the granular status authorization of
+//        1.36+ is not modelled (any token holder may write any driver's entries).
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -108,9 +154,13 @@ import {
   claimValidateAdmin, dropDisabledFields, gateDefaults, lockedGateError,
 } from "./kube_release.mjs";
 import {
-  GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName,
+  FieldError, GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName, goJSON,
   invalidStatus, resourceSliceWarnings, validateCommonFields,
 } from "./kube_validation.mjs";
+import {
+  claimStatusPrepareForUpdate as claimStatusStrategyPrepare, claimStatusValidateUpdate, dropDeallocatedStatusDevices,
+  dropDisabledDRAResourceClaimDeviceStatusFields, validateFieldManager,
+} from "./claim_status_validation.mjs";
 import {
   EVENTS_V1, FieldSelectorError, beforeCreateEvent, checkEventDecodes, eventAlreadyExistsStatus, eventBadRequestStatus,
   eventMatchesFields, eventNotFoundStatus, parseEventFieldSelector,
@@ -152,6 +202,10 @@ const namespaces = new Map();
 const getNamespace = (name) => namespaces.get(name) ?? { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: {} } };
 const classes = new Map(); // name -> DeviceClass
 const EVENTS = /^\/apis\/events\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?events(?:\/([^/]+))?$/;
+const CLAIM_STATUS = /^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)\/status$/;
+// ns/name -> Map(entry key -> {manager, fields}): which server-side apply manager applied
+// each status.devices entry, and which of its fields (managedFields, approximated per entry).
+const claimStatusOwners = new Map();
 const eventObjects = new Map(); // ns/name -> events.k8s.io/v1 Event (not the watch events below)
 const EVENT_TYPE = path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/kubernetes-models/events.k8s.io/v1/Event.d.ts");
 // A first-in first-out window whose oldest entry goes in O(1): Array.shift copies a large
@@ -198,6 +252,7 @@ const faults = [];
 let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
+  claimStatusWrites: 0, claimStatusNoops: 0, claimStatusApplies: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
   held: 0, throttled: 0, refused: 0, earlyRetries: 0, eventCreates: 0,
   served: { list: 0, watch: 0, write: 0, probe: 0, get: 0 }, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
@@ -442,6 +497,11 @@ function admitClaimStatus(claim, status) {
   }
   claim.status = status;
   noteClaimDrops(claimStatusPrepareForUpdate(gates, claim, before));
+  // The status strategy's DRAResourceClaimDeviceStatus part (claim_status_validation.mjs):
+  // status.devices goes with the gate off unless the stored claim has some, and entries of
+  // devices no longer allocated go.
+  noteClaimDrops([...dropDisabledDRAResourceClaimDeviceStatusFields(gates, claim, before)]);
+  noteClaimDrops(dropDeallocatedStatusDevices(gates, claim, before));
   return claimRefusal(claim, claimStatusValidateAdmin(claim, before, getNamespace));
 }
 function noteClaimDrops(paths) {
@@ -628,6 +688,7 @@ function kindOf(req, url) {
     return url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1" ? "watch" : "list";
   }
   if (url.pathname.startsWith(SLICES) && req.method !== "GET") return url.searchParams.get("dryRun") ? "probe" : "write";
+  if (CLAIM_STATUS.test(url.pathname) && req.method === "PATCH") return url.searchParams.get("dryRun") ? "probe" : "write";
   const event = url.pathname.match(EVENTS);
   if (event && req.method === "POST") return url.searchParams.get("dryRun") ? "probe" : "write";
   if (event && req.method === "GET" && event[2] === undefined) return "list";
@@ -734,6 +795,7 @@ async function api(req, res) {
     return answerWrite(res, 201, obj, warnings);
   }
   if ((m = p.match(EVENTS))) return eventsApi(req, res, m[1], m[2], q);
+  if ((m = p.match(CLAIM_STATUS))) return claimStatusApi(req, res, m[1], m[2], q);
   if ((m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices\/([^/]+)$/))) {
     const existing = slices.get(m[1]);
     if (req.method === "PUT") {
@@ -772,6 +834,284 @@ async function api(req, res) {
     }
   }
   status(res, 404, "NotFound", `fake apiserver: no route for ${req.method} ${p}`);
+}
+
+// --- resourceclaims/status: what a DRA driver writes (KEP-4817) ----------------------------
+//
+// GET returns the claim. PATCH with Content-Type application/apply-patch+yaml is server-side
+// apply of the body (JSON, which is YAML) by ?fieldManager=<name> (&force=true, &dryRun=All):
+// its status.devices entries are merged into the stored claim as server-side apply merges a
+// list with map keys (driver, pool, device, shareID: +listType=map in
+// staging/src/k8s.io/api/resource/v1/types.go), then the claim goes through the status
+// strategy and ValidateResourceClaimStatusUpdate (claim_status_validation.mjs) as a status
+// update: 200 with the stored claim, 422 Invalid, 409 Conflict, 404 NotFound.
+//
+// Server-side apply, as approximated here (structured-merge-diff is not ported):
+//  - Ownership is kept per status.devices entry (the manager that last applied it and the
+//    entry's top-level fields it applied), not per field path; managedFields are not kept in
+//    the object. GET /claim-status-owners (admin) shows it.
+//  - An entry the manager applies is merged into the stored one: the fields it applies are
+//    set, the fields it applied before and no longer does are removed, fields of others are
+//    kept. An entry it applied before and no longer applies is removed whole (structured-
+//    merge-diff removes only the manager's fields and keeps the entry while another manager
+//    owns some). New entries are appended in the applied order; stored ones keep their place.
+//  - Without force=true, applying a different value to a field of an entry another manager
+//    owns (or that was written by the admin API: manager "fake-admin", an Update) is a 409
+//    Conflict ("Apply failed with N conflict(s): ...", per field as structured-merge-diff
+//    reports it, the path in its key notation); with force=true the entry changes owner.
+//  - Only status.devices may be applied; another status field in the body is refused 400
+//    (the fake does not model applying status.allocation or status.reservedFor). metadata
+//    other than name, namespace and resourceVersion is ignored (the status strategy resets
+//    it), spec is ignored (reset field of the status subresource).
+//  - A field the type does not declare, or a value of the wrong type, is a 500 (structured-
+//    merge-diff's "failed to create typed patch object", not a Status error; the text is
+//    approximated).
+//  - A YAML body that is not JSON is refused 400 (the fake parses JSON only), as are the other
+//    patch types (json-patch, merge-patch, strategic-merge-patch: 415, not modelled).
+//  - A no-op apply (nothing changes, the same owners) stores nothing: resourceVersion stays,
+//    stats.claimStatusNoops counts it; a write bumps resourceVersion (stats.claimStatusWrites).
+//  - No authorization beyond the bearer token: the granular status authorization of 1.36+
+//    (resourceclaims/driver, verbs associated-node:patch / arbitrary-node:patch) is not
+//    modelled (claim_status_validation.mjs's header).
+async function claimStatusApi(req, res, ns, name, q) {
+  const key = `${ns}/${name}`;
+  const notFound = () => refuse(res, { code: 404, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure",
+    message: `resourceclaims.resource.k8s.io "${name}" not found`, reason: "NotFound",
+    details: { name, group: "resource.k8s.io", kind: "resourceclaims" }, code: 404 } });
+  const failure = (code, reason, message, details) => ({ code, message,
+    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, ...(reason ? { reason } : {}),
+      ...(details ? { details } : {}), code } });
+  const refused = (bad) => {
+    stats.invalid.push(bad.message);
+    return refuse(res, bad);
+  };
+  if (req.method === "GET") {
+    const c = claims.get(key);
+    if (!c) return notFound();
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify(c));
+  }
+  if (req.method !== "PATCH") return status(res, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+
+  const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  const body = await readBody(req);
+  if (type !== "application/apply-patch+yaml") {
+    const known = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"];
+    const message = known.includes(type)
+      ? `fake apiserver: only server-side apply (application/apply-patch+yaml) is modelled for resourceclaims/status, not ${type}`
+      : "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, " +
+        "application/merge-patch+json, application/apply-patch+yaml";
+    return refused(failure(415, "UnsupportedMediaType", message));
+  }
+  stats.claimStatusApplies++;
+
+  // PatchOptions (ValidatePatchOptions): an apply needs a field manager; dryRun is All or unset.
+  const manager = q.get("fieldManager") ?? "";
+  const optErrs = manager === "" ? [new FieldError("FieldValueRequired", "fieldManager", "", "is required for apply patch")] : [];
+  optErrs.push(...validateFieldManager(manager, "fieldManager"));
+  const dryRun = q.getAll("dryRun");
+  for (const [i, v] of dryRun.entries()) {
+    if (v !== "All") optErrs.push(new FieldError("FieldValueNotSupported", `dryRun[${i}]`, v, 'supported values: "All"'));
+  }
+  if (optErrs.length) {
+    const st = invalidStatus("PatchOptions", "meta.k8s.io", "", optErrs);
+    return refused({ code: 422, message: st.message, status: st });
+  }
+  const force = q.get("force") === "true";
+
+  let applied;
+  try {
+    applied = JSON.parse(body);
+  } catch (e) {
+    return refused(failure(400, "BadRequest", `fake apiserver: the apply body must be JSON (valid YAML): ${e.message}`));
+  }
+  if (!applied || typeof applied !== "object" || Array.isArray(applied)) {
+    return refused(failure(400, "BadRequest", "fake apiserver: the apply body must be a JSON object"));
+  }
+  if (applied.apiVersion !== "resource.k8s.io/v1" || applied.kind !== "ResourceClaim") {
+    return refused(failure(400, "BadRequest", `Incorrect version specified in apply patch. Specified patch version: ${applied.apiVersion ?? ""}, ` +
+      `Kind=${applied.kind ?? ""}, expected: resource.k8s.io/v1, Kind=ResourceClaim`));
+  }
+  const stored = claims.get(key);
+  if (!stored) return notFound();
+  const meta = applied.metadata ?? {};
+  if (meta.name !== undefined && meta.name !== name) {
+    return refused(failure(400, "BadRequest", `the name of the object (${meta.name}) does not match the name on the URL (${name})`));
+  }
+  if (meta.namespace !== undefined && meta.namespace !== "" && meta.namespace !== ns) {
+    return refused(failure(400, "BadRequest", `the namespace of the object (${meta.namespace}) does not match the namespace on the URL (${ns})`));
+  }
+  const statusKeys = Object.keys(applied.status ?? {}).filter((k) => k !== "devices");
+  if (statusKeys.length) {
+    return refused(failure(400, "BadRequest", `fake apiserver: server-side apply of status.${statusKeys[0]} is not modelled (only status.devices)`));
+  }
+  // Decoding into the typed object: a field the type does not declare or a value of the wrong
+  // type (the RawExtension `data` holds anything).
+  const typedError = (detail) => refused(failure(500, "",
+    `failed to create typed patch object (resource.k8s.io/v1, Kind=ResourceClaim) ${ns}/${name}: ${detail}`));
+  const devicesIn = applied.status?.devices ?? [];
+  if (!Array.isArray(devicesIn)) return typedError(".status.devices: expected list, got " + typeof devicesIn);
+  try {
+    const shape = structuredClone(applied);
+    for (const d of shape.status?.devices ?? []) if (d && typeof d === "object") delete d.data;
+    checkStrict(shape, resourceV1("ResourceClaim"));
+  } catch (e) {
+    return typedError(`${e.message.split(" ")[0].replace(/:$/, "").replaceAll("/", ".")}: field not declared in schema`);
+  }
+  const shapeError = devicesShapeError(devicesIn);
+  if (shapeError) return typedError(shapeError);
+  if (meta.resourceVersion && meta.resourceVersion !== stored.metadata.resourceVersion) {
+    stats.conflicts++;
+    return refuse(res, failure(409, "Conflict", `Operation cannot be fulfilled on resourceclaims.resource.k8s.io "${name}": ` +
+      "the object has been modified; please apply your changes to the latest version and try again",
+      { name, group: "resource.k8s.io", kind: "resourceclaims" }));
+  }
+
+  const owners = claimStatusOwners.get(key) ?? new Map();
+  const merge = applyStatusDevices(list(stored.status?.devices), devicesIn, manager, force, owners);
+  if (merge.conflicts.length) {
+    stats.conflicts++;
+    const n = merge.conflicts.length;
+    const who = (m) => (m === "fake-admin" ? '"fake-admin" using resource.k8s.io/v1' : JSON.stringify(m));
+    let message;
+    if (n === 1) {
+      message = `Apply failed with 1 conflict: conflict with ${who(merge.conflicts[0].manager)}: ${merge.conflicts[0].path}`;
+    } else {
+      const byManager = new Map();
+      for (const c of merge.conflicts) byManager.set(c.manager, [...(byManager.get(c.manager) ?? []), c.path]);
+      const lines = [...byManager.keys()].sort().flatMap((m) => [`conflicts with ${who(m)}:`, ...byManager.get(m).map((p) => `- ${p}`)]);
+      message = `Apply failed with ${n} conflicts: ${lines.join("\n")}`;
+    }
+    return refuse(res, failure(409, "Conflict", message, { causes: merge.conflicts.map((c) =>
+      ({ reason: "FieldManagerConflict", message: `conflict with ${who(c.manager)}`, field: c.path })) }));
+  }
+
+  // The status update: the stored claim with the merged entries, through the status strategy
+  // (PrepareForUpdate: spec and metadata as stored, the disabled gates' fields dropped) and
+  // its ValidateUpdate.
+  const claim = structuredClone(stored);
+  claim.status ??= {};
+  if (merge.devices.length) claim.status.devices = merge.devices;
+  else delete claim.status.devices;
+  noteClaimDrops(claimStatusStrategyPrepare(gates, claim, stored));
+  if (stored.status === undefined && Object.keys(claim.status ?? {}).length === 0) delete claim.status;
+  const errs = claimStatusValidateUpdate(claim, stored, { release, gates, getNamespace });
+  if (errs.length) {
+    const st = invalidStatus("ResourceClaim", "resource.k8s.io", name, errs);
+    return refused({ code: 422, message: st.message, status: st });
+  }
+  // What the strategy dropped is owned by no one any more.
+  const kept = new Set(list(claim.status?.devices).map(deviceEntryKey));
+  for (const k of [...merge.owners.keys()]) if (!kept.has(k)) merge.owners.delete(k);
+
+  if (dryRun.length) {
+    stats.dryRuns = (stats.dryRuns ?? 0) + 1;
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify(claim));
+  }
+  const ownersText = (m) => goJSON(Object.fromEntries([...m].map(([k, v]) => [k, v])));
+  if (goJSON(claim) === goJSON(stored) && ownersText(merge.owners) === ownersText(owners)) {
+    stats.claimStatusNoops++;
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify(stored));
+  }
+  rv++; // another kind of object written: the revision moves on, no slice watch hears of it
+  claim.metadata.resourceVersion = String(rv);
+  claims.set(key, claim);
+  claimStatusOwners.set(key, merge.owners);
+  stats.claimStatusWrites++;
+  return answerWrite(res, 200, claim);
+}
+
+const list = (v) => (Array.isArray(v) ? v : []);
+// The applied entries' types, as decoding them into resource.k8s.io/v1 AllocatedDeviceStatus
+// checks them (not OpenAPI's `required`: the typed decoding fills what is absent; a
+// condition's `message`, say, may be left out). Returns the first mismatch, or null.
+function devicesShapeError(devices) {
+  const str = (v) => v === undefined || v === null || typeof v === "string";
+  const at = (i, f) => `.status.devices[${i}]${f ? `.${f}` : ""}`;
+  for (const [i, d] of devices.entries()) {
+    if (!d || typeof d !== "object" || Array.isArray(d)) return `${at(i)}: expected map, got ${JSON.stringify(d)}`;
+    for (const f of ["driver", "pool", "device", "shareID"]) if (!str(d[f])) return `${at(i, f)}: expected string, got ${JSON.stringify(d[f])}`;
+    if (d.conditions !== undefined && d.conditions !== null) {
+      if (!Array.isArray(d.conditions)) return `${at(i, "conditions")}: expected list, got ${JSON.stringify(d.conditions)}`;
+      for (const [j, c] of d.conditions.entries()) {
+        const cp = `conditions[${j}]`;
+        if (!c || typeof c !== "object" || Array.isArray(c)) return `${at(i, cp)}: expected map, got ${JSON.stringify(c)}`;
+        for (const f of ["type", "status", "reason", "message"]) if (!str(c[f])) return `${at(i, `${cp}.${f}`)}: expected string, got ${JSON.stringify(c[f])}`;
+        if (c.observedGeneration !== undefined && c.observedGeneration !== null && !Number.isInteger(c.observedGeneration)) {
+          return `${at(i, `${cp}.observedGeneration`)}: expected numeric (int), got ${JSON.stringify(c.observedGeneration)}`;
+        }
+        const t = c.lastTransitionTime;
+        const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+        if (t !== undefined && t !== null && (typeof t !== "string" || !rfc3339.test(t) || Number.isNaN(Date.parse(t)))) {
+          return `${at(i, `${cp}.lastTransitionTime`)}: parsing time ${JSON.stringify(t)} as RFC 3339 failed`;
+        }
+      }
+    }
+    const nd = d.networkData;
+    if (nd !== undefined && nd !== null) {
+      if (typeof nd !== "object" || Array.isArray(nd)) return `${at(i, "networkData")}: expected map, got ${JSON.stringify(nd)}`;
+      for (const f of ["interfaceName", "hardwareAddress"]) if (!str(nd[f])) return `${at(i, `networkData.${f}`)}: expected string, got ${JSON.stringify(nd[f])}`;
+      if (nd.ips !== undefined && nd.ips !== null) {
+        if (!Array.isArray(nd.ips)) return `${at(i, "networkData.ips")}: expected list, got ${JSON.stringify(nd.ips)}`;
+        for (const [j, ip] of nd.ips.entries()) if (typeof ip !== "string") return `${at(i, `networkData.ips[${j}]`)}: expected string, got ${JSON.stringify(ip)}`;
+      }
+    }
+  }
+  return null;
+}
+// A status.devices entry's map key (driver, pool, device, shareID; an omitted shareID is not "").
+const deviceEntryKey = (d) => JSON.stringify([d?.driver ?? null, d?.pool ?? null, d?.device ?? null, d?.shareID ?? null]);
+// structured-merge-diff's path of an entry: .status.devices[device="..",driver="..",pool=".."].
+function entryPath(d) {
+  const keys = ["device", "driver", "pool", "shareID"].filter((f) => d?.[f] !== undefined).map((f) => `${f}=${JSON.stringify(d[f])}`);
+  return `.status.devices[${keys.join(",")}]`;
+}
+// Server-side apply of `applied` (status.devices entries) by `manager` over the stored
+// entries `live` with their owners (see claimStatusApi). Returns {devices, owners, conflicts}.
+function applyStatusDevices(live, applied, manager, force, owners) {
+  const appliedByKey = new Map();
+  for (const a of applied) if (!appliedByKey.has(deviceEntryKey(a))) appliedByKey.set(deviceEntryKey(a), a);
+  const next = new Map(owners);
+  const conflicts = [];
+  const devices = [];
+  const placed = new Set();
+  for (const d of live) {
+    const k = deviceEntryKey(d);
+    const rec = owners.get(k);
+    const a = appliedByKey.get(k);
+    if (!a) {
+      if (rec?.manager === manager) next.delete(k); // applied before, not any more: it goes
+      else devices.push(d);
+      continue;
+    }
+    placed.add(k);
+    const fields = Object.keys(a);
+    let merged;
+    if (rec?.manager === manager) {
+      merged = Object.fromEntries(Object.entries(d).filter(([f]) => !rec.fields.includes(f) || fields.includes(f)));
+      Object.assign(merged, structuredClone(a));
+    } else {
+      const other = rec?.manager ?? "fake-admin";
+      for (const f of fields) {
+        if (f in d && goJSON(d[f]) !== goJSON(a[f])) conflicts.push({ manager: other, path: `${entryPath(d)}.${f}` });
+      }
+      merged = { ...d, ...structuredClone(a) };
+    }
+    next.set(k, { manager, fields });
+    devices.push(merged);
+  }
+  // New entries (a repeated key is kept, for validation to refuse as a duplicate).
+  const seen = new Set(placed);
+  for (const a of applied) {
+    const k = deviceEntryKey(a);
+    if (placed.has(k) && appliedByKey.get(k) === a) continue;
+    if (!seen.has(k)) next.set(k, { manager, fields: Object.keys(a) });
+    seen.add(k);
+    devices.push(structuredClone(a));
+  }
+  return { devices, owners: next, conflicts: force ? [] : conflicts };
 }
 
 // events.k8s.io/v1 Events in namespace `ns` (undefined: across namespaces), one by `name`.
@@ -939,6 +1279,7 @@ const admin = http.createServer(async (req, res) => {
       arg.metadata.uid ??= crypto.randomUUID();
       stamp(arg, old);
       claims.set(key, arg);
+      claimStatusOwners.delete(key); // written as an Update: no apply manager owns an entry now
       return ok(arg);
     }
     case "/namespaces": {
@@ -994,10 +1335,25 @@ const admin = http.createServer(async (req, res) => {
       claim.metadata.uid ??= crypto.randomUUID();
       stamp(claim, claims.get(key));
       claims.set(key, claim);
+      claimStatusOwners.delete(key);
       return ok(claim);
     }
     case "/deallocate":
+      claimStatusOwners.delete(`${arg.namespace}/${arg.name}`);
       return ok({ deleted: claims.delete(`${arg.namespace}/${arg.name}`) });
+    case "/claim-status-owners": {
+      // Server-side apply's ownership of status.devices entries, as the fake keeps it:
+      // {"<ns>/<name>": {"<driver>/<pool>/<device>[/<shareID>]": {manager, fields}}}
+      const out = {};
+      for (const [k, owners] of claimStatusOwners) {
+        out[k] = {};
+        for (const [ek, rec] of owners) {
+          const [d, pl, dev, share] = JSON.parse(ek);
+          out[k][`${d}/${pl}/${dev}${share ? `/${share}` : ""}`] = { manager: rec.manager, fields: rec.fields };
+        }
+      }
+      return ok(out);
+    }
     case "/wipe":
       return ok({ deleted: wipe(arg.fieldSelector ?? {}) });
     case "/hold":

@@ -53,6 +53,9 @@
 // A malformed quantity throws QuantityParseError (the real server answers 400 while
 // decoding), and a release whose Go code would panic (a zero validRange.step before 1.37)
 // throws GoPanic (the real server answers 500).
+// claim_status_validation.mjs reuses what this file exports beyond that (the field.Error
+// constructors and field.Path helpers, the object-meta, name, node-selector, set and slice
+// checks), rather than repeating them.
 
 // --- Releases and the rules that changed between them -------------------------------------
 
@@ -103,10 +106,13 @@ function minorOf(release) {
   return Number(m[1]);
 }
 
-function context(opts = {}) {
+// The release a validation follows ({release, gates}; 1.37 unless named) and which of `rules`
+// (the minor release that first has each) it has.
+export function releaseContext(opts = {}, rules = RULES) {
   const minor = minorOf(opts.release ?? "1.37");
-  return { minor, gates: opts.gates ?? {}, has: (rule) => minor >= RULES[rule] };
+  return { minor, gates: opts.gates ?? {}, has: (rule) => minor >= rules[rule] };
 }
+const context = (opts) => releaseContext(opts);
 
 // --- Limits: pkg/apis/resource/types.go -----------------------------------------------------
 
@@ -147,8 +153,16 @@ const TYPE_TEXT = {
   InternalError: "Internal error", FieldValueTypeInvalid: "Invalid value", FieldValueTooShort: "Too short",
 };
 
+// A BadValue that Go prints with its String method (fmt.Stringer): unquoted. Used by
+// claim_status_validation.mjs (structured.SharedDeviceID).
+export class GoStringer {
+  constructor(s) { this.s = s; }
+  toString() { return this.s; }
+}
+
 // field.Error. `badValue` keeps the JavaScript value; errorBody() renders it as Go does:
-// strings quoted (%q), numbers and booleans plain, anything else as JSON.
+// strings quoted (%q), numbers and booleans plain, a GoStringer by its String form,
+// anything else as JSON.
 export class FieldError {
   constructor(type, field, badValue, detail, origin = "") {
     this.type = type;
@@ -172,6 +186,7 @@ export class FieldError {
         const v = this.badValue;
         if (v === OMIT) s = TYPE_TEXT[this.type];
         else if (typeof v === "string") s = `${TYPE_TEXT[this.type]}: ${goQuote(v)}`;
+        else if (v instanceof GoStringer) s = `${TYPE_TEXT[this.type]}: ${v.s}`;
         else if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") s = `${TYPE_TEXT[this.type]}: ${v}`;
         else s = `${TYPE_TEXT[this.type]}: ${goJSON(v)}`;
       }
@@ -184,25 +199,25 @@ export class FieldError {
 }
 
 // The constructors of field/errors.go.
-const required = (field, detail) => new FieldError("FieldValueRequired", field, "", detail);
-const invalid = (field, value, detail) => new FieldError("FieldValueInvalid", field, value, detail);
-const forbidden = (field, detail) => new FieldError("FieldValueForbidden", field, "", detail);
-const duplicate = (field, value) => new FieldError("FieldValueDuplicate", field, value, "");
+export const required = (field, detail) => new FieldError("FieldValueRequired", field, "", detail);
+export const invalid = (field, value, detail) => new FieldError("FieldValueInvalid", field, value, detail);
+export const forbidden = (field, detail) => new FieldError("FieldValueForbidden", field, "", detail);
+export const duplicate = (field, value) => new FieldError("FieldValueDuplicate", field, value, "");
 const notFound = (field, value) => new FieldError("FieldValueNotFound", field, value, "");
 // field.NotSupported: the supported values quoted and joined.
-const notSupported = (field, value, valid) => new FieldError("FieldValueNotSupported", field, value,
+export const notSupported = (field, value, valid) => new FieldError("FieldValueNotSupported", field, value,
   valid.length ? "supported values: " + valid.map((v) => goQuote(String(v))).join(", ") : "");
 // field.TooLong (and the deprecated TooLongMaxLength, which now calls it): the value is
 // never shown.
-const tooLong = (field, maxLength) => new FieldError("FieldValueTooLong", field, "<value omitted>",
+export const tooLong = (field, maxLength) => new FieldError("FieldValueTooLong", field, "<value omitted>",
   maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? "byte" : "bytes"}` : "value is too long");
 // field.TooMany
-const tooMany = (field, actual, max) => new FieldError("FieldValueTooMany", field, actual >= 0 ? actual : OMIT,
+export const tooMany = (field, actual, max) => new FieldError("FieldValueTooMany", field, actual >= 0 ? actual : OMIT,
   max >= 0 ? `must have at most ${max} ${max === 1 ? "item" : "items"}` : "has too many items");
 
 // field.Path: "spec", Child -> ".name", Index -> "[i]", Key -> "[key]".
-const child = (path, ...names) => names.reduce((p, n) => (p ? `${p}.${n}` : n), path);
-const index = (path, i) => `${path}[${i}]`;
+export const child = (path, ...names) => names.reduce((p, n) => (p ? `${p}.${n}` : n), path);
+export const index = (path, i) => `${path}[${i}]`;
 const key = (path, k) => `${path}[${k}]`;
 
 // strconv.Quote (what %q prints for a string).
@@ -304,7 +319,7 @@ const cIdentifierRe = anchored(cIdentifierFmt);
 // MaxLenError, EmptyError, RegexError
 const maxLenError = (n) => `must be no more than ${n} characters`;
 const emptyError = () => "must be non-empty";
-function regexError(msg, fmt, ...examples) {
+export function regexError(msg, fmt, ...examples) {
   if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
   let s = `${msg} (e.g. `;
   examples.forEach((e, i) => { s += `${i > 0 ? " or " : ""}'${e}', `; });
@@ -858,7 +873,7 @@ function validatePathSegmentName(name, prefix) {
 }
 
 // metav1 validation ValidateLabelName
-function validateLabelName(name, path) {
+export function validateLabelName(name, path) {
   return isQualifiedName(name ?? "").map((m) => invalid(path, name ?? "", m));
 }
 
@@ -930,7 +945,23 @@ function validateKubeFinalizerNames(finalizers, path) {
     ? [invalid(index(path, i), f, "name is neither a standard finalizer name nor is it fully qualified")] : []));
 }
 
-// metav1 validation ValidateManagedFields (+ ValidateFieldManager)
+// metav1 validation ValidateFieldManager: at most 128 bytes, printable characters only.
+// `manager` is a string.
+export function validateFieldManager(manager, path) {
+  const errs = [];
+  if (blen(manager) > 128) errs.push(tooLong(path, 128));
+  let at = 0;
+  for (const ch of manager) {
+    const c = ch.codePointAt(0);
+    if (!isPrint(c)) {
+      errs.push(invalid(path, manager, `invalid character U+${c.toString(16).toUpperCase().padStart(4, "0")} (at position ${at})`));
+    }
+    at += blen(ch);
+  }
+  return errs;
+}
+
+// metav1 validation ValidateManagedFields
 function validateManagedFields(fields, path) {
   const errs = [];
   list(fields).forEach((f, i) => {
@@ -939,17 +970,7 @@ function validateManagedFields(fields, path) {
       errs.push(invalid(child(p, "operation"), f?.operation ?? "", "must be `Apply` or `Update`"));
     }
     if (f?.fieldsType && f.fieldsType !== "FieldsV1") errs.push(invalid(child(p, "fieldsType"), f.fieldsType, "must be `FieldsV1`"));
-    const manager = f?.manager ?? "";
-    if (blen(manager) > 128) errs.push(tooLong(child(p, "manager"), 128));
-    let at = 0;
-    for (const ch of manager) {
-      const c = ch.codePointAt(0);
-      if (!isPrint(c)) {
-        errs.push(invalid(child(p, "manager"), manager,
-          `invalid character U+${c.toString(16).toUpperCase().padStart(4, "0")} (at position ${at})`));
-      }
-      at += blen(ch);
-    }
+    errs.push(...validateFieldManager(f?.manager ?? "", child(p, "manager")));
     if (blen(f?.subresource ?? "") > 256) errs.push(tooLong(child(p, "subresource"), 256));
   });
   return errs;
@@ -984,7 +1005,7 @@ function validateObjectMeta(meta, path) {
 }
 
 // apimachinery ValidateObjectMetaAccessorUpdate
-function validateObjectMetaAccessorUpdate(meta, old, path) {
+export function validateObjectMetaAccessorUpdate(meta, old, path) {
   const errs = [];
   const n = meta ?? {};
   const o = old ?? {};
@@ -1019,13 +1040,18 @@ function validateObjectMetaUpdate(meta, old, path) {
 // --- Core validation helpers used by the resource validation ------------------------------
 
 // core validation ValidateDNS1123Label / ValidateDNS1123Subdomain
-const validateDNS1123Label = (value, path) => isDNS1123Label(value).map((m) => invalid(path, value, m));
+export const validateDNS1123Label = (value, path) => isDNS1123Label(value).map((m) => invalid(path, value, m));
 const validateDNS1123Subdomain = (value, path) => isDNS1123Subdomain(value).map((m) => invalid(path, value, m));
 
-// core validation ValidateCSIDriverName (validation.go's validateDriverName)
-function validateDriverName(name, path) {
+// core validation ValidateCSIDriverName (validation.go's validateDriverName). With
+// `emptyOnlyRequired` (its newer form, see claim_status_validation.mjs's CLAIM_RULES) an
+// empty name is only Required.
+export function validateDriverName(name, path, emptyOnlyRequired = false) {
   const errs = [];
-  if (name.length === 0) errs.push(required(path, ""));
+  if (name.length === 0) {
+    errs.push(required(path, ""));
+    if (emptyOnlyRequired) return errs;
+  }
   if (blen(name) > L.DriverNameMaxLength) errs.push(tooLong(path, L.DriverNameMaxLength));
   for (const m of isDNS1123Subdomain(name.toLowerCase())) errs.push(invalid(path, name, m));
   return errs;
@@ -1077,7 +1103,7 @@ function validateNodeFieldSelectorRequirement(rq, path) {
 }
 
 // core validation ValidateNodeSelector (allowInvalidLabelValueInRequiredNodeAffinity=false)
-function validateNodeSelector(selector, path) {
+export function validateNodeSelector(selector, path) {
   const termPath = child(path, "nodeSelectorTerms");
   const terms = list(selector?.nodeSelectorTerms);
   if (terms.length === 0) return [required(termPath, "must have at least one node selector term")];
@@ -1094,7 +1120,7 @@ function validateNodeSelector(selector, path) {
 const validateNodeName = (name, path) => isDNS1123Subdomain(name).map((m) => invalid(path, name, m));
 
 // validation.go validateLabelValue
-const validateLabelValue = (value, path) => isValidLabelValue(value).map((m) => invalid(path, value, m));
+export const validateLabelValue = (value, path) => isValidLabelValue(value).map((m) => invalid(path, value, m));
 
 // core helper IsNodeAllocatableResourceName: cpu, memory and hugepages-<size>.
 const isNodeAllocatableResourceName = (name) => name === "cpu" || name === "memory" || name.startsWith("hugepages-");
@@ -1108,22 +1134,25 @@ function validateItems(items, validateItem, path) {
 
 // validateSlice: a negative maxSize disables the length check; beyond it only the count
 // is reported (DOS protection).
-function validateSlice(items, maxSize, validateItem, path) {
+export function validateSlice(items, maxSize, validateItem, path) {
   const n = len(items);
   if (maxSize >= 0 && n > maxSize) return [tooMany(path, n, maxSize).withOrigin("maxItems")];
   return validateItems(items, validateItem, path);
 }
 
 // validateSet: validateSlice plus duplicates, reported on the later index with the key.
-function validateSet(items, maxSize, validateItem, itemKey, path) {
+// `itemKey` returns a string (printed quoted) or a GoStringer (compared by its String form,
+// printed as is); one call's keys are all of one kind.
+export function validateSet(items, maxSize, validateItem, itemKey, path) {
   const n = len(items);
   if (maxSize >= 0 && n > maxSize) return [tooMany(path, n, maxSize).withOrigin("maxItems")];
   const errs = validateItems(items, validateItem, path);
   const seen = new Set();
   list(items).forEach((item, i) => {
     const k = itemKey(item);
-    if (seen.has(k)) errs.push(duplicate(index(path, i), k));
-    else seen.add(k);
+    const id = k instanceof GoStringer ? k.s : k;
+    if (seen.has(id)) errs.push(duplicate(index(path, i), k));
+    else seen.add(id);
   });
   return errs;
 }
@@ -1274,7 +1303,7 @@ function validatePartitionTypeAttribute(spec, path, ctx) {
 }
 
 // validateSkipNodeOperations (SkipNodeOperationAll is "*")
-function validateSkipNodeOperations(ops, path) {
+export function validateSkipNodeOperations(ops, path) {
   const set = new Set(list(ops));
   if (set.has("NodePrepareResources") && !set.has("NodeUnprepareResources") && !set.has("*")) {
     return [invalid(path, list(ops), "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped")];
@@ -1347,7 +1376,7 @@ function validateResourcePool(pool, path) {
 }
 
 // validatePoolName
-function validatePoolName(name, path) {
+export function validatePoolName(name, path) {
   if (name === "") return [required(path, "")];
   const errs = [];
   if (blen(name) > L.PoolNameMaxLength) errs.push(tooLong(path, L.PoolNameMaxLength).withOrigin("format=k8s-resource-pool-name"));
@@ -1749,7 +1778,7 @@ function validateDeviceTaint(taint, oldTaint, path, ctx) {
 }
 
 // validateDeviceBindingParameters
-function validateDeviceBindingParameters(conditions, failureConditions, path) {
+export function validateDeviceBindingParameters(conditions, failureConditions, path) {
   const errs = [];
   const cPath = child(path, "bindingConditions");
   const fPath = child(path, "bindingFailureConditions");

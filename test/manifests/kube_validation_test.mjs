@@ -31,50 +31,14 @@ import assert from "node:assert/strict";
 import { check, finish } from "./check.mjs";
 import {
   FieldError, GoPanic, QuantityParseError, UPSTREAM_MAIN, ValidateResourceSlice, ValidateResourceSliceUpdate,
-  goJSON, invalidStatus, newMilliQuantity, newQuantity, parseQuantity, resourceSliceWarnings, truncateIfTooLong,
+  invalidStatus, newMilliQuantity, newQuantity, parseQuantity, resourceSliceWarnings, truncateIfTooLong,
 } from "./kube_validation.mjs";
 import { RELEASES, dropDisabledFields, gateDefaults, prepareForCreate, prepareForUpdate } from "./kube_release.mjs";
+import { E, STRUCT, assertFailures } from "./test_harness.mjs"; // expected errors, upstream's assertFailures
 
 const clone = structuredClone;
 const MAIN = UPSTREAM_MAIN;
 let upstream = 0;
-
-// --- Expected errors, as upstream's field constructors ------------------------------------
-
-const E = {
-  invalid: (field, value, detail, origin) => ({ type: "FieldValueInvalid", field, value, detail, origin }),
-  required: (field, detail = "") => ({ type: "FieldValueRequired", field, detail }),
-  forbidden: (field, detail) => ({ type: "FieldValueForbidden", field, detail }),
-  duplicate: (field, value) => ({ type: "FieldValueDuplicate", field, value, detail: "" }),
-  notFound: (field, value) => ({ type: "FieldValueNotFound", field, value, detail: "" }),
-  notSupported: (field, value, valid) => ({ type: "FieldValueNotSupported", field, value,
-    detail: "supported values: " + valid.map((v) => JSON.stringify(v)).join(", ") }),
-  tooLong: (field, max) => ({ type: "FieldValueTooLong", field, detail: `may not be more than ${max} bytes` }),
-  tooMany: (field, actual, max) => ({ type: "FieldValueTooMany", field, value: actual, detail: `must have at most ${max} items` }),
-};
-const STRUCT = Symbol("a Go struct, not compared");
-
-const render = (v) => (typeof v === "string" ? v : typeof v === "number" || typeof v === "bigint" || typeof v === "boolean" ? String(v) : goJSON(v));
-function matches(want, got) {
-  return want.type === got.type && want.field === got.field && got.detail.includes(want.detail) &&
-    (want.origin === undefined || want.origin === got.origin) &&
-    (want.value === undefined || want.value === STRUCT || render(want.value) === render(got.badValue));
-}
-
-// upstream assertFailures: ByType().ByField().ByOrigin().ByValue().ByDetailSubstring().WithUniqueMatches()
-function assertFailures(want, got) {
-  const left = [...got];
-  const missing = [];
-  for (const w of want) {
-    const i = left.findIndex((g) => matches(w, g));
-    if (i < 0) missing.push(w);
-    else left.splice(i, 1);
-  }
-  if (missing.length || left.length) {
-    assert.fail(`errors differ\n  missing: ${missing.map((m) => JSON.stringify(m)).join("\n           ")}` +
-      `\n  unexpected: ${left.map(String).join("\n              ")}`);
-  }
-}
 
 // --- Builders, as upstream's test helpers (JSON form of resource.k8s.io/v1) ----------------
 
