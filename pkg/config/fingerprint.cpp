@@ -4,6 +4,7 @@
 
 #include "pkg/config/config.h"
 #include "pkg/text/cat.h"
+#include "pkg/text/hash.h"
 
 namespace rdmadp::config {
 namespace {
@@ -42,12 +43,7 @@ uint64_t Fingerprint(const Config& config) {
     Field(text, rc.gid_index ? RoceValueText(*rc.gid_index) : "");
   }
   // FNV-1a, 64 bits, kept to 48: a Prometheus sample is a double, exact to 2^53.
-  uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash & ((uint64_t{1} << 48) - 1);
+  return Fnv1a(text) & ((uint64_t{1} << 48) - 1);
 }
 
 }  // namespace rdmadp::config

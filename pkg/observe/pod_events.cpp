@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pkg/text/cat.h"
+#include "pkg/text/hash.h"
 
 namespace rdmadp::observe {
 namespace {
@@ -15,14 +16,6 @@ std::string Cut(std::string_view s, size_t max) {
   size_t n = max;
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return std::string(s.substr(0, n));
-}
-
-uint64_t Fnv1a(std::string_view s, uint64_t hash = 14695981039346656037ULL) {
-  for (unsigned char c : s) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
 }
 
 }  // namespace

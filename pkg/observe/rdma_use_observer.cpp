@@ -49,8 +49,6 @@ metrics::ContainerRdmaView ForeignView(const usage::ForeignUse& f) {
   return c;
 }
 
-}  // namespace
-
 // Who writes the Events: the node's name, else the host's (the device-plugin DaemonSet
 // runs in the host network namespace, where they are one).
 std::string ReportingInstance(const std::string& node_name) {
@@ -70,6 +68,8 @@ std::string UnusedNote(const usage::ContainerUse& use, const OurDevices& ours,
              usage::UseSourceName(source),
              "); NCCL or UCX may have fallen back to TCP (docs/observability.md)");
 }
+
+}  // namespace
 
 std::string_view EventResultName(EventResult r) {
   switch (r) {

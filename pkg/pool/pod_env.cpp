@@ -132,9 +132,7 @@ std::optional<int> RoceSetting(const std::vector<sysfs::PciFunction>& functions,
   for (const auto& fn : functions) {
     for (const auto& dev : fn.rdma_devices) {
       for (const auto& port : dev.ports) {
-        if (port.state != sysfs::PortState::kActive || port.gids == sysfs::GidTable::kAllZero) {
-          continue;  // not a usable port (UsablePorts)
-        }
+        if (!IsUsablePort(port)) continue;
         ports_by_value[of(port)].push_back(Cat(dev.name, ":", port.number));
       }
     }

@@ -1,6 +1,7 @@
 #include "pkg/pool/pool_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "pkg/pool/selector.h"
@@ -42,16 +43,27 @@ std::string HealthReason(const sysfs::PciFunction& fn) {
   return reason.empty() ? "no port is ACTIVE" : reason;
 }
 
+bool IsUsablePort(const sysfs::Port& port) {
+  return port.state == sysfs::PortState::kActive && port.gids != sysfs::GidTable::kAllZero;
+}
+
 std::vector<std::string> UsablePorts(const sysfs::PciFunction& fn) {
   std::vector<std::string> out;
   for (const auto& dev : fn.rdma_devices) {
     for (const auto& port : dev.ports) {
-      if (port.state == sysfs::PortState::kActive && port.gids != sysfs::GidTable::kAllZero) {
-        out.push_back(Cat(dev.name, ":", port.number));
-      }
+      if (IsUsablePort(port)) out.push_back(Cat(dev.name, ":", port.number));
     }
   }
   return out;
+}
+
+bool IsSlotId(std::string_view id, int64_t slots) {
+  int64_t value = -1;
+  auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
+  if (ec != std::errc() || ptr != id.data() + id.size()) return false;
+  // Reject "01" or "+1": only the exact decimal spellings we advertised are valid.
+  if (id.size() > 1 && id[0] == '0') return false;
+  return value >= 0 && value < slots;
 }
 
 std::string UnusableReason(const sysfs::PciFunction& fn) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/config/config.h"
@@ -46,8 +47,12 @@ std::string HealthReason(const sysfs::PciFunction& fn);
 // env hints, and out of the pool with skipUnusable.
 std::string UnusableReason(const sysfs::PciFunction& fn);
 
-// The ports a pod can use, "<rdma device>:<port>" in device then port order: ACTIVE, with a
-// GID (or GIDs not reported).
+// A port a pod can use: ACTIVE, with a GID (or GIDs not reported).
+bool IsUsablePort(const sysfs::Port& port);
+// The usable ports of `fn`, "<rdma device>:<port>" in device then port order.
 std::vector<std::string> UsablePorts(const sysfs::PciFunction& fn);
+
+// Whether `id` is one of "0".."slots-1" exactly as written by us: no sign, no leading zero.
+bool IsSlotId(std::string_view id, int64_t slots);
 
 }  // namespace rdmadp::pool

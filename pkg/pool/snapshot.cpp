@@ -1,7 +1,6 @@
 #include "pkg/pool/snapshot.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "pkg/pool/pod_env.h"
 #include "pkg/text/cat.h"
@@ -94,12 +93,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
 }
 
 bool PoolSnapshot::HasDeviceId(std::string_view id) const {
-  int64_t value = -1;
-  auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
-  if (ec != std::errc() || ptr != id.data() + id.size()) return false;
-  // Reject "01" or "+1": only the exact decimal spellings we advertised are valid.
-  if (id.size() > 1 && id[0] == '0') return false;
-  return value >= 0 && value < advertised_.slots;
+  return IsSlotId(id, advertised_.slots);
 }
 
 std::shared_ptr<const PoolSnapshot> PoolSnapshot::AllUnhealthy(

@@ -164,10 +164,11 @@ class SysfsReader {
   }
 
   // What a pod on RoCE should use (inventory.h Port): the admin's class for the port, and
-  // for an Ethernet link layer the first RoCE v2 GID holding an IPv4 address of one of
-  // `netdevs`. The GID table is walked in index order and stops there (the kernel puts the
-  // netdev's addresses first, so this is a few reads); a port without such an entry costs a
-  // walk of its table (at most kMaxGidIndex reads) at each scan.
+  // on a function whose netdev is Ethernet (`netdevs` non-empty only then: its link type is
+  // already read, and is its ports' link layer) the first RoCE v2 GID holding an IPv4
+  // address of one of `netdevs`. The GID table is walked in index order and stops there (the kernel
+  // puts the netdev's addresses first, so this is a few reads); a port without such an entry costs
+  // a walk of its table (at most kMaxGidIndex reads) at each scan.
   void ReadRoce(int device_dir, const std::string& ibdev, const std::string& port_dir, int port_n,
                 const std::vector<std::string>& netdevs, Port& port) {
     if (auto tc = ReadSmallFile(device_dir,
@@ -175,8 +176,6 @@ class SysfsReader {
       port.traffic_class = ParseGlobalTrafficClass(*tc).value_or(-1);
     }
     if (netdevs.empty()) return;
-    auto layer = ReadSmallFile(device_dir, Cat(port_dir, "/link_layer"));
-    if (!layer || LinkTypeOfLinkLayer(*layer) != "ether") return;
     for (int i = 0; i < kMaxGidIndex; ++i) {
       auto gid = ReadSmallFile(device_dir, Cat(port_dir, "/gids/", i), /*quiet=*/true);
       if (!gid) return;  // past the table's end
@@ -193,9 +192,9 @@ class SysfsReader {
   }
 
   // Port states of `ibdev`, read through the function's own infiniband/<ibdev> directory
-  // (class/infiniband/<ibdev> is a symlink to it).
+  // (class/infiniband/<ibdev> is a symlink to it); `roce_netdevs` as ReadRoce takes them.
   std::vector<Port> ReadPorts(int device_dir, const std::string& ibdev,
-                              const std::vector<std::string>& netdevs) {
+                              const std::vector<std::string>& roce_netdevs) {
     std::vector<Port> ports;
     const std::string dir = Cat("infiniband/", ibdev, "/ports");
     for (const auto& n : ListDir(device_dir, dir)) {
@@ -205,7 +204,7 @@ class SysfsReader {
         port.state = ParsePortState(*st);
       }
       port.gids = ReadGidTable(device_dir, Cat(dir, "/", n, "/gids"));
-      ReadRoce(device_dir, ibdev, Cat(dir, "/", n), port.number, netdevs, port);
+      ReadRoce(device_dir, ibdev, Cat(dir, "/", n), port.number, roce_netdevs, port);
       ports.push_back(port);
     }
     std::sort(ports.begin(), ports.end(),
@@ -283,8 +282,12 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
       fn.link_type = std::string(config::LinkTypeName(*arphrd));
     }
   }
+  // RoCE GIDs are looked for only where the netdev is Ethernet (an InfiniBand port's are not
+  // IPv4 addresses).
+  const std::vector<std::string> no_netdevs;
+  const std::vector<std::string>& roce_netdevs = fn.link_type == "ether" ? fn.netdevs : no_netdevs;
   for (const auto& ibdev : io.ListDir(dev.Get(), "infiniband")) {
-    fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev, fn.netdevs)});
+    fn.rdma_devices.push_back({ibdev, io.ReadPorts(dev.Get(), ibdev, roce_netdevs)});
   }
   if (fn.netdevs.empty() && !fn.rdma_devices.empty() && !fn.rdma_devices[0].ports.empty() &&
       !io.ExistsAt(dev.Get(), "physfn")) {

@@ -35,7 +35,6 @@ QpOwners CountQpOwners(const std::vector<QpEntry>& qps, const CgroupOfPid& cgrou
       it = container_of.emplace(*qp.pid, std::move(id)).first;
     }
     if (!it->second) {
-      ++out.outside;
       ++out.outside_by_device[qp.device];
       continue;
     }

@@ -31,9 +31,9 @@ struct QpEntry {
 struct QpOwners {
   // Container ID -> RDMA device -> QPs; only containers that own one.
   std::map<std::string, std::map<std::string, int64_t>> by_container;
-  size_t unseen = 0;   // user QPs whose owner this reader cannot see
-  size_t outside = 0;  // user QPs of processes in no container (the host's), or gone
-  std::map<std::string, int64_t> outside_by_device;  // the same, by RDMA device
+  size_t unseen = 0;  // user QPs whose owner this reader cannot see
+  // User QPs of processes in no container (the host's), or gone, by RDMA device.
+  std::map<std::string, int64_t> outside_by_device;
   size_t kernel = 0;
   bool complete() const { return unseen == 0; }
 };

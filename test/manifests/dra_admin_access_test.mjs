@@ -285,16 +285,36 @@ function expectErrors(errs, expected) {
   return true;
 }
 
-// TestStrategyCreate: PrepareForCreate, Validate.
-function claimCreateCase(name, tc) {
-  check(`resourceclaim TestStrategyCreate/${name}`, () => {
+// The create and update cases of the claim and the template strategies run alike: the
+// strategy's PrepareForCreate and Validate, or PrepareForUpdate (no admin part of
+// ValidateUpdate: the spec is immutable). `spec` picks the object's device spec.
+const createCases = (label, prepareForCreate, validateAdmin) => (name, tc) => {
+  check(`${label}/${name}`, () => {
     const ns = fakeNamespaces();
     const o = clone(tc.obj);
-    claimPrepareForCreate({ DRAAdminAccess: tc.adminAccess }, o);
-    if (!expectErrors(claimValidateAdmin(o, ns.get), tc.expectValidationError)) assert.deepEqual(o, tc.expectObj);
+    prepareForCreate({ DRAAdminAccess: tc.adminAccess }, o);
+    if (!expectErrors(validateAdmin(o, ns.get), tc.expectValidationError)) assert.deepEqual(o, tc.expectObj);
     assert.deepEqual(ns.actions, tc.verify);
   });
-}
+};
+const updateCases = (label, prepareForUpdate, spec, immutableBy) => (name, tc) => {
+  check(`${label}${name}${tc.immutable ? " (adapted: spec immutability not ported)" : ""}`, () => {
+    const ns = fakeNamespaces();
+    const oldObj = clone(tc.oldObj);
+    const newObj = clone(tc.newObj);
+    prepareForUpdate({ DRAAdminAccess: tc.adminAccess }, newObj, oldObj);
+    if (tc.immutable) {
+      assert.equal(spec(newObj).devices.requests[0].exactly.adminAccess, true, "the field is kept");
+      assert.notDeepEqual(newObj.spec, oldObj.spec, `the spec changes: ${immutableBy}'s field is immutable`);
+    } else {
+      assert.deepEqual(newObj, tc.expectObj);
+    }
+    assert.deepEqual(ns.actions, tc.verify);
+  });
+};
+
+// TestStrategyCreate: PrepareForCreate, Validate.
+const claimCreateCase = createCases("resourceclaim TestStrategyCreate", claimPrepareForCreate, claimValidateAdmin);
 claimCreateCase("drop-fields-admin-access", { obj: objWithAdminAccess, adminAccess: false, expectObj: obj, verify: noAction });
 claimCreateCase("keep-fields-admin-access", { obj: objWithAdminAccess, adminAccess: true, expectObj: objWithAdminAccess, verify: oneAction("kube-system") });
 claimCreateCase("admin-access-admin-namespace", { obj: objWithAdminAccess, adminAccess: true, expectObj: objWithAdminAccess, verify: oneAction("kube-system") });
@@ -304,21 +324,8 @@ claimCreateCase("admin-access-non-admin-namespace", {
 });
 
 // TestStrategyUpdate: PrepareForUpdate, ValidateUpdate (no admin part: the spec is immutable).
-function claimUpdateCase(name, tc) {
-  check(`resourceclaim TestStrategyUpdate/${name}${tc.immutable ? " (adapted: spec immutability not ported)" : ""}`, () => {
-    const ns = fakeNamespaces();
-    const oldObj = clone(tc.oldObj);
-    const newObj = clone(tc.newObj);
-    claimPrepareForUpdate({ DRAAdminAccess: tc.adminAccess }, newObj, oldObj);
-    if (tc.immutable) {
-      assert.equal(newObj.spec.devices.requests[0].exactly.adminAccess, true, "the field is kept");
-      assert.notDeepEqual(newObj.spec, oldObj.spec, "the spec changes: ValidateResourceClaimUpdate's field is immutable");
-    } else {
-      assert.deepEqual(newObj, tc.expectObj);
-    }
-    assert.deepEqual(ns.actions, tc.verify);
-  });
-}
+const claimUpdateCase = updateCases("resourceclaim TestStrategyUpdate/", claimPrepareForUpdate, (o) => o.spec,
+                                    "ValidateResourceClaimUpdate");
 claimUpdateCase("drop-fields-admin-access", { oldObj: obj, newObj: objWithAdminAccess, adminAccess: false, expectObj: obj, verify: noAction });
 claimUpdateCase("keep-fields-admin-access", { oldObj: obj, newObj: objWithAdminAccess, adminAccess: true, immutable: true, verify: noAction });
 claimUpdateCase("keep-existing-fields-admin-access", { oldObj: objWithAdminAccess, newObj: objWithAdminAccess, adminAccess: true, expectObj: objWithAdminAccess, verify: noAction });
@@ -370,15 +377,8 @@ const tObjInNonAdminNamespace = templateObj("default");
 const tObjWithAdminAccessInNonAdminNamespace = templateObj("default", { adminAccess: true });
 const templateAdminAccessError = `${adminAccessError} on the containing namespace`;
 
-function templateCreateCase(name, tc) {
-  check(`resourceclaimtemplate TestClaimTemplateStrategyCreate/${name}`, () => {
-    const ns = fakeNamespaces();
-    const o = clone(tc.obj);
-    claimTemplatePrepareForCreate({ DRAAdminAccess: tc.adminAccess }, o);
-    if (!expectErrors(claimTemplateValidateAdmin(o, ns.get), tc.expectValidationError)) assert.deepEqual(o, tc.expectObj);
-    assert.deepEqual(ns.actions, tc.verify);
-  });
-}
+const templateCreateCase = createCases("resourceclaimtemplate TestClaimTemplateStrategyCreate",
+                                       claimTemplatePrepareForCreate, claimTemplateValidateAdmin);
 templateCreateCase("drop-fields-admin-access", { obj: tObjWithAdminAccess, adminAccess: false, expectObj: tObj, verify: noAction });
 templateCreateCase("keep-fields-admin-access", { obj: tObjWithAdminAccess, adminAccess: true, expectObj: tObjWithAdminAccess, verify: oneAction("kube-system") });
 templateCreateCase("admin-access-admin-namespace", { obj: tObjWithAdminAccess, adminAccess: true, expectObj: tObjWithAdminAccess, verify: oneAction("kube-system") });
@@ -387,21 +387,8 @@ templateCreateCase("admin-access-non-admin-namespace", {
   expectValidationError: templateAdminAccessError, verify: oneAction("default"),
 });
 
-function templateUpdateCase(name, tc) {
-  check(`resourceclaimtemplate ${name}${tc.immutable ? " (adapted: spec immutability not ported)" : ""}`, () => {
-    const ns = fakeNamespaces();
-    const oldObj = clone(tc.oldObj);
-    const newObj = clone(tc.newObj);
-    claimTemplatePrepareForUpdate({ DRAAdminAccess: tc.adminAccess }, newObj, oldObj);
-    if (tc.immutable) {
-      assert.equal(newObj.spec.spec.devices.requests[0].exactly.adminAccess, true, "the field is kept");
-      assert.notDeepEqual(newObj.spec, oldObj.spec, "the spec changes: ValidateResourceClaimTemplateUpdate's field is immutable");
-    } else {
-      assert.deepEqual(newObj, tc.expectObj);
-    }
-    assert.deepEqual(ns.actions, tc.verify);
-  });
-}
+const templateUpdateCase = updateCases("resourceclaimtemplate ", claimTemplatePrepareForUpdate, (o) => o.spec.spec,
+                                       "ValidateResourceClaimTemplateUpdate");
 templateUpdateCase("TestClaimTemplateStrategyUpdate/adminaccess-update-not-allowed", {
   oldObj: tObj, newObj: tObjWithAdminAccess, adminAccess: true, immutable: true, verify: noAction,
 });

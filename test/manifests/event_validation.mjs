@@ -333,48 +333,39 @@ export function decodeEvent(json) {
 const objectReference = (r) => (r ? { kind: str(r.kind), namespace: str(r.namespace), name: str(r.name), uid: str(r.uid),
   apiVersion: str(r.apiVersion), resourceVersion: str(r.resourceVersion), fieldPath: str(r.fieldPath) } : null);
 
+// The fields of an events.k8s.io/v1 Event and of the internal Event, one row per field:
+// [v1 name, internal name, value conversion]. The two generated conversions of
+// pkg/apis/events/v1 (autoConvert_v1_Event_To_core_Event and autoConvert_core_Event_To_v1_Event)
+// copy each field to its counterpart, renaming where the names differ.
+const seriesOf = (s) => (s ? { count: s.count ?? 0, lastObservedTime: s.lastObservedTime ?? null } : null);
+const sourceOf = (s) => ({ component: str(s?.component), host: str(s?.host) });
+const orNull = (v) => v ?? null;
+const EVENT_FIELDS = [
+  ["metadata", "metadata", (m) => m ?? {}],
+  ["eventTime", "eventTime", orNull],
+  ["series", "series", seriesOf],
+  ["reportingController", "reportingController", str],
+  ["reportingInstance", "reportingInstance", str],
+  ["action", "action", str],
+  ["reason", "reason", str],
+  ["regarding", "involvedObject", (r) => objectReference(r ?? {})],
+  ["related", "related", objectReference],
+  ["note", "message", str],
+  ["type", "type", str],
+  ["deprecatedSource", "source", sourceOf],
+  ["deprecatedFirstTimestamp", "firstTimestamp", orNull],
+  ["deprecatedLastTimestamp", "lastTimestamp", orNull],
+  ["deprecatedCount", "count", (n) => n ?? 0],
+];
+const convertEvent = (e, from, to) =>
+  Object.fromEntries(EVENT_FIELDS.map((f) => [f[to], f[2](e[f[from]])]));
+
 // Convert_v1_Event_To_core_Event (with autoConvert_v1_Event_To_core_Event): a decoded
 // events.k8s.io/v1 Event to the internal Event every version is validated as.
-export function convertV1EventToCore(e) {
-  return {
-    metadata: e.metadata ?? {},
-    eventTime: e.eventTime ?? null,
-    series: e.series ? { count: e.series.count ?? 0, lastObservedTime: e.series.lastObservedTime ?? null } : null,
-    reportingController: str(e.reportingController),
-    reportingInstance: str(e.reportingInstance),
-    action: str(e.action),
-    reason: str(e.reason),
-    involvedObject: objectReference(e.regarding ?? {}),
-    related: objectReference(e.related),
-    message: str(e.note),
-    type: str(e.type),
-    source: { component: str(e.deprecatedSource?.component), host: str(e.deprecatedSource?.host) },
-    firstTimestamp: e.deprecatedFirstTimestamp ?? null,
-    lastTimestamp: e.deprecatedLastTimestamp ?? null,
-    count: e.deprecatedCount ?? 0,
-  };
-}
+export const convertV1EventToCore = (e) => convertEvent(e, 0, 1);
 
 // Convert_core_Event_To_v1_Event (with autoConvert_core_Event_To_v1_Event)
-export function convertCoreEventToV1(e) {
-  return {
-    metadata: e.metadata ?? {},
-    eventTime: e.eventTime ?? null,
-    series: e.series ? { count: e.series.count ?? 0, lastObservedTime: e.series.lastObservedTime ?? null } : null,
-    reportingController: str(e.reportingController),
-    reportingInstance: str(e.reportingInstance),
-    action: str(e.action),
-    reason: str(e.reason),
-    regarding: objectReference(e.involvedObject ?? {}),
-    related: objectReference(e.related),
-    note: str(e.message),
-    type: str(e.type),
-    deprecatedSource: { component: str(e.source?.component), host: str(e.source?.host) },
-    deprecatedFirstTimestamp: e.firstTimestamp ?? null,
-    deprecatedLastTimestamp: e.lastTimestamp ?? null,
-    deprecatedCount: e.count ?? 0,
-  };
-}
+export const convertCoreEventToV1 = (e) => convertEvent(e, 1, 0);
 
 // pkg/apis/core/v1 autoConvert_v1_Event_To_core_Event: a core/v1 Event (its times already
 // decoded) to the internal Event; the JSON name of ReportingController there is reportingComponent.

@@ -908,7 +908,6 @@ TEST(QpOwners, QpsAreCountedForTheirOwnersContainer) {
                                      {std::string(64, 'a'), {{"mlx5_0", 2}, {"mlx5_1", 1}}},
                                      {std::string(64, 'b'), {{"mlx5_0", 1}}}}));
   EXPECT_EQ(owners.kernel, 1u);
-  EXPECT_EQ(owners.outside, 2u);
   EXPECT_EQ(owners.outside_by_device, (std::map<std::string, int64_t>{{"mlx5_0", 2}}));
   EXPECT_EQ(owners.unseen, 0u);
   EXPECT_TRUE(owners.complete());

@@ -1,7 +1,6 @@
 #include "pkg/dra/view/dra_view.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include "pkg/cdi/cdi_spec.h"
@@ -46,17 +45,13 @@ const DraDevice* FindPreparable(const DraView& view, const std::string& pool,
   const PoolAliases& a = aliases->second;
   if (device == "pool") return &a.whole;
   if (auto hca = a.per_hca.find(device); hca != a.per_hca.end()) return &hca->second;
-  constexpr std::string_view kSlot = "slot-";
-  if (!device.starts_with(kSlot)) return nullptr;
-  const std::string_view digits = std::string_view(device).substr(kSlot.size());
-  int64_t n = -1;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
   // Exactly the names RenderResourceSlices gives: "slot-7", never "slot-07" or "slot-+7".
-  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
-      (digits.size() > 1 && digits[0] == '0') || n < 0 || n >= a.slots) {
-    return nullptr;
+  constexpr std::string_view kSlot = "slot-";
+  if (device.starts_with(kSlot) &&
+      pool::IsSlotId(std::string_view(device).substr(kSlot.size()), a.slots)) {
+    return &a.whole;
   }
-  return &a.whole;
+  return nullptr;
 }
 
 DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceContext& ctx) {
@@ -97,40 +92,40 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
           {Cat("k8s-rdma-shared-dp_dra_", HcaDeviceName(hca.function.address), ".json"),
            HcaSpecJson(kind, hca.function, pool.resource.memlock, ctx.memlock_hook)});
     }
-    auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
-    for (const auto& hca : pool.hcas) all->push_back(hca.function);
-    const DraDevice::Functions all_functions = std::move(all);
-    std::vector<std::string> reasons;
-    for (const auto& hca : pool.hcas) {
-      if (!hca.healthy) reasons.push_back(hca.health_reason);
+    // An empty pool still publishes (no slices: its old ones go) once the model is known.
+    if (pool.hcas.empty()) {
+      if (known) view.pools.push_back({pool_name, {}});
+      continue;
     }
-    if (!pool.hcas.empty()) {
-      PoolAliases& aliases = view.aliases[pool_name];
-      aliases.slots = std::min(pool.shares(), kMaxSlotDevices);
-      aliases.whole = {pool_name,
-                       "pool",
-                       all_ids,
-                       pool.healthy(),
-                       Join(reasons, "; "),
-                       all_functions,
+    // What each model's names stand for (PoolAliases); the published devices are these with
+    // their names and the attributes their slices give them.
+    PoolAliases& aliases = view.aliases[pool_name];
+    aliases.slots = std::min(pool.shares(), kMaxSlotDevices);
+    auto device = [&](std::string name, std::vector<std::string> ids, bool healthy,
+                      std::string message, DraDevice::Functions functions) {
+      return DraDevice{pool_name,
+                       std::move(name),
+                       std::move(ids),
+                       healthy,
+                       std::move(message),
+                       std::move(functions),
                        nlohmann::json::object(),
                        pool.resource.env_hints,
                        pool.resource.FullName(),
                        pool.resource.pci_device_env};
-      for (size_t i = 0; i < pool.hcas.size(); ++i) {
-        const std::string name = HcaDeviceName(pool.hcas[i].function.address);
-        aliases.per_hca[name] = {
-            pool_name,
-            name,
-            {all_ids[i]},
-            pool.hcas[i].healthy,
-            pool.hcas[i].health_reason,
-            std::make_shared<const std::vector<sysfs::PciFunction>>(1, pool.hcas[i].function),
-            nlohmann::json::object(),
-            pool.resource.env_hints,
-            pool.resource.FullName(),
-            pool.resource.pci_device_env};
-      }
+    };
+    auto all = std::make_shared<std::vector<sysfs::PciFunction>>();
+    std::vector<std::string> reasons;
+    for (const auto& hca : pool.hcas) {
+      all->push_back(hca.function);
+      if (!hca.healthy) reasons.push_back(hca.health_reason);
+    }
+    aliases.whole = device("pool", all_ids, pool.healthy(), Join(reasons, "; "), std::move(all));
+    for (size_t i = 0; i < pool.hcas.size(); ++i) {
+      std::string name = HcaDeviceName(pool.hcas[i].function.address);
+      aliases.per_hca[name] =
+          device(name, {all_ids[i]}, pool.hcas[i].healthy, pool.hcas[i].health_reason,
+                 std::make_shared<const std::vector<sysfs::PciFunction>>(1, pool.hcas[i].function));
     }
     if (!known) continue;
     view.pools.push_back({pool_name, RenderResourceSlices(pool, c)});
@@ -141,39 +136,21 @@ DraView BuildDraView(const std::vector<pool::PoolModel>& pools, const SliceConte
         attributes[d["name"].get<std::string>()] = d.value("attributes", nlohmann::json::object());
       }
     }
-    auto add = [&](const std::string& name, std::vector<std::string> ids, bool healthy,
-                   std::string message, DraDevice::Functions functions) {
-      nlohmann::json attrs = attributes[name];
-      view.devices[{pool_name, name}] = {pool_name,
-                                         name,
-                                         std::move(ids),
-                                         healthy,
-                                         std::move(message),
-                                         std::move(functions),
-                                         std::move(attrs),
-                                         pool.resource.env_hints,
-                                         pool.resource.FullName(),
-                                         pool.resource.pci_device_env};
+    auto publish = [&](const std::string& name, const DraDevice& as) {
+      DraDevice& d = view.devices[{pool_name, name}] = as;
+      d.name = name;
+      d.attributes = attributes[name];
     };
     switch (c.model) {
       case DeviceModel::kAuto:  // resolved above
       case DeviceModel::kPerHca:
-        for (size_t i = 0; i < pool.hcas.size(); ++i) {
-          add(HcaDeviceName(pool.hcas[i].function.address), {all_ids[i]}, pool.hcas[i].healthy,
-              pool.hcas[i].health_reason,
-              std::make_shared<const std::vector<sysfs::PciFunction>>(1, pool.hcas[i].function));
-        }
+        for (const auto& [name, d] : aliases.per_hca) publish(name, d);
         break;
       case DeviceModel::kPerPool:
-        if (!pool.hcas.empty()) {
-          add("pool", all_ids, pool.healthy(), Join(reasons, "; "), all_functions);
-        }
+        publish("pool", aliases.whole);
         break;
       case DeviceModel::kSlots:
-        if (pool.hcas.empty()) break;
-        for (int64_t i = 0; i < std::min(pool.shares(), kMaxSlotDevices); ++i) {
-          add(Cat("slot-", i), all_ids, pool.healthy(), Join(reasons, "; "), all_functions);
-        }
+        for (int64_t i = 0; i < aliases.slots; ++i) publish(Cat("slot-", i), aliases.whole);
         break;
     }
   }
