@@ -26,7 +26,8 @@ if [ "${1:-}" = fleet ]; then
   exit $status
 fi
 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target k8s-rdma-shared-dp alloc_bench rescan_bench \
-  usage_bench lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench
+  usage_bench lifecycle_bench registration_bench soak_bench lifecycle_e2e_test dra_bench \
+  share_bench
 
 mkdir -p bench
 results=$(mktemp)
@@ -51,6 +52,8 @@ echo "== Allocate latency and footprint (idle window ${BENCH_IDLE_SECONDS:-60} s
 "$BUILD_DIR/test/alloc_bench"
 echo "== DRA front end: wipe -> slices back, Prepare latency, idle API writes"
 "$BUILD_DIR/test/dra_bench"
+echo "== 8,000 shares on a node (8 HCAs x 1,000): both front ends"
+"$BUILD_DIR/test/share_bench"
 if [ -n "${BENCH_SOAK_SECONDS:-}" ]; then
   echo "== soak, ${BENCH_SOAK_SECONDS} s of mixed load"
   "$BUILD_DIR/test/soak_bench" "$BENCH_SOAK_SECONDS"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/k8s-rdma-shared-dp/node_resource_command.h"
 #include "cmd/k8s-rdma-shared-dp/pods_command.h"
 #include "pkg/cdi/memlock_hook.h"
 #include "pkg/cli/flags.h"
@@ -475,6 +476,7 @@ int main(int argc, char** argv) {
   if (opts.command == cli::Command::kDiscover) return RunDiscover(opts);
   if (opts.command == cli::Command::kRender) return RunRender(opts);
   if (opts.command == cli::Command::kPods) return RunPods(opts);
+  if (opts.command == cli::Command::kRemoveStaleResources) return RunRemoveStaleResources(opts);
   log::SetLevel(ParseLevel(opts.log_level));
   log::SetFormat(opts.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::Info(Cat("starting k8s-rdma-shared-dp version ", RDMADP_VERSION, " (", RDMADP_COMMIT, ")"));

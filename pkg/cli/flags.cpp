@@ -442,6 +442,10 @@ const std::vector<FlagSpec>& Specs() {
        "network-operator's admission webhook accept the file and read it as this plugin does "
        "(strict JSON, their keys and types; docs/upgrading.md), so a rollback is safe.",
        ShowBool(&Options::go_compatible), SetBool(&Options::go_compatible, "go-compatible")},
+      {"dry-run", "",
+       "remove-stale-resources: print what would be removed and the JSON patch, change "
+       "nothing.",
+       ShowBool(&Options::dry_run), SetBool(&Options::dry_run, "dry-run")},
       {"namespace", "NS",
        "render: the namespace of the ResourceClaimTemplates (the workloads' namespace; "
        "default: none, so kubectl applies them to its current namespace).",
@@ -488,14 +492,17 @@ const std::vector<FlagSpec>& Specs() {
 // A positional argument that is not a command: never run the daemon on a typo.
 absl::Status UnexpectedArgument(std::string_view arg, bool first) {
   std::string hint;
-  for (std::string_view command : {"discover", "validate", "render", "pods"}) {
+  for (std::string_view command :
+       {"discover", "validate", "render", "pods", "remove-stale-resources"}) {
     if (first && EditDistance(arg, command) <= 2) hint = Cat("; did you mean `", command, "`?");
   }
   if (hint.empty() && (arg == "true" || arg == "false")) {
     hint = "; boolean flags take their value after '=', e.g. --use-cdi=true";
   }
   if (hint.empty()) {
-    hint = "; the commands are `discover`, `validate`, `render` and `pods`, flags start with -";
+    hint =
+        "; the commands are `discover`, `validate`, `render`, `pods` and "
+        "`remove-stale-resources`, flags start with -";
   }
   return absl::InvalidArgumentError(Cat("unexpected argument \"", arg, "\"", hint));
 }
@@ -588,6 +595,9 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string_view>& args, co
     if (options.positional.front() == "validate") options.command = Command::kValidate;
     if (options.positional.front() == "render") options.command = Command::kRender;
     if (options.positional.front() == "pods") options.command = Command::kPods;
+    if (options.positional.front() == "remove-stale-resources") {
+      options.command = Command::kRemoveStaleResources;
+    }
     if (options.command != Command::kRun) options.positional.erase(options.positional.begin());
   }
   if (requested == Command::kRun && !options.positional.empty()) {
@@ -671,6 +681,11 @@ std::string Usage(std::string_view program) {
       "  pods       print each container holding this plugin's devices, the RDMA objects its\n"
       "             processes hold on its HCAs and whether it uses them (--output table|json);\n"
       "             exit 1 if the kubelet's pod-resources socket cannot be read\n"
+      "  remove-stale-resources\n"
+      "             remove from --node-name's status the extended resources of --config-file's\n"
+      "             DRA entries that a device plugin left at 0 (Kubernetes 1.34's scheduler\n"
+      "             then never serves them through DRA); exit 1 if one is still served or its\n"
+      "             plugin left under 5 minutes ago (--dry-run: print, change nothing)\n"
       "\nFlags:\n");
   const Options defaults;
   for (const auto& spec : Specs()) {

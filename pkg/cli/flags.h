@@ -16,7 +16,16 @@ namespace rdmadp::cli {
 
 using frontend::RegistrationMode;
 using frontend::RegistrationModeName;
-enum class Command { kRun, kHelp, kVersion, kDiscover, kValidate, kRender, kPods };
+enum class Command {
+  kRun,
+  kHelp,
+  kVersion,
+  kDiscover,
+  kValidate,
+  kRender,
+  kPods,
+  kRemoveStaleResources
+};
 
 struct Options {
   Command command = Command::kRun;
@@ -58,6 +67,7 @@ struct Options {
   std::string gpu_device_class = "gpu.nvidia.com";  // "none": no GPU pairing template
   bool extended_resource_name = false;
   bool go_compatible = false;    // validate: also the Go plugin's and the webhook's rules
+  bool dry_run = false;          // remove-stale-resources: say, change nothing
   std::string render_namespace;  // the claim templates' namespace ("": kubectl's current one)
   // The DRA front end (configList entries with "frontend": "dra"): which node it publishes
   // for and how it reaches the API server (in a pod: the service-account defaults).
@@ -76,7 +86,8 @@ struct Options {
 // Reads one environment variable (nullopt: unset).
 using EnvFn = std::function<std::optional<std::string>(const std::string& name)>;
 
-// Parses argv[1..]. A first positional `discover`, `validate`, `render` or `pods` selects that
+// Parses argv[1..]. A first positional `discover`, `validate`, `render`, `pods` or
+// `remove-stale-resources` selects that
 // command; any other positional argument is an error (with "did you mean" for a mistyped
 // command). Errors are one line naming the flag: `flag provided but not defined: -foo`.
 // Every flag but --help and --version may also come from the environment, RDMADP_ and its

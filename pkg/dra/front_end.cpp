@@ -71,6 +71,8 @@ void DraFrontEnd::Publish() {
   ViewPtr view = RenderView(ctx);
   view = WriteCdiSpecs(std::move(view), ctx);
   shared_->set_view(view);  // what Prepare reads from now on: before any slice names a device of it
+  // Claims' status first: once a slice of this view is written, their check is due.
+  if (auto status = shared_->status()) status->SetView(view);
   if (publisher_) publisher_->Publish(view->pools, caps_);
   LogSlices(*view);
   ServeWhileWanted(!pools_.empty());
@@ -196,6 +198,20 @@ void DraFrontEnd::StartApi() {
                             {.resource = options_.driver, .hca = {}, .event = "dra"});
     });
   };
+  po.write_budget = write_budget_;
+  StatusWriterOptions so;
+  so.driver = options_.driver;
+  so.connect = [api]() -> absl::StatusOr<std::unique_ptr<kube::ApiTransport>> {
+    auto client = kube::RestClient::Create(api);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<kube::ApiTransport>(std::move(*client));
+  };
+  so.write_budget = write_budget_;
+  so.on_info = po.on_info;
+  so.on_problem = po.on_problem;
+  auto status = claims.ok() ? ClaimStatusWriter::Start(std::move(so))
+                            : absl::StatusOr<std::unique_ptr<ClaimStatusWriter>>(claims);
+  if (!status.ok()) claims = status.status();
   auto publisher = claims.ok() ? SlicePublisher::Start(po)
                                : absl::StatusOr<std::unique_ptr<SlicePublisher>>(claims);
   if (!publisher.ok()) {
@@ -216,6 +232,7 @@ void DraFrontEnd::StartApi() {
   api_problem_.clear();
   api_backoff_.Reset();
   shared_->set_claims(std::move(clients));
+  shared_->set_status(std::move(*status));
   publisher_ = std::move(*publisher);
 }
 
@@ -360,6 +377,15 @@ void DraFrontEnd::Collect(metrics::View& view) const {
     d.api_failures = s.failures;
     for (const auto& field : s.dropped_fields)
       d.dropped_fields.emplace_back(field, GateDropping(field));
+  }
+  if (const auto status = shared_->status()) {
+    const StatusWriterStats s = status->stats();
+    d.claim_status_applies = s.applies_by_code;
+    d.claim_status_problem = s.problem;
+    d.claim_status_pending = s.pending;
+    if (s.field_dropped) {
+      d.dropped_fields.emplace_back("ResourceClaim status.devices", std::string(kDeviceStatusGate));
+    }
   }
   for (const auto& f : fallbacks_) {
     d.model_fallbacks.push_back({f.resource, std::string(config::DeviceModelName(f.configured)),

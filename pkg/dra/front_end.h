@@ -21,6 +21,7 @@
 
 #include "pkg/dra/kubelet/dra_server.h"
 #include "pkg/dra/slices/slice_publisher.h"
+#include "pkg/dra/status/status_writer.h"
 #include "pkg/dra/view/dra_view.h"
 #include "pkg/frontend/front_end.h"
 #include "pkg/frontend/registration_timer.h"
@@ -86,6 +87,16 @@ class DriverShared {
     claims_ = std::move(clients);
   }
 
+  // The claim status writer (null until the API client could be created).
+  std::shared_ptr<ClaimStatusWriter> status() const ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    return status_;
+  }
+  void set_status(std::shared_ptr<ClaimStatusWriter> status) ABSL_LOCKS_EXCLUDED(mu_) {
+    sync::MutexLock lock(mu_);
+    status_ = std::move(status);
+  }
+
   std::atomic<uint64_t> prepares{0}, prepare_failures{0}, prepare_calls{0}, unprepares{0};
   std::atomic<uint64_t> prepare_nanos{0};
 
@@ -95,6 +106,7 @@ class DriverShared {
   // One per DRA worker thread (kDraWorkers; a client serves one thread at a time): read the
   // claims Prepare is asked for.
   std::vector<std::shared_ptr<kube::RestClient>> claims_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ClaimStatusWriter> status_ ABSL_GUARDED_BY(mu_);
 };
 
 class DraFrontEnd final : public frontend::FrontEnd {
@@ -167,6 +179,9 @@ class DraFrontEnd final : public frontend::FrontEnd {
   std::unique_ptr<frontend::RegistrationTimer> timer_;
   std::unique_ptr<loop::Alarm> heartbeat_;
   std::unique_ptr<SlicePublisher> publisher_;
+  // The driver's one write budget: slices and claim status draw from it.
+  std::shared_ptr<rate::SharedBudget> write_budget_ =
+      std::make_shared<rate::SharedBudget>(kWriteBurst, kWriteInterval);
   std::map<std::string, std::string> specs_written_;  // CDI spec file name -> content
   // CDI specs no longer wanted whose removal failed: a stale spec would otherwise stay on
   // the node for ever. Tried again at every Publish and on cdi_retry_, 1 s doubling to 30 s,

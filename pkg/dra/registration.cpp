@@ -42,7 +42,8 @@ void DraFrontEnd::OnKubeletEvent(const frontend::KubeletEvent& event) {
 void DraFrontEnd::Stop() {
   loop::AssertOnLoop(host_.Loop());
   if (fsm_) Drive(lifecycle::Event::Stop());
-  publisher_.reset();  // the slices stay: a restarted instance takes them over
+  publisher_.reset();            // the slices stay: a restarted instance takes them over
+  shared_->set_status(nullptr);  // the writer ends once no Prepare holds it
   api_retry_.reset();
   heartbeat_.reset();
   timer_.reset();
@@ -158,8 +159,12 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
   const MetadataDirs metadata{options_.driver, dir, options_.cdi_spec_dir};
   o.prepare = [shared = shared_, cancelled, metadata](const auto& req, int worker, auto deadline) {
     const auto start = std::chrono::steady_clock::now();
-    auto resp =
-        Prepare(req, shared->view(), shared->Claims(worker).get(), deadline, *cancelled, metadata);
+    const auto status = shared->status();
+    auto on_prepared = [&status](PreparedClaim claim) {
+      if (status) status->Prepared(std::move(claim));
+    };
+    auto resp = Prepare(req, shared->view(), shared->Claims(worker).get(), deadline, *cancelled,
+                        metadata, on_prepared);
     uint64_t failed = 0;
     for (const auto& [uid, claim] : resp.claims()) failed += claim.error().empty() ? 0 : 1;
     shared->prepares += static_cast<uint64_t>(req.claims_size());
@@ -173,6 +178,9 @@ lifecycle::Event DraFrontEnd::Serve(uint64_t server_token) {
   };
   o.unprepare = [shared = shared_, metadata](const auto& req) {
     shared->unprepares += static_cast<uint64_t>(req.claims_size());
+    if (const auto status = shared->status()) {
+      for (const auto& c : req.claims()) status->Unprepared(c.uid());
+    }
     return Unprepare(req, metadata);
   };
   auto started = DraServer::Start(std::move(o), std::make_shared<const std::string>());

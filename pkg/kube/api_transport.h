@@ -30,9 +30,10 @@ struct HttpResponse {
 class ApiTransport {
  public:
   virtual ~ApiTransport() = default;
-  // One request to `path` ("/apis/...?..."), `body` sent as JSON when not empty, ended
-  // after `timeout`. Transport failures (nothing listening, TLS) are errors; every HTTP
-  // answer, 4xx and 5xx included, is a response.
+  // One request to `path` ("/apis/...?..."), `body` sent as JSON when not empty (a PATCH's
+  // as a JSON patch when it is an array, application/json-patch+json, else as server-side
+  // apply, application/apply-patch+yaml), ended after `timeout`. Transport failures (nothing
+  // listening, TLS) are errors; every HTTP answer, 4xx and 5xx included, is a response.
   virtual absl::StatusOr<HttpResponse> Call(std::string_view method, const std::string& path,
                                             const std::string& body = "",
                                             std::chrono::milliseconds timeout = kCallTimeout) = 0;

@@ -300,7 +300,16 @@ absl::StatusOr<void*> RestClient::PrepareRequest(std::string_view method, const 
   const std::string auth = "Authorization: Bearer " + *token;
   headers = c.slist_append(headers, auth.c_str());
   headers = c.slist_append(headers, "Accept: application/json");
-  if (!body.empty()) headers = c.slist_append(headers, "Content-Type: application/json");
+  if (!body.empty()) {
+    // A PATCH is a JSON patch when its body is an array, else server-side apply (whose
+    // body, JSON, is YAML): api_transport.h.
+    const char* type = "Content-Type: application/json";
+    if (method == "PATCH") {
+      type = body.front() == '[' ? "Content-Type: application/json-patch+json"
+                                 : "Content-Type: application/apply-patch+yaml";
+    }
+    headers = c.slist_append(headers, type);
+  }
   Prepare(method, path, body, *token, headers);
   return static_cast<void*>(headers);
 }

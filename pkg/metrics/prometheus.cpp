@@ -107,6 +107,17 @@ void FormatDra(std::string& out, const DraView& d) {
   Family(out, "rdma_shared_dp_dra_unprepared_claims_total", "counter",
          "Claims in NodeUnprepareResources calls.");
   Append(out, "rdma_shared_dp_dra_unprepared_claims_total{", driver, "} ", d.unprepares, "\n");
+  Family(out, "rdma_shared_dp_dra_claim_status_applies_total", "counter",
+         "Server-side applies of prepared claims' status.devices, by HTTP code (0: no answer).");
+  for (const auto& [code, n] : d.claim_status_applies) {
+    Append(out, "rdma_shared_dp_dra_claim_status_applies_total{", driver, ",code=\"", code, "\"} ",
+           n, "\n");
+  }
+  Family(out, "rdma_shared_dp_dra_claim_status_pending", "gauge",
+         "Prepared claims whose status.devices waits to be checked or written (the write "
+         "budget, a retry wait, or a server that drops the field).");
+  Append(out, "rdma_shared_dp_dra_claim_status_pending{", driver, "} ", d.claim_status_pending,
+         "\n");
 }
 
 std::string ContainerLabels(const ContainerRdmaView& c) {
@@ -402,6 +413,15 @@ std::string ReadyNotes(const View& v) {
     for (const auto& line : r.env_not_set) Append(notes, line, "\n");
   }
   if (!v.dra) return notes;
+  if (!v.dra->claim_status_problem.empty()) {
+    Append(notes, "DRA driver ", v.dra->driver, ": ", v.dra->claim_status_problem, "\n");
+  }
+  for (const auto& [field, gate] : v.dra->dropped_fields) {
+    if (field.starts_with("ResourceClaim ")) {
+      Append(notes, "DRA driver ", v.dra->driver, ": the API server does not keep ", field,
+             " (feature gate ", gate, "): claims' device status is not reported\n");
+    }
+  }
   for (const auto& f : v.dra->model_fallbacks) {
     Append(notes, "DRA pool ", f.resource, " is published as ", f.published, ", not ", f.configured,
            ": this API server does not keep consumable capacity "

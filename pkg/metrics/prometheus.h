@@ -108,6 +108,11 @@ struct DraView {
   double prepare_seconds_sum = 0;              // over NodePrepareResources calls
   uint64_t prepare_calls = 0;
   uint64_t unprepares = 0;
+  // ResourceClaim status.devices applies by HTTP code (0: no answer), and the latest
+  // refusal ("" once one works).
+  std::map<long, uint64_t> claim_status_applies;
+  std::string claim_status_problem;
+  uint64_t claim_status_pending = 0;  // claims whose status waits to be checked or written
 };
 
 // Per-container RDMA use, while the daemon samples it (--rdma-usage-interval; the observer in

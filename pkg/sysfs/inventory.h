@@ -49,6 +49,9 @@ struct PciFunction {
   std::vector<std::string> netdevs;  // sorted
   std::string if_name;               // first netdev (the Go plugin matches only this one)
   std::string link_type;             // of if_name; "" without a netdev
+  // if_name's hardware address as net/<if>/address shows it ("b8:ce:f6:0a:0b:0c"; IPoIB's
+  // 20 bytes); "" without a netdev. DRA reports it in a claim's status (networkData).
+  std::string hardware_address;
   std::vector<RdmaDevice> rdma_devices;
   // Char devices under /dev/infiniband (issmN, umadN, uverbsN), without rdma_cm.
   std::vector<std::string> char_devices;

@@ -281,6 +281,8 @@ std::optional<PciFunction> ScanFunction(SysfsReader& io, int pci_dir, const std:
     if (auto arphrd = type ? ParseArphrd(*type) : std::nullopt) {
       fn.link_type = std::string(config::LinkTypeName(*arphrd));
     }
+    auto mac = io.ReadSmallFile(dev.Get(), Cat("net/", fn.if_name, "/address"));
+    fn.hardware_address = mac ? ParseHardwareAddress(*mac) : "";
   }
   // RoCE GIDs are looked for only where the netdev is Ethernet (an InfiniBand port's are not
   // IPv4 addresses).

@@ -147,6 +147,18 @@ std::optional<int> ParseArphrd(std::string_view contents) {
   return ParseNumber<int>(Trim(contents), 10);
 }
 
+std::string ParseHardwareAddress(std::string_view contents) {
+  constexpr size_t kMaxPairs = 42;  // 42 * 3 - 1 = 125 bytes
+  const std::string_view mac = Trim(contents);
+  if (mac.empty() || (mac.size() + 1) % 3 != 0 || (mac.size() + 1) / 3 > kMaxPairs) return "";
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const char c = mac[i];
+    const bool ok = i % 3 == 2 ? c == ':' : ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+    if (!ok) return "";
+  }
+  return std::string(mac);
+}
+
 std::optional<PciUevent> ParsePciUevent(std::string_view contents) {
   PciUevent ev;
   while (!contents.empty()) {

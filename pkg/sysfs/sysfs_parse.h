@@ -34,6 +34,10 @@ bool IsRoceV2GidType(std::string_view contents);
 std::optional<int> ParseGlobalTrafficClass(std::string_view contents);
 // "32\n" -> 32.
 std::optional<int> ParseArphrd(std::string_view contents);
+// A net/<if>/address file (net/core/net-sysfs.c address_show: the bytes as lowercase hex
+// pairs joined by ':', 6 for Ethernet, 20 for IPoIB): as shown, trimmed; "" when it is not
+// that form (API validation caps a hardwareAddress at 128 bytes: at most 42 pairs here).
+std::string ParseHardwareAddress(std::string_view contents);
 // An RDMA port's link_layer file ("InfiniBand\n", "Ethernet\n": drivers/infiniband/core/
 // sysfs.c link_layer_show) as a netdev's link type ("infiniband", "ether"); "" otherwise.
 std::string LinkTypeOfLinkLayer(std::string_view contents);

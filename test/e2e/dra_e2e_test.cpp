@@ -331,6 +331,121 @@ TEST_F(Dra, ClaimsAllocatedWithSharesArePreparedAndTaintsSteerTheScheduler) {
   EXPECT_THAT(api.Stats()["invalid"], ::testing::IsEmpty());
 }
 
+// ResourceClaim status.devices (KEP-4817; docs/dra.md, "Device status"): a prepared claim tells
+// which HCA and netdev it got, by server-side apply the fake checks as kube-apiserver does
+// (validation, the status strategy, RBAC with 1.36+'s granular claim-status rule); a replayed
+// Prepare costs nothing; a port going down turns Ready False; nothing is written for a claim
+// after its Unprepare.
+nlohmann::json StoredClaim(FakeApiServer& api, const std::string& name) {
+  for (const auto& c : api.Admin("/claims")) {
+    if (c["metadata"]["name"] == name) return c;
+  }
+  return nullptr;
+}
+
+TEST_F(Dra, PreparedClaimsTellInTheirStatusWhichHcaAndNetdevTheyGot) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto one = api.Admin("/claims", Claim("one", {"hca-0000-10-00-0"}));
+  const auto two = api.Admin("/claims", Claim("two", {"hca-0000-11-00-0"}));
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(one), KubeletClaim(two)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  ASSERT_TRUE(api.Await("stats.claimStatusWrites === 2")["ok"].get<bool>());
+  const nlohmann::json stored = StoredClaim(api, "one");
+  const nlohmann::json& devices = stored["status"]["devices"];
+  ASSERT_EQ(devices.size(), 1u) << stored.dump(2);
+  EXPECT_EQ(devices[0]["driver"], kDriver);
+  EXPECT_EQ(devices[0]["pool"], "n1/hca-ib");
+  EXPECT_EQ(devices[0]["device"], "hca-0000-10-00-0");
+  EXPECT_EQ(devices[0]["shareID"], "00000000-0000-0000-0000-000000000000");
+  const nlohmann::json& ready = devices[0]["conditions"][0];
+  EXPECT_EQ(ready["type"], "Ready");
+  EXPECT_EQ(ready["status"], "True");
+  EXPECT_EQ(ready["reason"], "Prepared");
+  EXPECT_EQ(ready["message"], "prepared: HCA mlx5_0 (0000:10:00.0, netdev ib0)");
+  // The fake node's ib0 is not a netdev of this network namespace: no addresses.
+  EXPECT_EQ(devices[0]["networkData"],
+            nlohmann::json(
+                {{"interfaceName", "ib0"},
+                 {"hardwareAddress", FakeHardwareAddress(FakeNode::ConnectX(0, 0, true), 0)}}));
+  // Ours alone: the driver's name is the field manager.
+  const auto owners = api.Admin("/claim-status-owners");
+  EXPECT_THAT(owners.dump(), HasSubstr(Cat("\"", kDriver, "\"")));
+  const std::string pending =
+      Cat("rdma_shared_dp_dra_claim_status_pending{driver=\"", kDriver, "\"}");
+  const std::string applied =
+      Cat("rdma_shared_dp_dra_claim_status_applies_total{driver=\"", kDriver, "\",code=\"200\"}");
+  EXPECT_EQ(h.AwaitMetric(applied, 2, 20s), 2);
+
+  // A kubelet restart replays the batch: nothing is written.
+  ASSERT_TRUE(dra.Prepare(kDriver, {KubeletClaim(one), KubeletClaim(two)}).ok());
+  EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
+  EXPECT_EQ(api.Stats()["claimStatusApplies"], 2);
+
+  // mlx5_0's port goes down: claim one's device is not ready, and only it is written.
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(api.Await("stats.claimStatusWrites === 3")["ok"].get<bool>());
+  EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
+  EXPECT_EQ(api.Stats()["claimStatusApplies"], 3);
+  const nlohmann::json down = StoredClaim(api, "one")["status"]["devices"][0]["conditions"][0];
+  EXPECT_EQ(down["status"], "False");
+  EXPECT_EQ(down["reason"], "Unhealthy");
+  EXPECT_EQ(StoredClaim(api, "two")["status"]["devices"][0]["conditions"][0]["status"], "True");
+
+  // Pod one ends: its claim is unprepared and deallocated. The port comes back: nothing of
+  // ours is written to claim one again.
+  ASSERT_TRUE(dra.Unprepare(kDriver, {KubeletClaim(one)}).ok());
+  api.Admin("/deallocate", {{"namespace", "team-a"}, {"name", "one"}});
+  h.node().SetPortState("mlx5_0", 1, "4: ACTIVE");
+  h.plugin().Signal(SIGHUP);
+  // The health stream says the port is back once the view that says so is the writer's.
+  ASSERT_TRUE(dra.WaitFor(
+      [](const DraKubeletState& s) {
+        return !s.health.empty() &&
+               std::all_of(s.health.begin(), s.health.end(),
+                           [](const auto& d) { return d.second.health == "Healthy"; });
+      },
+      20s));
+  EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
+  EXPECT_EQ(api.Stats()["claimStatusApplies"], 3);
+}
+
+// networkData.ips: the addresses of the HCA's netdev in this network namespace, in canonical
+// CIDR form. The fake node's HCA here has "lo" as its netdev, whose addresses every namespace
+// has; a slots pool of one HCA reports its netdev on every release.
+class DraWithLoopbackNetdev : public Dra {
+ protected:
+  std::string ConfigText() override {
+    return R"({"periodicUpdateInterval": 0, "configList": [
+        {"resourceName": "hca_lo", "rdmaHcaMax": 2, "frontend": "dra", "deviceModel": "slots",
+         "selectors": {"ifNames": ["lo"]}}]})";
+  }
+  void BeforeThePluginStarts() override {
+    FakeFunction fn = FakeNode::ConnectX(5, 0, /*infiniband=*/false);
+    fn.netdevs = {"lo"};
+    h.node().Add(fn);
+  }
+};
+
+TEST_F(DraWithLoopbackNetdev, TheNetdevsAddressesAreInTheClaimsStatus) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  nlohmann::json claim = Claim("lo", {"slot-0"});
+  auto& result = claim["status"]["allocation"]["devices"]["results"][0];
+  result["pool"] = "n1/hca-lo";
+  result.erase("shareID");
+  const auto stored = api.Admin("/claims", claim);
+  ASSERT_EQ(stored["kind"], "ResourceClaim") << stored.dump();
+  ASSERT_TRUE(dra.Prepare(kDriver, {KubeletClaim(stored)}).ok());
+  ASSERT_TRUE(api.Await("stats.claimStatusWrites === 1")["ok"].get<bool>());
+  const nlohmann::json net = StoredClaim(api, "lo")["status"]["devices"][0]["networkData"];
+  EXPECT_EQ(net["interfaceName"], "lo");
+  EXPECT_THAT(net["ips"], ::testing::Contains("127.0.0.1/8")) << net.dump();
+  EXPECT_EQ(net["hardwareAddress"],
+            FakeHardwareAddress(FakeNode::ConnectX(5, 0, /*infiniband=*/false), 0));
+}
+
 // Admin access (KEP-5018, docs/dra.md "Admin access"): a monitoring claim in a namespace
 // labelled resource.kubernetes.io/admin-access=true is allocated a device whose every slot is
 // taken and prepared with the HCAs' char devices; it takes nothing from anyone (the next
@@ -1081,6 +1196,137 @@ TEST_P(DraExtendedResource, AClaimTheSchedulerMadeGivesTheDevicePluginsEnv) {
   EXPECT_EQ(dp_env["PCIDEVICE_RDMA_HCA_IB"], "0000:10:00.0,0000:11:00.0");
   EXPECT_EQ(env, dp_env);
 }
+
+// The move of a pool to DRA without pod changes, per release (docs/migrating.md, "Which
+// releases need what"): the node as the kubelet leaves it once the device plugin has been gone
+// over 5 minutes (the entry at 0/0), kube-scheduler's verdict for a pod asking
+// `limits: rdma/hca_ib: 1` (the fake's port of fit.go and dynamicresources for the release,
+// DRAExtendedResource on), `remove-stale-resources` run as in the plugin's pod with the RBAC of
+// components/dra and dra-remove-stale-resources, and the claim the scheduler then makes,
+// prepared. On 1.34 the stale entry blocks the move until the command removes it; from 1.35
+// the node is served by DRA at once, and the command only tidies up.
+class DraMove : public DraOnRelease {
+ protected:
+  void SetUp() override {
+    api.Admin("/kube-release", {{"release", GetParam()}});
+    api.Admin("/gates", {{"DRAExtendedResource", true}});
+    Dra::SetUp();
+  }
+  std::string ConfigText() override {
+    return R"({"periodicUpdateInterval": 0, "configList": [
+        {"resourceName": "hca_ib", "rdmaHcaMax": 4, "frontend": "dra", "deviceModel": "slots",
+         "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]})";
+  }
+  std::string ServedBy() {
+    const auto v = api.Admin("/schedule-extended",
+                             {{"node", "n1"}, {"resource", "rdma/hca_ib"}, {"requested", 1}});
+    return v.value("servedBy", v.dump());
+  }
+  RunResult RemoveStale(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"remove-stale-resources", "--config-file=" + h.config_path(),
+                                     "--node-name=n1"};
+    for (const auto& f : api.PluginFlags()) args.push_back(f);
+    for (const auto& f : extra) args.push_back(f);
+    return RunToExit(args, 10s);
+  }
+  nlohmann::json NodeStatus() { return api.Admin("/node-status?name=n1")["status"]; }
+};
+
+TEST_P(DraMove, ThePoolMovesWithoutPodChangesOnEveryRelease) {
+  const std::string release = GetParam();
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  auto loaded = config::ParseConfig(ConfigText());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  dra::ClassOptions options;
+  options.driver = kDriver;
+  options.extended_resource = true;
+  std::string device_class;
+  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
+    if (o["kind"] != "DeviceClass") continue;
+    ASSERT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
+    device_class = o["metadata"]["name"];
+  }
+  // While the device plugin serves the name, neither the command nor the scheduler moves it.
+  api.Admin("/node-status", {{"name", "n1"},
+                             {"capacity", {{"cpu", "8"}, {"rdma/hca_ib", "4"}}},
+                             {"allocatable", {{"cpu", "8"}, {"rdma/hca_ib", "4"}}}});
+  EXPECT_EQ(ServedBy(), "devicePlugin");
+  api.AuthorizeAsTheDraDaemonSet(kDriver, "n1", {"dra-remove-stale-resources"});
+  RunResult served = RemoveStale();
+  EXPECT_EQ(served.status, 1) << served.output;
+  EXPECT_THAT(served.output, HasSubstr("a device plugin still serves it on node n1"));
+  // It left under 5 minutes ago: allocatable 0 at once, capacity kept.
+  api.Admin("/node-status", {{"name", "n1"},
+                             {"capacity", {{"cpu", "8"}, {"rdma/hca_ib", "4"}}},
+                             {"allocatable", {{"cpu", "8"}, {"rdma/hca_ib", "0"}}}});
+  RunResult draining = RemoveStale();
+  EXPECT_EQ(draining.status, 1) << draining.output;
+  EXPECT_THAT(draining.output, HasSubstr("less than 5 minutes ago"));
+  // Over 5 minutes: 0/0 for good.
+  api.Admin("/node-status", {{"name", "n1"},
+                             {"capacity", {{"cpu", "8"}, {"rdma/hca_ib", "0"}}},
+                             {"allocatable", {{"cpu", "8"}, {"rdma/hca_ib", "0"}}}});
+  EXPECT_EQ(ServedBy(), release == "1.34" ? "none" : "dra");  // 1.34: "Insufficient"
+  RunResult dry = RemoveStale({"--dry-run"});
+  EXPECT_EQ(dry.status, 0) << dry.output;
+  EXPECT_THAT(dry.output, HasSubstr("--dry-run: not removed"));
+  EXPECT_EQ(NodeStatus()["allocatable"].count("rdma/hca_ib"), 1u);
+  RunResult removed = RemoveStale();
+  EXPECT_EQ(removed.status, 0) << removed.output;
+  EXPECT_THAT(removed.output, HasSubstr("rdma/hca_ib: removed from node n1's status"));
+  const nlohmann::json status = NodeStatus();
+  EXPECT_EQ(status["capacity"], nlohmann::json({{"cpu", "8"}})) << status.dump();
+  EXPECT_EQ(status["allocatable"], nlohmann::json({{"cpu", "8"}})) << status.dump();
+  EXPECT_EQ(api.Stats()["nodeStatusPatches"], 1);
+  EXPECT_EQ(ServedBy(), "dra");
+  RunResult again = RemoveStale();
+  EXPECT_EQ(again.status, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("not in node n1's status; nothing to remove"));
+  // The pod's claim, as kube-scheduler makes it for `limits: rdma/hca_ib: 1`, is prepared.
+  const nlohmann::json made = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata",
+       {{"name", "worker-0-extended-resources-x2kq9"},
+        {"namespace", "ml"},
+        {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array({{{"name", "container-0-request-0"},
+                                               {"exactly",
+                                                {{"deviceClassName", device_class},
+                                                 {"allocationMode", "ExactCount"},
+                                                 {"count", 1}}}}})}}}}}};
+  const auto claim = api.Admin("/allocate", made);
+  ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
+  auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const auto& answer = resp->claims().at(claim["metadata"]["uid"].get<std::string>());
+  EXPECT_EQ(answer.error(), "");
+  EXPECT_EQ(answer.devices_size(), 1);
+}
+
+// Without components/dra-remove-stale-resources the command is refused by RBAC, says so, and
+// nothing changes.
+TEST_P(DraMove, WithoutItsRbacTheCommandChangesNothingAndSaysWhy) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  api.Admin("/node-status", {{"name", "n1"},
+                             {"capacity", {{"rdma/hca_ib", "0"}}},
+                             {"allocatable", {{"rdma/hca_ib", "0"}}}});
+  RunResult refused = RemoveStale();
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("cannot patch resource \"nodes/status\""));
+  EXPECT_EQ(NodeStatus()["allocatable"].count("rdma/hca_ib"), 1u);
+  expected_forbidden = 1;
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DraMove, ::testing::Values("1.34", "1.35", "1.36", "1.37"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           std::string name = Cat("v", p.param);
+                           name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
+                           return name;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Releases, DraExtendedResource, ::testing::Values("1.36", "1.37"),
                          [](const ::testing::TestParamInfo<const char*>& p) {

@@ -60,7 +60,15 @@ inline nlohmann::json Claim(const std::string& name, const std::vector<std::stri
        {{"devices",
          {{"requests", nlohmann::json::array(
                            {{{"name", "rdma"}, {"exactly", {{"deviceClassName", "hca-ib"}}}}})}}}}},
-      {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+      // Node-local devices: the scheduler confines the allocation to the node (kube-apiserver's
+      // 1.36+ claim-status authorization reads this to let the node's driver write status).
+      {"status",
+       {{"allocation",
+         {{"devices", {{"results", results}}},
+          {"nodeSelector",
+           {{"nodeSelectorTerms",
+             {{{"matchFields",
+                {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {"n1"}}}}}}}}}}}}}}};
 }
 
 inline drav1::Claim KubeletClaim(const nlohmann::json& stored) {
@@ -82,6 +90,9 @@ class Dra : public ::testing::Test {
     h.kubelet().SetHandler("DRAPlugin", &dra);
     ASSERT_TRUE(h.kubelet().Start().ok());
     BeforeThePluginStarts();
+    // Every request of the plugin's is authorized as the DaemonSet's service account with the
+    // RBAC the manifests give it.
+    api.AuthorizeAsTheDraDaemonSet(kDriver, "n1");
     std::vector<std::string> flags = api.PluginFlags();
     for (const auto& f : {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
                           "--cdi-spec-dir=" + cdi_dir, std::string("--log-level=debug"),
@@ -134,6 +145,8 @@ class Dra : public ::testing::Test {
     // No write (the capability probe included) was refused by the validation the fake ports
     // from kube-apiserver (docs/dra.md, "Using it"); injected faults are not in this list.
     EXPECT_EQ(stats["invalid"].size(), expected_refusals) << stats["invalid"].dump(2);
+    // Nothing the plugin asked for was outside the RBAC images/components/dra/rbac.yaml gives.
+    EXPECT_EQ(stats["forbidden"].size(), expected_forbidden) << stats["forbidden"].dump(2);
     if (HasFailure()) std::fprintf(stderr, "--- plugin log ---\n%s\n", h.PluginLog().c_str());
   }
 
@@ -147,6 +160,8 @@ class Dra : public ::testing::Test {
   std::string cdi_dir;
   // Writes a case makes the fake refuse on purpose (a claim the API server must refuse).
   size_t expected_refusals = 0;
+  // Requests a case makes the RBAC refuse on purpose (a command run without its component).
+  size_t expected_forbidden = 0;
 };
 
 }  // namespace rdmadp::testing

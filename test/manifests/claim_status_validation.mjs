@@ -38,7 +38,10 @@
 //    dropDisabledDRAAdminAccessStatusFields (kube_release.mjs),
 //    dropDisabledDRAResourceClaimConsumableCapacityStatusFields, dropDeviceBindingConditionsFields;
 //    then dropDeallocatedStatusDevices) and ValidateUpdate (AuthorizedForAdminStatus from
-//    kube_release.mjs, then ValidateResourceClaimStatusUpdate), with the feature-in-use checks
+//    kube_release.mjs; from 1.36 with DRAResourceClaimGranularStatusAuthorization on, the
+//    granular status authorization AuthorizedForBinding and AuthorizedForDeviceStatus of
+//    pkg/registry/resource/utils.go, ported in claim_status_authz.mjs; then
+//    ValidateResourceClaimStatusUpdate), with the feature-in-use checks
 //    they call (isDRAResourceClaimDeviceStatusInUse, draConsumableCapacityFeatureInUse with
 //    pkg/api/resourceclaimspec DRAConsumableCapacityFeatureInUse, draDeviceBindingConditionsInUse).
 //
@@ -62,16 +65,15 @@
 // could be read); strategy.go of the 1.35/1.36 cycle. Rules that changed between the releases
 // the fake serves (1.34..1.37) are switched on by `release` (CLAIM_RULES below, and RULES of
 // kube_validation.mjs). Known gaps:
-//  - The granular status authorization of 1.36+ (feature gate
-//    DRAResourceClaimGranularStatusAuthorization, beta and on by default from 1.36:
-//    pkg/registry/resource/utils.go AuthorizedForDeviceStatus / AuthorizedForBinding, called
-//    from the status strategy's ValidateUpdate) is NOT ported: the fake has no users or RBAC.
-//    On a real 1.36+ server a write that changes a driver's status.devices entries also needs
-//    verb `associated-node:<verb>` (a service account whose token carries the node name of the
-//    node the claim is allocated to, by a single matchFields metadata.name In [node] selector)
-//    or `arbitrary-node:<verb>` on resource `resourceclaims/driver`, resourceNames [driver]
-//    (<verb> is the request's: `patch` for server-side apply), else a 422 whose cause is
-//    status.devices: Forbidden. The fake is kinder here.
+//  - The granular status authorization of 1.36+ (claim_status_authz.mjs) runs only when the
+//    caller passes an authorizer (opts.authz): the fake kube-apiserver does so only while RBAC
+//    is on (its admin call POST /rbac, rbac_authorizer.mjs). Without it, as before, any holder
+//    of the token may write any driver's status.devices entries and status.allocation /
+//    reservedFor: a real 1.36+ server would also want resourceclaims/driver
+//    (associated-node:<verb> or arbitrary-node:<verb>, named by the driver) and
+//    resourceclaims/binding. The v1.36 form of the check and its messages is served on 1.37
+//    too; a newer upstream line words the errors differently and reports one error where a
+//    deallocation drops status entries (claim_status_authz.mjs's header).
 //  - BadValues that are Go structs (the allocation in "field is immutable", a ownerReference
 //    list) print as JSON of the JSON field names; Go prints them with %#v. Path, type and
 //    detail match.
@@ -86,7 +88,8 @@
 //
 // Usage: ValidateResourceClaimStatusUpdate(claim, oldClaim, {release, gates}) returns an array
 // of FieldError; claimStatusPrepareForUpdate(gates, claim, old) and
-// claimStatusValidateUpdate(claim, old, {release, gates, getNamespace}) are the strategy.
+// claimStatusValidateUpdate(claim, old, {release, gates, getNamespace, authz}) are the strategy
+// (authz: {authorize, request}, see claim_status_authz.mjs).
 import {
   GoStringer, RULES, child, duplicate, forbidden, goJSON, goQuote, index, invalid, isQualifiedName, notSupported, regexError,
   releaseContext, required, semanticEqual, tooLong, tooMany, validateDNS1123Label, validateDeviceBindingParameters,
@@ -95,6 +98,9 @@ import {
   validateSet, validateSkipNodeOperations as validateSkipNodeOps, validateSlice,
 } from "./kube_validation.mjs";
 import { authorizedForAdminStatus, dropDisabledDRAAdminAccessStatusFields } from "./kube_release.mjs";
+// ALLOCATION: apiequality.Semantic.DeepEqual of an AllocationResult (shared with the granular
+// status authorization's AuthorizedForBinding).
+import { ALLOCATION, authorizedForBinding, authorizedForDeviceStatus } from "./claim_status_authz.mjs";
 
 export { GoStringer }; // a SharedDeviceID as a BadValue (the tests build expected ones)
 
@@ -108,6 +114,11 @@ export const CLAIM_RULES = {
   // (KEP-5073, options RequiredCovered/SizeCovered/FormatCovered), dated to the 1.35 cycle
   // by the upstream test that expects it; the release branches were not read.
   driverNameEmptyShortCircuit: 35,
+  // The status strategy's granular authorization (AuthorizedForBinding, AuthorizedForDevice-
+  // Status: claim_status_authz.mjs) and its feature gate DRAResourceClaimGranularStatus-
+  // Authorization (beta, on by default) first exist in 1.36 (kubernetes pull 134947); before,
+  // the code is not there whatever the gates say.
+  granularStatusAuthorization: 36,
 };
 
 // The release context of kube_validation.mjs, with these rules over its RULES.
@@ -742,13 +753,6 @@ function validateResourceClaimUserReference(ref, path) {
   return errs;
 }
 
-// apiequality.Semantic.DeepEqual of an AllocationResult: consumed capacities by value, the
-// allocation timestamp by instant.
-const ALLOCATION = { fields: {
-  devices: { fields: { results: { item: { fields: { consumedCapacity: { map: "quantity" } } } } } },
-  allocationTimestamp: "time",
-} };
-
 // validateResourceClaimStatusUpdate
 function validateResourceClaimStatusUpdate(status, oldStatus, claimDeleted, names, path, ctx) {
   const errs = [];
@@ -890,14 +894,21 @@ export function claimStatusPrepareForUpdate(gates, claim, old) {
   return [...dropDisabledStatusFields(gates, claim, old), ...dropDeallocatedStatusDevices(gates, claim, old)];
 }
 
-// resourceclaimStatusStrategy.ValidateUpdate: AuthorizedForAdminStatus, then
-// ValidateResourceClaimStatusUpdate. `getNamespace(name)` is the strategy's nsClient.Get
-// (kube_release.mjs). The granular status authorization of 1.36+ is not ported (header).
+// resourceclaimStatusStrategy.ValidateUpdate: AuthorizedForAdminStatus; from 1.36, with
+// DRAResourceClaimGranularStatusAuthorization on, AuthorizedForBinding (at status.allocation)
+// and AuthorizedForDeviceStatus (at status.devices); then ValidateResourceClaimStatusUpdate.
+// `getNamespace(name)` is the strategy's nsClient.Get (kube_release.mjs). `authz`: {authorize,
+// request} (claim_status_authz.mjs), the strategy's authorizer and the request's attributes;
+// without it (the fake without /rbac) the granular checks do not run: every writer may.
 export function claimStatusValidateUpdate(claim, old, opts = {}) {
   const getNamespace = opts.getNamespace ?? ((name) => ({ metadata: { name, labels: {} } }));
-  return [
-    ...authorizedForAdminStatus(claim.status?.allocation?.devices?.results, old?.status?.allocation?.devices?.results,
-      claim.metadata?.namespace ?? "", getNamespace),
-    ...ValidateResourceClaimStatusUpdate(claim, old, opts),
-  ];
+  const errs = authorizedForAdminStatus(claim.status?.allocation?.devices?.results, old?.status?.allocation?.devices?.results,
+    claim.metadata?.namespace ?? "", getNamespace);
+  if (opts.authz && context(opts).has("granularStatusAuthorization") && opts.gates?.DRAResourceClaimGranularStatusAuthorization) {
+    const { authorize, request } = opts.authz;
+    errs.push(...authorizedForBinding("status.allocation", authorize, request, claim.status ?? {}, old?.status ?? {}));
+    errs.push(...authorizedForDeviceStatus("status.devices", authorize, request, claim.status ?? {}, old?.status ?? {}));
+  }
+  errs.push(...ValidateResourceClaimStatusUpdate(claim, old, opts));
+  return errs;
 }

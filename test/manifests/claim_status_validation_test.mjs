@@ -29,12 +29,22 @@
 //    0001-01-01T00:00:00Z (JSON would print a zero metav1.Time as null; here the object is
 //    used as is, as the Go case uses its pointer).
 //  - RawExtension values are written as RawJSON (their bytes), as the Go cases write Raw.
-// Skipped: TestStatusStrategyUpdate "fail-update-fields-devices-status-without-permissions"
-// and "fail-drop-status-deallocated-device-without-permissions": they test the granular status
-// authorization of 1.36+ (AuthorizedForDeviceStatus / AuthorizedForBinding with a denying
-// authorizer), which is not ported: the fake has no users or RBAC (see
-// claim_status_validation.mjs's header).
+// Not here: TestStatusStrategyUpdate "fail-update-fields-devices-status-without-permissions"
+// and "fail-drop-status-deallocated-device-without-permissions" (and the newer copy's
+// "...-associated-node-without-permissions"): they test the granular status authorization of
+// 1.36+ with a denying authorizer, and are transcribed in claim_status_authz_test.mjs.
+// The last cases start the fake with RBAC (/rbac over images/components/dra/rbac.yaml, as the
+// driver's service account on node n1): a claim GET allowed, a status apply refused 403 without
+// a patch rule on resourceclaims/status, and with that rule and associated-node:patch on
+// resourceclaims/driver: on 1.36 an apply to a claim allocated to n1 passes, to one allocated to
+// n2 is refused 422 with upstream's text, on 1.35 (no such gate) it passes; then an apply that
+// names metadata.uid (the stored one passes, another is 422 "field is immutable").
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import YAML from "yaml";
 import { check, finish } from "./check.mjs";
 import { invalidStatus } from "./kube_validation.mjs";
 import { DRA_ADMIN_NAMESPACE_LABEL_KEY, GATE_HISTORY, LOCKED, RELEASES, gateDefaults, lockedGateError } from "./kube_release.mjs";
@@ -42,7 +52,9 @@ import {
   CLAIM_LIMITS, GoStringer, RawJSON, ValidateResourceClaimStatusUpdate, claimStatusPrepareForUpdate, claimStatusValidateUpdate,
   goJSONSyntaxError, isValidInterfaceAddress,
 } from "./claim_status_validation.mjs";
-import { E, STRUCT, admin, apiRequest, assertFailures, runServerToExit, startServer as startFake, stopServer } from "./test_harness.mjs";
+import {
+  E, STRUCT, admin, adminDelete, apiRequest, assertFailures, runServerToExit, startServer as startFake, stopServer,
+} from "./test_harness.mjs";
 
 const clone = (v) => (v === undefined ? undefined : structuredClone(v));
 const MAIN = "main";
@@ -617,7 +629,7 @@ for (const [name, tc] of Object.entries(statusStrategyCases)) {
     tc.verify(ns.actions); // upstream skips it on a validation error; asserted here all the same
   });
 }
-check("TestStatusStrategyUpdate: 26 of the 28 upstream cases transcribed (2 authorizer cases skipped)", () =>
+check("TestStatusStrategyUpdate: 26 of the 28 upstream cases transcribed (the 2 authorizer cases: claim_status_authz_test.mjs)", () =>
   assert.equal(Object.keys(statusStrategyCases).length, 26));
 
 // --- Cases of our own --------------------------------------------------------------------
@@ -888,6 +900,130 @@ const applyBody = (name, devices, meta = {}) => ({ apiVersion: "resource.k8s.io/
     assert.equal(r.status, 1);
     assert.match(r.stderr, /cannot set feature gate DRAResourceClaimDeviceStatus to false, feature is locked to true/);
   });
+}
+
+// --- The fake kube-apiserver with RBAC (/rbac): the driver's ClusterRole, the 1.36+ granular ---
+// --- status authorization, and metadata.uid in an apply --------------------------------------
+
+const RBAC_YAML = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../images/components/dra/rbac.yaml");
+const SA = "system:serviceaccount:kube-system:rdma-shared-dp";
+// The two rules a driver that writes status.devices by server-side apply needs (1.36+: the
+// associated-node verb on resourceclaims/driver, named by the driver).
+const STATUS_RULES = [
+  { apiGroups: ["resource.k8s.io"], resources: ["resourceclaims/status"], verbs: ["patch"] },
+  { apiGroups: ["resource.k8s.io"], resources: ["resourceclaims/driver"], verbs: ["associated-node:patch"], resourceNames: ["rdma.k8s-rdma-shared-dp.io"] },
+];
+const statusRule = (r) => (r.resources ?? []).some((x) => x === "resourceclaims/status" || x === "resourceclaims/driver");
+// The project's manifest with its ClusterRole's rules changed by `edit`, in a file of its own.
+function manifestWith(edit, dir, name) {
+  const docs = YAML.parseAllDocuments(fs.readFileSync(RBAC_YAML, "utf8")).map((d) => d.toJS());
+  for (const d of docs) if (d?.kind === "ClusterRole") d.rules = edit(d.rules ?? []);
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, docs.map((d) => YAML.stringify(d)).join("---\n"));
+  return file;
+}
+// A claim of the driver's device allocated to `node`, and the driver's entry for it.
+const nodeClaim = (name, node) => ({ apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim", metadata: { name, namespace: "team-a" },
+  spec: { devices: { requests: [{ name: "rdma", exactly: { deviceClassName: "hca-ib" } }] } },
+  status: { allocation: { devices: { results: [{ request: "rdma", driver: DRIVER, pool: `${node}/hca-ib`, device: "hca-0" }] },
+    nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } } } });
+const nodeEntry = (node) => ({ driver: DRIVER, pool: `${node}/hca-ib`, device: "hca-0",
+  conditions: [{ type: "Ready", status: "True", reason: "Prepared", message: "", lastTransitionTime: NOW }] });
+{
+  const s = await startServer("1.36");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-claim-status-rbac-"));
+  try {
+    const today = manifestWith((rules) => rules.filter((r) => !statusRule(r)), dir, "rbac-today.yaml");
+    const withRules = manifestWith((rules) => [...rules.filter((r) => !statusRule(r)), ...STATUS_RULES], dir, "rbac-with-status.yaml");
+    const fileHasRules = YAML.parseAllDocuments(fs.readFileSync(RBAC_YAML, "utf8")).some((d) => (d.toJS()?.rules ?? []).some(statusRule));
+    await admin(s, "/claims", nodeClaim("c-n1", "n1"));
+    await admin(s, "/claims", nodeClaim("c-n2", "n2"));
+    const claimPath = "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/c-n1";
+
+    const loaded = await admin(s, "/rbac", { file: RBAC_YAML, driver: DRIVER, node: "n1" });
+    const get = await apiRequest(s, "GET", claimPath);
+    const patchAsIs = await apply(s, "team-a", "c-n1", applyBody("c-n1", [nodeEntry("n1")]));
+    await admin(s, "/rbac", { file: today, driver: DRIVER, node: "n1" });
+    const patchToday = await apply(s, "team-a", "c-n1", applyBody("c-n1", [nodeEntry("n1")]));
+    const forbiddenAfter = (await admin(s, "/stats")).body.forbidden;
+    const forbiddenMessage = `resourceclaims.resource.k8s.io "c-n1" is forbidden: User "${SA}" cannot patch resource "resourceclaims/status" ` +
+      'in API group "resource.k8s.io" in the namespace "team-a"';
+    check("fake /rbac with images/components/dra/rbac.yaml: the driver may GET a claim; without a patch rule on resourceclaims/status " +
+      "its status apply is 403 Forbidden, kube-apiserver's Status, counted in stats.forbidden", () => {
+      assert.equal(loaded.code, 200);
+      assert.equal(get.code, 200);
+      assert.equal(get.body.metadata.name, "c-n1");
+      // Until the rules are in the manifest, the file as it is refuses; its copy without them always does.
+      for (const r of fileHasRules ? [patchToday] : [patchAsIs, patchToday]) {
+        assert.equal(r.code, 403);
+        assert.deepEqual(r.body, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: forbiddenMessage,
+          reason: "Forbidden", details: { name: "c-n1", group: "resource.k8s.io", kind: "resourceclaims" }, code: 403 });
+      }
+      assert.ok(forbiddenAfter.includes(`patch resourceclaims/status team-a/c-n1: ${forbiddenMessage}`), forbiddenAfter.join("\n"));
+    });
+
+    await admin(s, "/rbac", { file: withRules, driver: DRIVER, node: "n1" });
+    const own = await apply(s, "team-a", "c-n1", applyBody("c-n1", [nodeEntry("n1")]));
+    const other = await apply(s, "team-a", "c-n2", applyBody("c-n2", [nodeEntry("n2")]));
+    const otherDry = await apply(s, "team-a", "c-n2", applyBody("c-n2", [nodeEntry("n2")]), { extra: "dryRun=All" });
+    const granular = 'ResourceClaim.resource.k8s.io "c-n2" is invalid: status.devices: Forbidden: changing status.devices requires ' +
+      `resource="resourceclaims/driver", verb="[arbitrary-node:patch]" permission: resourceclaims.resource.k8s.io "${DRIVER}" is forbidden: ` +
+      `User "${SA}" cannot arbitrary-node:patch resource "resourceclaims/driver" in API group "resource.k8s.io" in the namespace "team-a"`;
+    check("fake 1.36 with the status rules: the driver on n1 writes the status of a claim allocated to n1 (associated-node:patch on its name)", () => {
+      assert.equal(own.code, 200, JSON.stringify(own.body));
+      assert.deepEqual(own.body.status.devices, [nodeEntry("n1")]);
+    });
+    check("fake 1.36 with the status rules: a claim allocated to n2 is refused 422 with upstream's text (dry-run alike), nothing stored", () => {
+      for (const r of [other, otherDry]) {
+        assert.equal(r.code, 422, JSON.stringify(r.body));
+        assert.equal(r.body.reason, "Invalid");
+        assert.equal(r.body.message, granular);
+        assert.deepEqual(r.body.details.causes, [{ reason: "FieldValueForbidden", field: "status.devices",
+          message: granular.split(' is invalid: status.devices: ')[1] }]);
+      }
+    });
+    const stored = (await admin(s, "/claims")).body.find((c) => c.metadata.name === "c-n2");
+    await admin(s, "/kube-release", { release: "1.35" });
+    const on135 = await apply(s, "team-a", "c-n2", applyBody("c-n2", [nodeEntry("n2")]));
+    await admin(s, "/kube-release", { release: "1.36" });
+    await adminDelete(s, "/rbac");
+    const noRbac = await apply(s, "team-a", "c-n2", applyBody("c-n2", []));
+    check("fake 1.35 (no DRAResourceClaimGranularStatusAuthorization): the same write passes; without /rbac nothing is checked", () => {
+      assert.equal(stored.status.devices, undefined);
+      assert.equal(on135.code, 200, JSON.stringify(on135.body));
+      assert.deepEqual(on135.body.status.devices, [nodeEntry("n2")]);
+      assert.equal(noRbac.code, 200, JSON.stringify(noRbac.body));
+      assert.equal(noRbac.body.status.devices, undefined, "the manager's entry removed, unchecked");
+    });
+  } finally {
+    stopServer(s);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+{
+  const s = await startServer("1.37");
+  try {
+    const stored = (await admin(s, "/claims", storedClaim("c1", ["hca-0000-10-00-0"]))).body;
+    const uid = stored.metadata.uid;
+    const same = await apply(s, "team-a", "c1", applyBody("c1", [entry("hca-0000-10-00-0")], { uid }));
+    const other = "00000000-0000-0000-0000-000000000001";
+    const changed = await apply(s, "team-a", "c1", applyBody("c1", [entry("hca-0000-10-00-0")], { uid: other }));
+    const after = (await admin(s, "/claims")).body.find((c) => c.metadata.name === "c1");
+    check("fake apply with metadata.uid: the stored uid is accepted; another is refused 422 `metadata.uid: ... field is immutable` " +
+      "(validateCommonFields and the strategy's ValidateObjectMetaUpdate: one message, two causes), nothing written", () => {
+      assert.equal(same.code, 200, JSON.stringify(same.body));
+      assert.equal(same.body.metadata.uid, uid);
+      assert.equal(changed.code, 422);
+      assert.equal(changed.body.reason, "Invalid");
+      assert.equal(changed.body.message, `ResourceClaim.resource.k8s.io "c1" is invalid: metadata.uid: Invalid value: "${other}": field is immutable`);
+      const cause = { reason: "FieldValueInvalid", field: "metadata.uid", message: `Invalid value: "${other}": field is immutable` };
+      assert.deepEqual(changed.body.details.causes, [cause, cause]);
+      assert.equal(after.metadata.uid, uid);
+      assert.equal(after.metadata.resourceVersion, same.body.metadata.resourceVersion);
+    });
+  } finally {
+    stopServer(s);
+  }
 }
 
 finish(`claim status validation (${upstream} upstream cases)`);

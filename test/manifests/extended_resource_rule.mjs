@@ -297,6 +297,30 @@ export function draServesExtendedResource(release, node, deviceClasses, resource
   return { servedBy, schedulable, fit, dra };
 }
 
+// The scheduler's verdict on one node for a pod asking `requested` of `resourceName` (the fake
+// kube-apiserver's admin POST /schedule-extended): {servedBy: "devicePlugin" | "dra" | "none",
+// reason}. "none" is a Pending pod, `reason` then the first failing filter's own text:
+// NodeResourcesFit runs before DynamicResources in the default profile, so "Insufficient
+// <name>" (fit.go) when it fails, else DynamicResources' "cannot fit resource" or "cannot
+// allocate all claims". For a node that serves it, `reason` is this file's account (the
+// scheduler gives none for a node that fits). `devices` as draServesExtendedResource.
+export function scheduleExtendedResource(release, node, deviceClasses, resourceName, requested, gates, { devices } = {}) {
+  const r = draServesExtendedResource(release, node, deviceClasses, resourceName, gates, { requested, devices });
+  if (r.servedBy === "dra") {
+    const cls = r.dra.classes[resourceName];
+    const s = nodeScalar(node, resourceName);
+    const why = s.present ? `allocatable ${resourceName} is ${s.value}, not above 0` : `no allocatable ${resourceName} on the node`;
+    return { servedBy: "dra", reason: `DeviceClass ${cls} maps ${resourceName} and ${why}: the scheduler makes a claim`, deviceClass: cls };
+  }
+  if (r.servedBy === "device-plugin") {
+    return { servedBy: "devicePlugin", reason: `allocatable ${resourceName}: ${nodeScalar(node, resourceName).value} (a device plugin's)` };
+  }
+  if (!r.fit.fits) return { servedBy: "none", reason: r.fit.insufficient.map((i) => i.reason).join(", ") };
+  if (r.dra.status === "unschedulable") return { servedBy: "none", reason: r.dra.message };
+  if (r.dra.allocation) return { servedBy: "none", reason: r.dra.allocation };
+  return { servedBy: "none", reason: "" }; // nothing requested
+}
+
 // kubelet predicateAdmitHandler.Admit for the extended resource alone: removeMissingExtendedResources,
 // then Fits without a DRA manager. `mappedInPodStatus`: the scheduler recorded the request in
 // the pod's status.extendedResourceClaimStatus (it went the DRA path).

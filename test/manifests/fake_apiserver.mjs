@@ -1,8 +1,8 @@
 // A fake kube-apiserver for the DRA front end's tests: the slice of the API the plugin uses
-// (ResourceSlices, ResourceClaims, Nodes, events.k8s.io/v1 Events), over real TLS with a
-// bearer token, with the real server's unkind parts on demand: 401 after a token rotation,
-// 409 on a stale resourceVersion, 410 for a watch from a compacted resourceVersion, dropped
-// watches, an API server that is down, injected 403/429/500. Every slice written is checked
+// (ResourceSlices, ResourceClaims, Nodes and their status, events.k8s.io/v1 Events), over real
+// TLS with a bearer token, with the real server's unkind parts on demand: 401 after a token
+// rotation, 409 on a stale resourceVersion, 410 for a watch from a compacted resourceVersion,
+// dropped watches, an API server that is down, injected 403/429/500. Every slice written is checked
 // against the official schema (kubernetes-models), strict field validation and
 // kube-apiserver's own validation of the release it runs as (kube_validation.mjs, a port of
 // pkg/apis/resource/validation); a write that fails is answered as the real server answers
@@ -10,15 +10,22 @@
 // release's Go code panics) and recorded, so a test asserts none. Events are decoded and
 // validated as kube-apiserver does it (event_validation.mjs, a port of
 // pkg/apis/core/validation/events.go and the event strategy), refused the same way and
-// recorded in the same place.
+// recorded in the same place. Authorization is the bearer token alone unless a test turns on
+// RBAC (POST /rbac): then every request is authorized as kube-apiserver's RBAC authorizer does
+// it for the DRA driver's service account with the rules of a ClusterRole manifest
+// (rbac_authorizer.mjs), refused 403 as the real server refuses, and the resourceclaims/status
+// strategy's granular authorization of 1.36+ applies (claim_status_authz.mjs). A node's
+// status can be set as its kubelet writes it and patched as an operator does it (JSON patch on
+// nodes/status: json_patch.mjs, node_status.mjs), and the admin API answers kube-scheduler's
+// verdict for a pod asking an extended resource on it (extended_resource_rule.mjs).
 //
 // Usage: node fake_apiserver.mjs <state dir> [--bookmark-ms N] [--release 1.34|1.35|1.36|1.37]
 //        [--gates Gate=true,Gate=false]   (kube-apiserver's --feature-gates, over the defaults)
 // The release (default 1.37) sets the feature gates at that release's defaults: a write
 // loses the fields of a disabled gate as the real server's strategy drops them, and the
 // validation is that release's (kube_release.mjs and kube_validation.mjs name the upstream
-// code). A gate locked to its default at that release (DRAAdminAccess from 1.36) cannot be
-// set otherwise: the server exits 1 with featuregate's message, as kube-apiserver does.
+// code). A gate locked to its default at that release (DRAAdminAccess from 1.36,
+// DRAExtendedResource from 1.37) cannot be set otherwise: the server exits 1 with featuregate's message, as kube-apiserver does.
 // Writes <state dir>/ca.crt and <state dir>/token, then prints one line of JSON:
 // {"apiPort": N, "adminPort": M}. The admin API (plain HTTP on 127.0.0.1) drives faults:
 //   POST /token {token}          rotate: only the new token is accepted from now on
@@ -53,6 +60,32 @@
 //                                Namespace. A namespace never posted exists, unlabelled.
 //   GET  /namespaces             the namespaces posted
 //   POST /deviceclasses <DeviceClass>  store a device class (schema-checked)
+//   POST /node-status {name, capacity, allocatable}  set the node's status.capacity and
+//                                status.allocatable (maps of resource name -> quantity) as its
+//                                kubelet writes them: decoded (each quantity parsed, 400 when one
+//                                does not, stored canonically: "1000m" is "1"), defaulted (an
+//                                absent allocatable is the capacity: SetDefaults_NodeStatus),
+//                                ValidateNodeResources (422 `Node "<name>" is invalid: ...`); the
+//                                node stored if need be (the synthetic node's name and uid, a
+//                                creationTimestamp), its resourceVersion bumped. Answers the Node.
+//                                Not recorded in stats.invalid (the kubelet's writes, not the
+//                                plugin's).
+//   GET  /node-status[?name=N]   the stored nodes, or node N (404 when not stored)
+//   POST /schedule-extended {node, resource, requested[, devices]}  kube-scheduler's verdict for
+//                                a pod on `node` asking `limits: <resource>: <requested>` (default
+//                                1): {servedBy: "devicePlugin" | "dra" | "none", reason, release,
+//                                DRAExtendedResource[, deviceClass]}, from NodeResourcesFit and
+//                                DynamicResources as extended_resource_rule.mjs ports them per
+//                                release (scheduleExtendedResource), at the fake's release and
+//                                gates (DRAExtendedResource: kube_release.mjs, locked on at 1.37),
+//                                over the stored node (a node never stored: an empty status) and
+//                                the DeviceClasses posted (spec.extendedResourceName). "none" is a
+//                                Pending pod, `reason` the scheduler's text ("Insufficient
+//                                rdma/hca_shared_devices_a", fit.go); for "dra" and "devicePlugin"
+//                                it is the fake's account. `devices`: the devices the class's
+//                                driver publishes for the node (omitted: allocation assumed to
+//                                succeed; too few: "cannot allocate all claims"). 400 for a
+//                                malformed request.
 //   POST /allocate <ResourceClaim>  create it as POST /claims does (the same admin-access
 //                                refusal, before any allocation), allocate it as the
 //                                scheduler would (dra_allocator.mjs: shares, consumed
@@ -76,6 +109,30 @@
 //                                gate locked at the release is refused 400 with featuregate's
 //                                "cannot set feature gate G to V, feature is locked to D"
 //   POST /kube-release {release} become another release, its gates at their defaults
+//   POST /rbac {file, driver, node}  from now on authorize every API request with the valid
+//                                token as kube-apiserver's RBAC authorizer does
+//                                (rbac_authorizer.mjs: RequestInfoFactory's attributes, RBAC's
+//                                RuleAllows), for the user system:serviceaccount:kube-system:
+//                                rdma-shared-dp, with the rules of every ClusterRole in the YAML
+//                                manifest `file` (bindings taken as given; other kinds skipped),
+//                                each resourceNames entry "rdma.k8s-rdma-shared-dp.io" replaced
+//                                by `driver`; `node`: the node name the token carries (the bound
+//                                service-account token's node claim, user extra
+//                                authentication.kubernetes.io/node-name; none when omitted).
+//                                A refused request: 403 with kube-apiserver's Status (reason
+//                                Forbidden, `<resource>.<group> "<name>" is forbidden: User
+//                                "system:serviceaccount:kube-system:rdma-shared-dp" cannot <verb>
+//                                resource "<resource>[/<sub>]" in API group "<group>" in the
+//                                namespace "<ns>"`; without a name `<resource>.<group> is
+//                                forbidden: ...`, cluster-scoped `... at the cluster scope`, the
+//                                core group `<resource> ...` and `in API group ""`; details
+//                                {name, group, kind} without the empty ones), counted in
+//                                stats.forbidden ("<verb> <resource>[/<sub>] <ns>/<name>:
+//                                <message>"). It also turns on the resourceclaims/status
+//                                strategy's granular authorization of 1.36+ (below). 400 for a
+//                                file that cannot be read or parsed. Answers {on, user, rules}.
+//   DELETE /rbac                 back to the bearer token alone; GET /rbac: {on, user, rules}
+//                                (admin requests are never authorized)
 //   POST /await {until, timeoutMs}  answers once the JavaScript expression `until` over
 //                                (stats, slices, watches) holds, or {ok:false} at the timeout:
 //                                tests wait on the server's state, never on a clock
@@ -137,8 +194,37 @@
 //        wrong apiVersion/kind, name or namespace, a body that is not JSON, other status fields;
 //        500 for an undeclared field or a wrong type; 415 for other patch types (not modelled).
 //        Refusals other than 404/409 are recorded in stats.invalid. What of server-side apply is
-//        approximated is listed at claimStatusApi below; the granular status authorization of
-//        1.36+ is not modelled (any token holder may write any driver's entries).
+//        approximated is listed at claimStatusApi below. A metadata.uid other than the stored one
+//        is 422 (`metadata.uid: Invalid value: "<uid>": field is immutable`). With /rbac, the
+//        granular status authorization of 1.36+ (DRAResourceClaimGranularStatusAuthorization):
+//        changing a driver's entries needs associated-node:patch (the token's node is the claim's
+//        one allocated node) or arbitrary-node:patch on resourceclaims/driver named by the
+//        driver, else 422 with a status.devices Forbidden cause (claimStatusApi below); without
+//        /rbac any token holder may write any driver's entries.
+// Nodes (core v1; the same token, faults, /outage, /apf budget, /hold and /rbac):
+//   GET  /api/v1/nodes/{name} and /api/v1/nodes/{name}/status  the stored node (with
+//        metadata.resourceVersion, status.capacity/allocatable, the zero daemonEndpoints and
+//        nodeInfo every v1.Node carries), or, for a node never stored, the synthetic
+//        {kind, apiVersion, metadata: {name, uid}} (uid: the md5 of the name)
+//   PATCH /api/v1/nodes/{name}/status  with Content-Type application/json-patch+json
+//        (?fieldValidation, ?dryRun=All, ?fieldManager): kube-apiserver's JSON patch of the node
+//        (RFC 6902 as gopkg.in/evanphx/json-patch.v4 applies it: add, remove, replace, move, copy,
+//        test; ~0/~1 escapes; negative array indices), the decoding of the result, the generic
+//        registry's update and the node status strategy (spec kept, metadata may change,
+//        ValidateNodeUpdate: quantities non-negative, an extended resource's an integer; resource
+//        names are not checked upstream, so not here). Answers 200 with the stored node
+//        (resourceVersion bumped; a patch that changes nothing keeps it; stats.nodeStatusPatches
+//        counts both); a failing `test` and a `remove` of a missing path are alike 422 Invalid
+//        "the server rejected our request due to an error in our request", details {} (patch.go
+//        gives the library's error to NewGenericServerResponse, which keeps no cause): a failed
+//        test is counted in stats.nodeStatusTestFailures (a guard doing its job), every other
+//        refusal recorded in stats.invalid (for an Apply failure with the library's text
+//        appended). A quantity that does not parse: 422 ` "" is invalid: patch: Invalid value:
+//        "<patched JSON>": quantities must match the regular expression ...`; a negative one: 422
+//        `Node "<name>" is invalid: status.capacity.<res>: Invalid value: "-1": must be greater
+//        than or equal to 0`; a stale resourceVersion the patch set: 409; a renamed object: 400;
+//        another patch type: 415. The steps, and what is approximated or not ported, are listed
+//        at nodeStatusApi below, json_patch.mjs and node_status.mjs.
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -147,6 +233,7 @@ import https from "node:https";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DeviceClass, ResourceClaim, ResourceSlice } from "kubernetes-models/resource.k8s.io/v1";
+import { parseAllDocuments } from "yaml";
 import { allocate } from "./dra_allocator.mjs";
 import { checkStrict, dropUnknown, resourceV1 } from "./strict_fields.mjs";
 import {
@@ -154,13 +241,20 @@ import {
   claimValidateAdmin, dropDisabledFields, gateDefaults, lockedGateError,
 } from "./kube_release.mjs";
 import {
-  FieldError, GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, generateName, goJSON,
-  invalidStatus, resourceSliceWarnings, validateCommonFields,
+  FieldError, GoPanic, QuantityParseError, ValidateResourceSlice, ValidateResourceSliceUpdate, checkQuantities, forbidden, generateName,
+  goJSON, goQuote, invalidStatus, notSupported, resourceSliceWarnings, validateCommonFields,
 } from "./kube_validation.mjs";
 import {
   claimStatusPrepareForUpdate as claimStatusStrategyPrepare, claimStatusValidateUpdate, dropDeallocatedStatusDevices,
   dropDisabledDRAResourceClaimDeviceStatusFields, validateFieldManager,
 } from "./claim_status_validation.mjs";
+import { clusterRoleRules, draServiceAccountUser, forbiddenStatus, newRequestInfo, rbacAuthorizer } from "./rbac_authorizer.mjs";
+import { JSONPatchDecodeError, JSONPatchError, applyFailedStatus, applyPatch, decodePatch } from "./json_patch.mjs";
+import {
+  adminNodeStatus, canonicalLists, decodeNodeStatus, encodeNode, nodeInvalidRefusal, nodeStatusPrepareForUpdate,
+  nodeStatusValidateUpdate, normalizeStored, patchDecodeRefusal,
+} from "./node_status.mjs";
+import { scheduleExtendedResource } from "./extended_resource_rule.mjs";
 import {
   EVENTS_V1, FieldSelectorError, beforeCreateEvent, checkEventDecodes, eventAlreadyExistsStatus, eventBadRequestStatus,
   eventMatchesFields, eventNotFoundStatus, parseEventFieldSelector,
@@ -201,6 +295,17 @@ const claims = new Map(); // ns/name -> object
 const namespaces = new Map();
 const getNamespace = (name) => namespaces.get(name) ?? { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: {} } };
 const classes = new Map(); // name -> DeviceClass
+// name -> Node as the API writes it (node_status.mjs encodeNode): set by the admin API
+// (POST /node-status) or created by a node's first nodes/status PATCH. A node not here is the
+// synthetic one GET /api/v1/nodes/{name} has always answered (name and uid only).
+const nodes = new Map();
+const NODE_STATUS = /^\/api\/v1\/nodes\/([^/]+)\/status$/;
+const NODE_TYPE = path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/kubernetes-models/v1/Node.d.ts");
+const nodeUid = (name) => crypto.createHash("md5").update(name).digest("hex");
+const syntheticNode = (name) => ({ kind: "Node", apiVersion: "v1", metadata: { name, uid: nodeUid(name) } });
+// A node stored for the first time: the synthetic one's name and uid, the current revision.
+const newNode = (name) => encodeNode({ metadata: { name, uid: nodeUid(name), resourceVersion: String(rv),
+  creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") } });
 const EVENTS = /^\/apis\/events\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?events(?:\/([^/]+))?$/;
 const CLAIM_STATUS = /^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)\/status$/;
 // ns/name -> Map(entry key -> {manager, fields}): which server-side apply manager applied
@@ -252,9 +357,9 @@ const faults = [];
 let down = false;
 const stats = {
   requests: 0, writes: 0, creates: 0, updates: 0, deletes: 0, conflicts: 0, unauthorized: 0,
-  claimStatusWrites: 0, claimStatusNoops: 0, claimStatusApplies: 0,
+  claimStatusWrites: 0, claimStatusNoops: 0, claimStatusApplies: 0, nodeStatusPatches: 0, nodeStatusTestFailures: 0,
   watchesOpened: 0, lastWatchFrom: 0, lists: 0, claimGets: 0, invalid: [], byUserAgent: {},
-  held: 0, throttled: 0, refused: 0, earlyRetries: 0, eventCreates: 0,
+  held: 0, throttled: 0, refused: 0, earlyRetries: 0, eventCreates: 0, forbidden: [],
   served: { list: 0, watch: 0, write: 0, probe: 0, get: 0 }, release, gates, dropped: {}, unknownFields: {}, dryRuns: 0, maxWritesPerSecond: 0, claimGetsInFlight: 0, maxClaimGetsInFlight: 0,
 };
 
@@ -689,10 +794,51 @@ function kindOf(req, url) {
   }
   if (url.pathname.startsWith(SLICES) && req.method !== "GET") return url.searchParams.get("dryRun") ? "probe" : "write";
   if (CLAIM_STATUS.test(url.pathname) && req.method === "PATCH") return url.searchParams.get("dryRun") ? "probe" : "write";
+  if (NODE_STATUS.test(url.pathname) && req.method === "PATCH") return url.searchParams.get("dryRun") ? "probe" : "write";
   const event = url.pathname.match(EVENTS);
   if (event && req.method === "POST") return url.searchParams.get("dryRun") ? "probe" : "write";
   if (event && req.method === "GET" && event[2] === undefined) return "list";
   return "get";
+}
+
+// RBAC (admin POST /rbac): null, or {rules, user, node, authorize}. While set, every API request
+// is authorized as kube-apiserver's WithAuthorization filter does it, after authentication and
+// API Priority and Fairness (its place in DefaultBuildHandlerChain), by RBAC over the rules of
+// the ClusterRoles of the loaded manifest (rbac_authorizer.mjs), for the DRA driver's service
+// account; the status strategy's granular authorization uses the same authorizer.
+let rbac = null;
+// The driver name the project's manifests give resourceNames (images/components/dra/rbac.yaml):
+// /rbac's `driver` replaces it, as an operator with another --dra-driver-name would.
+const MANIFEST_DRIVER = "rdma.k8s-rdma-shared-dp.io";
+
+// The request's attributes for the authorizer (RequestInfoFactory.NewRequestInfo and the
+// authenticated user); null without RBAC.
+function requestAttributes(req) {
+  if (!rbac) return null;
+  return { ...newRequestInfo(req.method, new URL(req.url, "https://x")), user: rbac.user };
+}
+
+// WithAuthorization (with WithRequestInfo before it): true when the request may go on; else it
+// is answered, 403 Forbidden with responsewriters.Forbidden's Status (counted in
+// stats.forbidden: "<verb> <resource>[/<subresource>] <namespace>/<name>: <message>"), or 500
+// when the request info cannot be built.
+function authorized(req, res) {
+  const attrs = requestAttributes(req);
+  if (attrs.error) {
+    const text = `Internal Server Error: ${goQuote(req.url)}: failed to create RequestInfo: ${attrs.error}`;
+    res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
+    res.end(text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;") + "\n");
+    return false;
+  }
+  const { decision, reason } = rbac.authorize(attrs);
+  if (decision === "Allow") return true;
+  const st = forbiddenStatus(attrs, reason);
+  const what = attrs.resourceRequest
+    ? `${attrs.resource}${attrs.subresource ? `/${attrs.subresource}` : ""} ${attrs.namespace}/${attrs.name}` : attrs.path;
+  stats.forbidden.push(`${attrs.verb} ${what}: ${st.message}`);
+  res.writeHead(403, { "content-type": "application/json", "x-content-type-options": "nosniff" });
+  res.end(JSON.stringify(st));
+  return false;
 }
 
 async function api(req, res) {
@@ -729,6 +875,7 @@ async function api(req, res) {
   }
   second[kind]++;
   stats.served[kind]++;
+  if (rbac && !authorized(req, res)) return;
   if (injected(req, res)) return;
   const url = new URL(req.url, "https://x");
   const q = url.searchParams;
@@ -736,9 +883,9 @@ async function api(req, res) {
   let m;
   if (req.method === "GET" && (m = p.match(/^\/api\/v1\/nodes\/([^/]+)$/))) {
     res.writeHead(200, { "content-type": "application/json" });
-    return res.end(JSON.stringify({ kind: "Node", apiVersion: "v1",
-      metadata: { name: m[1], uid: crypto.createHash("md5").update(m[1]).digest("hex") } }));
+    return res.end(JSON.stringify(nodes.get(m[1]) ?? syntheticNode(m[1])));
   }
+  if ((m = p.match(NODE_STATUS))) return nodeStatusApi(req, res, m[1], q);
   if (req.method === "GET" && (m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)$/))) {
     stats.claimGets++;
     if (claimDelayMs) {
@@ -861,8 +1008,11 @@ async function api(req, res) {
 //    reports it, the path in its key notation); with force=true the entry changes owner.
 //  - Only status.devices may be applied; another status field in the body is refused 400
 //    (the fake does not model applying status.allocation or status.reservedFor). metadata
-//    other than name, namespace and resourceVersion is ignored (the status strategy resets
-//    it), spec is ignored (reset field of the status subresource).
+//    other than name, namespace, resourceVersion and uid is ignored (the status strategy
+//    resets it), spec is ignored (reset field of the status subresource). A uid is kept as
+//    the object's and must be the stored one (rest.BeforeUpdate, validateCommonFields): a
+//    different one is 422 `metadata.uid: Invalid value: "<uid>": field is immutable`, so an
+//    apply that names the uid it read never writes into a claim re-created under its name.
 //  - A field the type does not declare, or a value of the wrong type, is a 500 (structured-
 //    merge-diff's "failed to create typed patch object", not a Status error; the text is
 //    approximated).
@@ -870,9 +1020,19 @@ async function api(req, res) {
 //    patch types (json-patch, merge-patch, strategic-merge-patch: 415, not modelled).
 //  - A no-op apply (nothing changes, the same owners) stores nothing: resourceVersion stays,
 //    stats.claimStatusNoops counts it; a write bumps resourceVersion (stats.claimStatusWrites).
-//  - No authorization beyond the bearer token: the granular status authorization of 1.36+
-//    (resourceclaims/driver, verbs associated-node:patch / arbitrary-node:patch) is not
-//    modelled (claim_status_validation.mjs's header).
+//  - Authorization: without /rbac none beyond the bearer token. With /rbac the request itself
+//    needs `patch` on resourceclaims/status (403 otherwise, before any of this), and from 1.36,
+//    with DRAResourceClaimGranularStatusAuthorization on, the status strategy's granular check
+//    (claim_status_authz.mjs) wants, for each driver whose status.devices entries the apply
+//    adds, changes or removes, `associated-node:patch` (the token's node is the one node the
+//    claim's allocation is confined to) or `arbitrary-node:patch` on resourceclaims/driver
+//    named by the driver, else 422 Invalid, `ResourceClaim.resource.k8s.io "<name>" is
+//    invalid: status.devices: Forbidden: changing status.devices requires
+//    resource="resourceclaims/driver", verb="[associated-node:patch arbitrary-node:patch]"
+//    permission: resourceclaims.resource.k8s.io "<driver>" is forbidden: User
+//    "system:serviceaccount:kube-system:rdma-shared-dp" cannot associated-node:patch resource
+//    "resourceclaims/driver" in API group "resource.k8s.io" in the namespace "<ns>"` (verb
+//    list [arbitrary-node:patch] when the node is not the claim's); dry-run is checked alike.
 async function claimStatusApi(req, res, ns, name, q) {
   const key = `${ns}/${name}`;
   const notFound = () => refuse(res, { code: 404, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure",
@@ -960,6 +1120,9 @@ async function claimStatusApi(req, res, ns, name, q) {
   }
   const shapeError = devicesShapeError(devicesIn);
   if (shapeError) return typedError(shapeError);
+  if (meta.uid !== undefined && meta.uid !== null && typeof meta.uid !== "string") {
+    return typedError(`.metadata.uid: expected string, got ${JSON.stringify(meta.uid)}`);
+  }
   if (meta.resourceVersion && meta.resourceVersion !== stored.metadata.resourceVersion) {
     stats.conflicts++;
     return refuse(res, failure(409, "Conflict", `Operation cannot be fulfilled on resourceclaims.resource.k8s.io "${name}": ` +
@@ -995,7 +1158,16 @@ async function claimStatusApi(req, res, ns, name, q) {
   else delete claim.status.devices;
   noteClaimDrops(claimStatusStrategyPrepare(gates, claim, stored));
   if (stored.status === undefined && Object.keys(claim.status ?? {}).length === 0) delete claim.status;
-  const errs = claimStatusValidateUpdate(claim, stored, { release, gates, getNamespace });
+  // rest.BeforeUpdate: the applied metadata.uid is the object's (server-side apply merged it;
+  // the status strategy's ResetObjectMetaForStatus does not reset it); none keeps the stored
+  // one. Then validateCommonFields (ValidateObjectMetaAccessor and ...Update: a different uid is
+  // "metadata.uid: Invalid value: ...: field is immutable") before the strategy's ValidateUpdate
+  // (whose ValidateObjectMetaUpdate reports it again: the message lists it once, the causes
+  // twice, as errors.NewInvalid does).
+  if (meta.uid) claim.metadata.uid = meta.uid;
+  const authz = rbac ? { authorize: rbac.authorize, request: requestAttributes(req) } : undefined;
+  const errs = [...validateCommonFields(claim, stored, { namespaced: true }),
+    ...claimStatusValidateUpdate(claim, stored, { release, gates, getNamespace, authz })];
   if (errs.length) {
     const st = invalidStatus("ResourceClaim", "resource.k8s.io", name, errs);
     return refused({ code: 422, message: st.message, status: st });
@@ -1112,6 +1284,180 @@ function applyStatusDevices(live, applied, manager, force, owners) {
     devices.push(structuredClone(a));
   }
   return { devices, owners: next, conflicts: force ? [] : conflicts };
+}
+
+// --- nodes/status: what an operator's `kubectl patch node --subresource=status --type=json` meets --
+//
+// GET returns the node (stored, or the synthetic one). PATCH with Content-Type
+// application/json-patch+json is kube-apiserver's jsonPatcher (json_patch.mjs) over the node as
+// the API writes it, then the decoding of the patched JSON, the generic registry's update and
+// the node status strategy (node_status.mjs), in the real server's order:
+//  1. PatchOptions (ValidatePatchOptions): `force` is forbidden on a non-apply patch,
+//     fieldManager as for apply, dryRun only "All", fieldValidation "", Ignore, Warn or Strict:
+//     422 `PatchOptions.meta.k8s.io "" is invalid: ...`.
+//  2. The body: 400 BadRequest "error decoding patch: <Go's JSON error>" (fieldValidation Warn
+//     or Strict; with Ignore the decoder's error alone), 413 past 10000 operations.
+//  3. Patch.Apply: any failure is 422 Invalid "the server rejected our request due to an error
+//     in our request", details {} (NewGenericServerResponse keeps no cause): a failing `test`,
+//     a `remove` of a missing path, a path through a missing member, an unknown op alike. A
+//     failing `test` (a guard doing its job) is counted in stats.nodeStatusTestFailures; any
+//     other failure is recorded in stats.invalid as "<message> (nodes/<name>/status json patch:
+//     <the library's error>)".
+//  4. Decoding the patched JSON into a v1.Node: a quantity that does not parse, or a status,
+//     capacity or allocatable of the wrong JSON type, is 422 ` "" is invalid: patch: Invalid
+//     value: "<the patched JSON>": <error>` (the JSON as json-patch v4 marshals it: the objects
+//     the patch walked into with sorted keys); unknown fields are dropped with a Warning header
+//     `unknown field "status.x"` (Warn), refused 422 "... strict decoding error: unknown field
+//     ..." (Strict) or dropped silently (Ignore). SetDefaults_NodeStatus: an absent allocatable
+//     is the capacity.
+//  5. The object's name must be the URL's (400 "the name of the object (x) does not match the
+//     name on the URL (n)"; an emptied name: "... (n based on URL) was undeterminable: name must
+//     be provided"); a namespace is cleared (cluster-scoped).
+//  6. A resourceVersion the patch set that is not the stored one: 409 Conflict `Operation cannot
+//     be fulfilled on nodes "<name>": the object has been modified; please apply your changes to
+//     the latest version and try again` (stats.conflicts); none: unconditional.
+//  7. rest.BeforeUpdate and the status strategy: spec as stored, status.config dropped unless
+//     stored, uid/creationTimestamp/generation as stored, then validateCommonFields and
+//     ValidateNodeUpdate: 422 `Node "<name>" is invalid: status.capacity.<res>: Invalid value:
+//     "-1": must be greater than or equal to 0` (an extended resource's fraction: "...: Invalid
+//     value: resource.Quantity{...}: must be an integer", Go's %#v of the Quantity).
+//  Refusals of 1, 2, 3 (but a test), 4, 5 and 7 are recorded in stats.invalid. An accepted patch
+//  stores the node (quantities canonical, an emptied list gone, an emptied allocatable read back
+//  as the capacity, as the protobuf storage and its defaulting give it), bumps its
+//  resourceVersion and answers 200 with it; one that changes nothing keeps the resourceVersion;
+//  both count in stats.nodeStatusPatches (dryRun=All: answered, not stored, stats.dryRuns). A node
+//  never posted is created, with an empty status, by its first PATCH. Other patch types: 415
+//  (merge, strategic-merge and apply patches are kube-apiserver's but not modelled here; an
+//  unknown type gets the real server's "accepted media types include" message). PUT: 405 (not
+//  modelled). With /rbac the request needs `patch` on nodes/status (403 before any of this).
+async function nodeStatusApi(req, res, name, q) {
+  const failure = (code, reason, message, details) => ({ code, message,
+    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, ...(reason ? { reason } : {}),
+      ...(details ? { details } : {}), code } });
+  const refused = (bad) => {
+    stats.invalid.push(bad.message);
+    return refuse(res, bad);
+  };
+  if (req.method === "GET") {
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(JSON.stringify(nodes.get(name) ?? syntheticNode(name)));
+  }
+  if (req.method !== "PATCH") return status(res, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+
+  const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  const body = await readBody(req);
+  if (type !== "application/json-patch+json") {
+    const known = ["application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"];
+    const message = known.includes(type)
+      ? `fake apiserver: only JSON patch (application/json-patch+json) is modelled for nodes/status, not ${type}`
+      : "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, " +
+        "application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml";
+    return refused(failure(415, "UnsupportedMediaType", message));
+  }
+
+  // 1. PatchOptions
+  const validation = q.get("fieldValidation") ?? "";
+  const optErrs = q.has("force") ? [forbidden("force", "may not be specified for non-apply patch")] : [];
+  optErrs.push(...validateFieldManager(q.get("fieldManager") ?? "", "fieldManager"));
+  const dryRun = q.getAll("dryRun");
+  for (const [i, v] of dryRun.entries()) {
+    if (v !== "All") optErrs.push(new FieldError("FieldValueNotSupported", `dryRun[${i}]`, v, 'supported values: "All"'));
+  }
+  const validations = ["", "Ignore", "Strict", "Warn"];
+  if (!validations.includes(validation)) optErrs.push(notSupported("fieldValidation", validation, validations));
+  if (optErrs.length) {
+    const st = invalidStatus("PatchOptions", "meta.k8s.io", "", optErrs);
+    return refused({ code: 422, message: st.message, status: st });
+  }
+
+  // 2. The body
+  let ops;
+  try {
+    ops = decodePatch(body, validation);
+  } catch (e) {
+    if (!(e instanceof JSONPatchDecodeError)) throw e;
+    return refused(failure(e.code, e.reason, e.message));
+  }
+
+  // 3. Patch.Apply to the stored node (one never stored: created with an empty status, kept
+  // only if the patch is accepted)
+  const fresh = !nodes.has(name);
+  if (fresh) rv++;
+  const stored = nodes.get(name) ?? newNode(name);
+  let patched;
+  try {
+    patched = applyPatch(stored, ops);
+  } catch (e) {
+    if (!(e instanceof JSONPatchError)) throw e;
+    const st = applyFailedStatus();
+    if (e.op === "test") {
+      stats.nodeStatusTestFailures++;
+    } else {
+      stats.invalid.push(`${st.message} (nodes/${name}/status json patch: ${e.message})`);
+    }
+    return refuse(res, { code: 422, status: st });
+  }
+
+  // 4. Decoding into a v1.Node, defaulting
+  const node = patched.doc;
+  if (node === null || typeof node !== "object" || Array.isArray(node)) {
+    return refused(patchDecodeRefusal(patched.text, `fake apiserver: a patched Node that is not a JSON object is not modelled`));
+  }
+  if ((node.kind !== undefined && node.kind !== "Node") || (node.apiVersion !== undefined && node.apiVersion !== "v1")) {
+    return refused(patchDecodeRefusal(patched.text, "fake apiserver: a patch that changes kind or apiVersion is not modelled"));
+  }
+  const decoded = decodeNodeStatus(node);
+  if (decoded.error) return refused(patchDecodeRefusal(patched.text, decoded.error));
+  const unknownPaths = dropUnknown(node, NODE_TYPE);
+  const unknown = unknownPaths.map((p) => `unknown field "${p.slice(1).replaceAll("/", ".")}"`);
+  if (unknown.length && validation === "Strict") return refused(patchDecodeRefusal(patched.text, `strict decoding error: ${unknown.join(", ")}`));
+  const warnings = validation === "Ignore" ? [] : unknown;
+  for (const p of unknownPaths) stats.unknownFields[`nodes ${p}`] = (stats.unknownFields[`nodes ${p}`] ?? 0) + 1;
+  const { quantities } = decoded;
+  node.metadata ??= {};
+  node.status ??= {};
+  if (node.status.allocatable === undefined && node.status.capacity !== undefined) {
+    node.status.allocatable = structuredClone(node.status.capacity); // SetDefaults_NodeStatus
+    quantities.allocatable = { ...quantities.capacity };
+  }
+
+  // 5. The name, the namespace
+  const objName = node.metadata.name ?? "";
+  if (objName === "") return refused(failure(400, "BadRequest", `the name of the object (${name} based on URL) was undeterminable: name must be provided`));
+  if (objName !== name) return refused(failure(400, "BadRequest", `the name of the object (${objName}) does not match the name on the URL (${name})`));
+  delete node.metadata.namespace;
+
+  // 6. The resourceVersion precondition
+  const storedRv = stored.metadata.resourceVersion;
+  const newRv = node.metadata.resourceVersion ?? "";
+  if (newRv !== "" && newRv !== "0" && newRv !== storedRv) {
+    stats.conflicts++;
+    return refuse(res, failure(409, "Conflict", `Operation cannot be fulfilled on nodes ${goQuote(name)}: the object has been modified; ` +
+      "please apply your changes to the latest version and try again", { name, kind: "nodes" }));
+  }
+  node.metadata.resourceVersion = storedRv;
+
+  // 7. rest.BeforeUpdate with the node status strategy
+  nodeStatusPrepareForUpdate(node, stored);
+  const errs = nodeStatusValidateUpdate(node, stored, quantities);
+  if (errs.length) return refused(nodeInvalidRefusal(name, errs));
+
+  canonicalLists(node, quantities);
+  const next = encodeNode(normalizeStored(node));
+  if (dryRun.length) {
+    stats.dryRuns = (stats.dryRuns ?? 0) + 1;
+    res.writeHead(200, { "content-type": "application/json", ...warningHeaders(warnings) });
+    return res.end(JSON.stringify(next));
+  }
+  stats.nodeStatusPatches++;
+  if (goJSON(next) === goJSON(stored)) { // nothing changed: nothing written (but a node created)
+    if (fresh) nodes.set(name, stored);
+    return answerWrite(res, 200, stored, warnings);
+  }
+  rv++; // another kind of object written: the revision moves on, no slice watch hears of it
+  next.metadata.resourceVersion = String(rv);
+  nodes.set(name, next);
+  return answerWrite(res, 200, next, warnings);
 }
 
 // events.k8s.io/v1 Events in namespace `ns` (undefined: across namespaces), one by `name`.
@@ -1246,6 +1592,36 @@ apiServer.on("connection", (s) => {
 });
 let apiPort = 0;
 
+// Admin GET /node-status[?name=N] (the stored nodes, or one: 404 when not stored) and POST
+// /node-status {name, capacity, allocatable}: the node's status.capacity and
+// status.allocatable set as its kubelet writes them (node_status.mjs adminNodeStatus: each
+// quantity parsed and written canonically, 400 when one does not parse; ValidateNodeResources,
+// 422 `Node "<name>" is invalid: ...`; an absent allocatable is the capacity), the node created
+// if need be (the synthetic one's name and uid), its resourceVersion bumped. Answers the Node.
+function adminNodeStatusApi(req, res, arg, query, ok) {
+  if (req.method === "GET") {
+    const name = query.get("name");
+    if (name === null) return ok([...nodes.values()]);
+    return nodes.has(name) ? ok(nodes.get(name)) : status(res, 404, "NotFound", `nodes ${goQuote(name)} not found`);
+  }
+  const isMap = (v) => v === undefined || v === null || (typeof v === "object" && !Array.isArray(v));
+  if (typeof arg.name !== "string" || !arg.name || !isMap(arg.capacity) || !isMap(arg.allocatable)) {
+    return status(res, 400, "BadRequest", "node-status: {name: string, capacity: {resource: quantity}, allocatable: {resource: quantity}} expected");
+  }
+  const st = adminNodeStatus(arg.capacity, arg.allocatable);
+  if (st.error) return status(res, 400, "BadRequest", `node-status: ${st.error}`);
+  if (st.errs) return refuse(res, nodeInvalidRefusal(arg.name, st.errs));
+  rv++;
+  const node = structuredClone(nodes.get(arg.name) ?? newNode(arg.name));
+  node.metadata.resourceVersion = String(rv);
+  delete node.status.capacity;
+  delete node.status.allocatable;
+  if (st.capacity) node.status.capacity = st.capacity;
+  if (st.allocatable) node.status.allocatable = st.allocatable;
+  nodes.set(arg.name, encodeNode(node));
+  return ok(nodes.get(arg.name));
+}
+
 const admin = http.createServer(async (req, res) => {
   const body = req.method === "POST" ? await readBody(req) : "";
   const arg = body ? JSON.parse(body) : {};
@@ -1253,6 +1629,8 @@ const admin = http.createServer(async (req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(v));
   };
+  const adminUrl = new URL(req.url, "http://x");
+  if (adminUrl.pathname === "/node-status") return adminNodeStatusApi(req, res, arg, adminUrl.searchParams, ok);
   switch (req.url) {
     case "/token":
       token = arg.token;
@@ -1282,6 +1660,27 @@ const admin = http.createServer(async (req, res) => {
       claimStatusOwners.delete(key); // written as an Update: no apply manager owns an entry now
       return ok(arg);
     }
+    case "/rbac": {
+      // Authorize the API as kube-apiserver's RBAC would the driver's service account, with the
+      // rules of the ClusterRoles in `file` (header); DELETE: back to the token alone.
+      const view = () => (rbac ? { on: true, user: rbac.user, rules: rbac.rules.map((r) => r.rule) } : { on: false });
+      if (req.method === "DELETE") {
+        rbac = null;
+        return ok(view());
+      }
+      if (req.method === "GET") return ok(view());
+      let docs;
+      try {
+        docs = parseAllDocuments(fs.readFileSync(String(arg.file ?? ""), "utf8"));
+        const bad = docs.flatMap((d) => d.errors);
+        if (bad.length) throw new Error(bad[0].message);
+      } catch (e) {
+        return status(res, 400, "BadRequest", `rbac: ${e.message}`);
+      }
+      const rules = clusterRoleRules(docs.map((d) => d.toJS()), { from: MANIFEST_DRIVER, to: arg.driver });
+      rbac = { rules, user: draServiceAccountUser(arg.node), node: arg.node ?? "", authorize: rbacAuthorizer(rules) };
+      return ok(view());
+    }
     case "/namespaces": {
       if (req.method === "GET") return ok([...namespaces.values()]);
       const labels = arg.labels ?? {};
@@ -1302,6 +1701,23 @@ const admin = http.createServer(async (req, res) => {
       }
       classes.set(arg.metadata.name, arg);
       return ok(arg);
+    case "/schedule-extended": {
+      // kube-scheduler's verdict for a pod asking `limits: <resource>: <requested>` on `node`
+      // (extended_resource_rule.mjs scheduleExtendedResource) at the fake's release and gates,
+      // over the stored node (or an empty status) and the DeviceClasses posted.
+      const requested = arg.requested ?? 1;
+      if (typeof arg.node !== "string" || !arg.node || typeof arg.resource !== "string" || !arg.resource ||
+          !Number.isInteger(requested) || requested < 1 || (arg.devices !== undefined && !Number.isInteger(arg.devices))) {
+        return status(res, 400, "BadRequest", "schedule-extended: {node: string, resource: string, requested: integer >= 1[, devices: integer]} expected");
+      }
+      const node = nodes.get(arg.node) ?? { status: {} };
+      try {
+        const verdict = scheduleExtendedResource(release, node, [...classes.values()], arg.resource, requested, gates, { devices: arg.devices });
+        return ok({ ...verdict, release, DRAExtendedResource: gates.DRAExtendedResource });
+      } catch (e) {
+        return status(res, 400, "BadRequest", `schedule-extended: ${e.message}`);
+      }
+    }
     case "/allocate": {
       const key = `${arg.metadata.namespace}/${arg.metadata.name}`;
       const old = claims.get(key);

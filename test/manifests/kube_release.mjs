@@ -19,10 +19,19 @@
 //      DRAAdminAccess             1.32 alpha off, 1.34 beta on, 1.36 GA on and locked
 //        (LockToDefault: true, "GA in 1.36; remove in 1.39"), the same entry in the 1.37
 //        sources' versioned gate file.
+//      DRAExtendedResource        1.34 alpha off, 1.35 alpha off, 1.36 beta on, 1.37 GA on and
+//        locked (extended_resource_rule.mjs has its sources: gateDefault there agrees)
+//      DRAResourceClaimGranularStatusAuthorization  1.36 beta on (introduced as beta by
+//        kubernetes pull 134947, "Beta, enabled by default in 1.36"; the feature-gate
+//        reference page: one stage, beta, default true, from 1.36; upstream's strategy test
+//        turns it off by emulating 1.35, so 1.34 and 1.35 do not have it), still beta and on
+//        in the 1.37 sources' strategy tests. The gate's own versioned entry could not be read
+//        (the feature files are past what the search index holds); claim_status_authz.mjs.
 //    A gate locked to its default (LockToDefault) cannot be set otherwise: component-base's
 //    featuregate SetFromMap refuses with "cannot set feature gate G to V, feature is locked
 //    to D", and kube-apiserver does not start (LOCKED below; from the same versioned specs:
-//    DynamicResourceAllocation GA locked 1.35, DRAResourceClaimDeviceStatus GA locked 1.37).
+//    DynamicResourceAllocation GA locked 1.35, DRAResourceClaimDeviceStatus GA locked 1.37,
+//    DRAExtendedResource GA locked 1.37).
 //  - What a disabled gate drops on create and update: dropDisabledFields in
 //    pkg/registry/resource/resourceslice/strategy.go, ported whole below. A field is kept
 //    on update when the stored (old) slice already uses the feature; on create there is
@@ -49,6 +58,7 @@ export const GATE_HISTORY = {
   DynamicResourceAllocation: [[26, false], [32, false], [34, true]],
   DRAAdminAccess: [[32, false], [34, true], [36, true]],
   DRAConsumableCapacity: [[34, false], [36, true]],
+  DRAExtendedResource: [[34, false], [36, true], [37, true]],
   DRADeviceBindingConditions: [[34, false], [36, true]],
   DRADeviceTaints: [[33, false], [36, true], [37, true]],
   DRAFractionalCapacityRange: [[37, false]],
@@ -58,6 +68,7 @@ export const GATE_HISTORY = {
   DRAPartitionableDevices: [[33, false], [36, true]],
   DRAPartitionableDevicesType: [[37, false]],
   DRAResourceClaimDeviceStatus: [[32, false], [33, true], [37, true]],
+  DRAResourceClaimGranularStatusAuthorization: [[36, true]],
   DRAResourcePoolStatus: [[36, false]],
 };
 
@@ -65,6 +76,7 @@ export const GATE_HISTORY = {
 export const LOCKED = {
   DynamicResourceAllocation: 35,
   DRAAdminAccess: 36,
+  DRAExtendedResource: 37,
   DRAResourceClaimDeviceStatus: 37,
 };
 

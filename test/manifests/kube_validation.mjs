@@ -977,7 +977,7 @@ function validateManagedFields(fields, path) {
 }
 
 // apimachinery ValidateObjectMetaAccessor with requiresNamespace=false (a cluster-scoped type)
-function validateObjectMetaAccessor(meta, nameFn, path) {
+function validateObjectMetaAccessor(meta, nameFn, path, requiresNamespace = false) {
   const errs = [];
   const m = meta ?? {};
   if (m.generateName) {
@@ -988,7 +988,13 @@ function validateObjectMetaAccessor(meta, nameFn, path) {
   } else {
     for (const msg of nameFn(m.name, false)) errs.push(invalid(child(path, "name"), m.name, msg));
   }
-  if (m.namespace) errs.push(forbidden(child(path, "namespace"), "not allowed on this type"));
+  if (requiresNamespace) {
+    // ValidateNamespaceName: a DNS label.
+    if (!m.namespace) errs.push(required(child(path, "namespace"), ""));
+    else for (const msg of isDNS1123Label(m.namespace)) errs.push(invalid(child(path, "namespace"), m.namespace, msg));
+  } else if (m.namespace) {
+    errs.push(forbidden(child(path, "namespace"), "not allowed on this type"));
+  }
   if ((m.generation ?? 0) < 0) errs.push(invalid(child(path, "generation"), m.generation, "must be greater than or equal to 0"));
   errs.push(...validateLabels(m.labels, child(path, "labels")));
   errs.push(...validateAnnotations(m.annotations, child(path, "annotations")));
@@ -1808,9 +1814,10 @@ export function validateDeviceBindingParameters(conditions, failureConditions, p
 // --- The generic registry (staging/src/k8s.io/apiserver/pkg/registry/rest) ---------------
 
 // validateCommonFields of BeforeUpdate; on create (BeforeCreate) the meta part runs only
-// after the strategy's validation passed.
-export function validateCommonFields(slice, oldSlice) {
-  const errs = validateObjectMetaAccessor(slice?.metadata, validatePathSegmentName, "metadata");
+// after the strategy's validation passed. `namespaced`: the strategy's NamespaceScoped (a
+// ResourceSlice is not, a ResourceClaim is).
+export function validateCommonFields(slice, oldSlice, { namespaced = false } = {}) {
+  const errs = validateObjectMetaAccessor(slice?.metadata, validatePathSegmentName, "metadata", namespaced);
   if (oldSlice) errs.push(...validateObjectMetaAccessorUpdate(slice?.metadata, oldSlice?.metadata, "metadata"));
   return errs;
 }

@@ -1,6 +1,7 @@
 // What the tests of the fake kube-apiserver share (claim_status_validation_test.mjs,
-// dra_admin_access_test.mjs, event_validation_test.mjs, kube_validation_test.mjs): the
-// expected field errors and upstream's assertFailures to compare them with, and starting,
+// claim_status_authz_test.mjs, dra_admin_access_test.mjs, event_validation_test.mjs,
+// kube_validation_test.mjs, rbac_authorizer_test.mjs): the expected field errors and
+// upstream's assertFailures to compare them with, and starting,
 // stopping and talking to fake_apiserver.mjs as a child process.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -109,6 +110,8 @@ function request(lib, options, data) {
 // The admin API (plain HTTP): GET `p`, or POST `body` as JSON.
 export const admin = (s, p, body) => request(http, { port: s.adminPort, path: p, method: body === undefined ? "GET" : "POST",
   headers: { "content-type": "application/json" } }, body === undefined ? "" : JSON.stringify(body));
+// The admin API: DELETE `p` (DELETE /rbac).
+export const adminDelete = (s, p) => request(http, { port: s.adminPort, path: p, method: "DELETE" }, "");
 // The Kubernetes API (TLS, the server's token): `body` a string as is, else as JSON, sent as
 // Content-Type `type`.
 export const apiRequest = (s, method, p, body, type = "application/json") => request(https, {

@@ -194,6 +194,16 @@ for (const [frontName, front] of Object.entries(FRONTS)) {
   build(eventsLabel, eventsDir, { ...front.opts, usage: true, usageEvents: true });
 }
 
+// The 1.34 move's RBAC (components/dra-remove-stale-resources) beside each DRA front end.
+for (const [frontName, front] of Object.entries(FRONTS)) {
+  if (!front.opts.dra) continue;
+  const label = `matrix remove-stale-resources ${frontName}`;
+  const dir = kustomization(label.replace(/[ ,+]/g, "_"), [path.join(images, "base")],
+                            [...front.comps, C("dra-remove-stale-resources")]);
+  MATRIX.push(label);
+  build(label, dir, { ...front.opts, removeStale: true });
+}
+
 // Every component directory is used by some build of the matrix.
 // Every directory a build reads, following resources and components.
 function dirsOf(dir, seen = new Set()) {
@@ -446,6 +456,15 @@ function checkDaemonSet(d, opts, objs, role) {
                      [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   } else {
     assert.equal(spec.serviceAccountName, undefined);
+  }
+  // remove-stale-resources: get nodes and patch nodes/status, for the DRA account, only there.
+  const stale = objs.find((o) => o.kind === "ClusterRole" && o.metadata.name === "k8s-rdma-shared-dp-remove-stale-resources");
+  assert.equal(!!stale, !!opts.removeStale, "the remove-stale-resources RBAC only where asked for");
+  if (stale) {
+    assert.deepEqual(stale.rules, [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] },
+                                   { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch"] }]);
+    assert.deepEqual(find(objs, "ClusterRoleBinding", "k8s-rdma-shared-dp-remove-stale-resources").subjects,
+                     [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   }
   // usage-events: the Events on with the device-plugin front end alone; only there.
   assert.equal(envValue(c, "RDMADP_RDMA_UNUSED_EVENTS"), opts.usageEvents ? "true" : undefined);
@@ -713,10 +732,14 @@ check("the overlay's admission policy is what render prints; RBAC grants exactly
   const verbs = (res) => [...role.rules.find((r) => r.resources.includes(res)).verbs].sort();
   assert.deepEqual(verbs("resourceslices"), ["create", "delete", "list", "update", "watch"]);
   assert.deepEqual(verbs("resourceclaims"), ["get"]);
+  assert.deepEqual(verbs("resourceclaims/status"), ["patch"]);
+  assert.deepEqual(verbs("resourceclaims/driver"), ["associated-node:patch"]);
+  assert.deepEqual(role.rules.find((r) => r.resources.includes("resourceclaims/driver")).resourceNames,
+    ["rdma.k8s-rdma-shared-dp.io"]);
   assert.deepEqual(verbs("nodes"), ["get"]);
   assert.deepEqual(verbs("events"), ["create"]);
   assert.deepEqual(role.rules.find((r) => r.resources.includes("events")).apiGroups, ["events.k8s.io"]);
-  assert.equal(role.rules.length, 4, "no rule the code does not use (deviceclasses, get on slices)");
+  assert.equal(role.rules.length, 6, "no rule the code does not use (deviceclasses, get on slices)");
   const binding = find(dra, "ClusterRoleBinding", "k8s-rdma-shared-dp-dra");
   assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rdma-shared-dp", namespace: "kube-system" }]);
   const policy = find(dra, "ValidatingAdmissionPolicy", "k8s-rdma-shared-dp-own-node-slices");

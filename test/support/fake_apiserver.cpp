@@ -124,4 +124,25 @@ void FakeApiServer::RotateToken(const std::string& token) {
   Admin("/token", {{"token", token}});
 }
 
+void FakeApiServer::AuthorizeAsTheDraDaemonSet(const std::string& driver, const std::string& node,
+                                               const std::vector<std::string>& components) {
+  const std::string images = std::string(RDMADP_SOURCE_DIR) + "/images/components/";
+  std::string file = images + "dra/rbac.yaml";
+  if (!components.empty()) {
+    // One manifest of every component's RBAC, as kustomize would put them together.
+    const std::string joined = dir_.path() + "/rbac.yaml";
+    std::ofstream out(joined);
+    out << std::ifstream(images + "dra/rbac.yaml").rdbuf();
+    for (const auto& c : components) {
+      out << "\n---\n" << std::ifstream(images + c + "/rbac.yaml").rdbuf();
+    }
+    file = joined;
+  }
+  const nlohmann::json on = Admin("/rbac", {{"file", file}, {"driver", driver}, {"node", node}});
+  if (!on.is_object() || !on.value("on", false)) {
+    std::fprintf(stderr, "fake apiserver: /rbac failed: %s\n", on.dump().c_str());
+    std::abort();
+  }
+}
+
 }  // namespace rdmadp::testing

@@ -41,6 +41,13 @@ class FakeApiServer {
                        std::chrono::milliseconds timeout = std::chrono::seconds(20));
   nlohmann::json Stats() { return Admin("/stats"); }
   nlohmann::json Slices() { return Admin("/slices"); }
+  // Authorizes every API request from now on as kube-apiserver's RBAC would the DaemonSet's
+  // service account with the ClusterRoles of images/components/dra/rbac.yaml, its driver
+  // name replaced by `driver`, its token carrying node `node` (fake_apiserver.mjs, /rbac);
+  // refusals are in stats.forbidden. `components`: more of images/components/ whose
+  // rbac.yaml the DaemonSet is deployed with ("dra-remove-stale-resources").
+  void AuthorizeAsTheDraDaemonSet(const std::string& driver, const std::string& node,
+                                  const std::vector<std::string>& components = {});
   // Writes a new token to the token file and makes the server accept only it.
   void RotateToken(const std::string& token);
 

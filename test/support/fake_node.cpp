@@ -29,6 +29,20 @@ std::string Hex4(std::string_view id) { return Cat("0x", id, "\n"); }
 
 }  // namespace
 
+std::string FakeHardwareAddress(const FakeFunction& fn, size_t netdev) {
+  // 0000:BB:DD.F: the bus, device and function make it the node's own.
+  const std::string bdf = fn.address.size() == 12
+                              ? Cat(fn.address.substr(5, 2), ":", fn.address.substr(8, 2), ":0",
+                                    fn.address.substr(11, 1))
+                              : std::string("00:00:00");
+  const std::string tail = Cat(bdf, ":0", netdev % 10);
+  if (netdev == 0 && fn.arphrd == 32) {
+    // IPoIB (drivers/infiniband/ulp/ipoib): the QPN's 4 bytes, then the port's 16-byte GID.
+    return Cat("00:00:10:49:fe:80:00:00:00:00:00:00:b8:ce:f6:03:", tail);
+  }
+  return Cat("b8:ce:", tail);
+}
+
 FakeNode::FakeNode(std::string root) : root_(std::move(root)) {
   fs::create_directories(sysfs_root() + "/bus/pci/devices");
   fs::create_directories(sysfs_root() + "/class/net");
@@ -153,6 +167,7 @@ void FakeNode::Add(const FakeFunction& fn) {
     const fs::path net = dev / "net" / fn.netdevs[i];
     WriteFile(net / "type", Cat(i == 0 ? fn.arphrd : 1, "\n"));
     WriteFile(net / "operstate", "up\n");
+    WriteFile(net / "address", Cat(FakeHardwareAddress(fn, i), "\n"));
     Link(sys / "class/net" / fn.netdevs[i], net);
   }
   for (const auto& aux : fn.aux_devices) {

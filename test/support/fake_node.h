@@ -60,6 +60,10 @@ struct FakeSubFunction {
   std::string ibdev = "mlx5_2";
 };
 
+// What net/<netdev>/address of `fn`'s netdev number `netdev` shows: unique per function and
+// netdev; IPoIB's 20 bytes for an InfiniBand netdev, else 6.
+std::string FakeHardwareAddress(const FakeFunction& fn, size_t netdev);
+
 class FakeNode {
  public:
   // Lays out an empty node under `root` (root/sys, root/dev/infiniband/rdma_cm).

@@ -39,6 +39,16 @@ TEST(SysfsParse, Files) {
   EXPECT_EQ(ParsePortState("2: INIT"), PortState::kInit);
   EXPECT_EQ(ParsePortState("garbage"), PortState::kUnknown);
   EXPECT_EQ(ParseArphrd("32\n"), 32);
+  EXPECT_EQ(ParseHardwareAddress("b8:ce:f6:0a:0b:0c\n"), "b8:ce:f6:0a:0b:0c");
+  EXPECT_EQ(ParseHardwareAddress("00:00:10:49:fe:80:00:00:00:00:00:00:b8:ce:f6:03:00:0a:0b:0c\n"),
+            "00:00:10:49:fe:80:00:00:00:00:00:00:b8:ce:f6:03:00:0a:0b:0c");
+  EXPECT_EQ(ParseHardwareAddress("\n"), "");
+  EXPECT_EQ(ParseHardwareAddress("B8:CE:F6:0A:0B:0C"), "");  // the kernel prints lowercase
+  EXPECT_EQ(ParseHardwareAddress("b8:ce:f6:0a:0b:0"), "");
+  std::string pairs = "00";
+  for (int i = 1; i < 42; ++i) pairs += ":00";
+  EXPECT_EQ(ParseHardwareAddress(pairs), pairs);  // 42 pairs: 125 bytes
+  EXPECT_EQ(ParseHardwareAddress(pairs + ":00"), "");
   EXPECT_EQ(ClassifyCharDev("uverbs12"), CharDevKind::kUverbs);
   EXPECT_EQ(ClassifyCharDev("umad0"), CharDevKind::kUmad);
   EXPECT_EQ(ClassifyCharDev("issm3"), CharDevKind::kIssm);

@@ -52,7 +52,8 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
                                             const DraViewPtr& view, kube::RestClient* claims,
                                             std::chrono::system_clock::time_point deadline,
                                             const std::atomic<bool>& cancelled,
-                                            const MetadataDirs& metadata) {
+                                            const MetadataDirs& metadata,
+                                            const std::function<void(PreparedClaim)>& on_prepared) {
   drav1::NodePrepareResourcesResponse resp;
   if (claims != nullptr) claims->ResetCancel();
   for (const auto& c : req.claims()) {
@@ -129,6 +130,12 @@ drav1::NodePrepareResourcesResponse Prepare(const drav1::NodePrepareResourcesReq
       if (!d.share_id.empty()) dev->set_share_id(d.share_id);  // v1: echoed, as the kubelet expects
       described.push_back(
           Cat(d.pool, "/", d.device, d.share_id.empty() ? "" : Cat(" (share ", d.share_id, ")")));
+    }
+    if (on_prepared && !devices->empty()) {
+      PreparedClaim prepared{c.namespace_(), c.name(), c.uid(), {}, {}};
+      for (const auto& d : *devices) prepared.devices.push_back({d.pool, d.device, d.share_id});
+      prepared.reported = ReportedEntries(claim, view->driver, prepared.devices);
+      on_prepared(std::move(prepared));
     }
     log::Info(Cat("prepared ResourceClaim ", name, " (", c.uid(),
                   "): ", described.empty() ? "no device of ours" : Join(described, ", ")));

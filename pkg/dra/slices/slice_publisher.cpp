@@ -36,7 +36,10 @@ absl::StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::Start(PublisherO
 SlicePublisher::SlicePublisher(PublisherOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : kube::SteadyThreadClock()),
-      cache_(options_.node_name, options_.driver) {}
+      cache_(options_.node_name, options_.driver),
+      write_budget_(options_.write_budget != nullptr
+                        ? options_.write_budget
+                        : std::make_shared<rate::SharedBudget>(kWriteBurst, kWriteInterval)) {}
 
 SlicePublisher::~SlicePublisher() {
   {
@@ -110,7 +113,7 @@ void SlicePublisher::ReportDropped(const std::vector<std::string>& paths, bool p
 bool SlicePublisher::TakeWriteToken() {
   sync::MutexLock lock(mu_);
   const auto now = clock_.Now();
-  const auto at = write_budget_.Take(now);
+  const auto at = write_budget_->Take(now);
   if (at > now) ++stats_.budget_waits;
   kube::WaitUntil(clock_, changed_, lock.unique(), at,
                   [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });

@@ -75,7 +75,7 @@
 #include "pkg/kube/rest_client.h"
 #include "pkg/kube/retry_schedule.h"
 #include "pkg/kube/thread_clock.h"
-#include "pkg/rate/cell_rate_limiter.h"
+#include "pkg/rate/shared_budget.h"
 #include "pkg/sync/mutex.h"
 
 namespace rdmadp::dra {
@@ -101,6 +101,9 @@ struct PublisherOptions {
   // Makes each of the two threads' transports (null: kube::RestClient over `api`); tests
   // pass an in-process API server whose waits are on `clock` (test/support/fake_slice_api.h).
   std::function<absl::StatusOr<std::unique_ptr<kube::ApiTransport>>()> connect;
+  // The driver's write budget (null: one of its own, kWriteBurst then one per
+  // kWriteInterval); the claim status writer draws from the same one.
+  std::shared_ptr<rate::SharedBudget> write_budget;
 };
 
 inline constexpr int kWriteBurst = 32;  // a real change of a 2,048-device pool: 32 slices
@@ -223,8 +226,9 @@ class SlicePublisher {
   OutageTurns turns_ ABSL_GUARDED_BY(mu_);      // both threads': who talks to a server away
   UpdateSpacing spacing_ ABSL_GUARDED_BY(mu_);  // the writer's
   ServerFields fields_ ABSL_GUARDED_BY(mu_);    // the writer's: the probe and write answers
-  // The hard ceiling on writes (the writer's): kWriteBurst at once, then one a second.
-  rate::CellRateLimiter write_budget_ ABSL_GUARDED_BY(mu_){kWriteBurst, kWriteInterval};
+  // The hard ceiling on writes (the writer's): kWriteBurst at once, then one a second,
+  // shared with the claim status writer (options_.write_budget).
+  const std::shared_ptr<rate::SharedBudget> write_budget_;
   std::string last_problem_ ABSL_GUARDED_BY(mu_);
   // Problem lines told since something last worked.
   std::set<std::string> said_ ABSL_GUARDED_BY(mu_);

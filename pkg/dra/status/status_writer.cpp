@@ -1,0 +1,227 @@
+#include "pkg/dra/status/status_writer.h"
+
+#include "pkg/dra/slices/slice_writer.h"
+#include "pkg/dra/status/interface_addresses.h"
+#include "pkg/text/cat.h"
+
+namespace rdmadp::dra {
+namespace {
+
+constexpr size_t kMaxSaid = 64;
+
+// The request's wait at most: the daemon's shutdown ends it anyway (Shutdown).
+constexpr std::chrono::milliseconds kApplyTimeout{10000};
+
+std::string ClaimName(const PreparedClaim& c) { return Cat(c.namespace_, "/", c.name); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ClaimStatusWriter>> ClaimStatusWriter::Start(
+    StatusWriterOptions options) {
+  if (!options.connect || !options.write_budget) {
+    return absl::InvalidArgumentError("claim status writer: no transport or write budget");
+  }
+  auto api = options.connect();
+  if (!api.ok()) return api.status();
+  std::unique_ptr<ClaimStatusWriter> w(new ClaimStatusWriter(std::move(options)));
+  w->api_ = std::move(*api);
+  w->thread_ = std::thread([raw = w.get()] { raw->Loop(); });
+  return w;
+}
+
+ClaimStatusWriter::ClaimStatusWriter(StatusWriterOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : kube::SteadyThreadClock()),
+      retry_(options_.jitter, nullptr, options_.phase) {}
+
+ClaimStatusWriter::~ClaimStatusWriter() {
+  {
+    sync::MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  clock_.NotifyAll(changed_);
+  if (api_) api_->Shutdown();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ClaimStatusWriter::Prepared(PreparedClaim claim) {
+  {
+    sync::MutexLock lock(mu_);
+    const std::string uid = claim.uid;
+    auto it = tracked_.find(uid);
+    if (it == tracked_.end()) {
+      if (tracked_.size() >= kMaxTrackedClaims) {
+        ++stats_.untracked;
+        return;
+      }
+      tracked_[uid] = Tracked{std::move(claim), false};
+    } else {
+      // Prepared again (a kubelet restart replays it): what we wrote last stands unless the
+      // claim says otherwise now.
+      const bool same = it->second.claim.devices == claim.devices;
+      if (!same || !SameReport(it->second.claim.reported, claim.reported)) {
+        it->second.claim = std::move(claim);
+      }
+      it->second.given_up = false;
+    }
+    pending_.insert(uid);
+  }
+  clock_.NotifyAll(changed_);
+}
+
+void ClaimStatusWriter::Unprepared(const std::string& uid) {
+  sync::MutexLock lock(mu_);
+  tracked_.erase(uid);
+  pending_.erase(uid);
+}
+
+void ClaimStatusWriter::SetView(DraViewPtr view) {
+  {
+    sync::MutexLock lock(mu_);
+    view_ = std::move(view);
+    for (const auto& [uid, t] : tracked_) {
+      if (!t.given_up) pending_.insert(uid);
+    }
+  }
+  clock_.NotifyAll(changed_);
+}
+
+StatusWriterStats ClaimStatusWriter::stats() const {
+  sync::MutexLock lock(mu_);
+  StatusWriterStats s = stats_;
+  s.tracked = tracked_.size();
+  s.pending = pending_.size() + (checking_ ? 1 : 0);
+  return s;
+}
+
+void ClaimStatusWriter::Problem(const std::string& line) {
+  stats_.problem = line;
+  if (said_.size() >= kMaxSaid) said_.clear();
+  if (!said_.insert(line).second || !options_.on_problem) return;
+  // Posted by the caller's callback (the front end's loop); it never calls back in here.
+  options_.on_problem(line);
+}
+
+bool ClaimStatusWriter::AwaitTurn(sync::MutexLock& lock, std::string* uid) {
+  for (;;) {
+    if (stopping_) return false;
+    const auto now = clock_.Now();
+    kube::RetrySchedule::Time until = not_before_;
+    if (stats_.field_dropped) until = std::max(until, recheck_at_);
+    if (view_ && !pending_.empty() && now >= until) {
+      *uid = *pending_.begin();
+      pending_.erase(pending_.begin());
+      checking_ = true;
+      return true;
+    }
+    if (view_ && !pending_.empty()) {
+      clock_.WaitUntil(changed_, lock.unique(), until);
+    } else {
+      clock_.Wait(changed_, lock.unique());
+    }
+  }
+}
+
+void ClaimStatusWriter::Loop() {
+  for (;;) {
+    std::string uid;
+    {
+      sync::MutexLock lock(mu_);
+      checking_ = false;
+      if (!AwaitTurn(lock, &uid)) return;
+    }
+    if (!Check(uid)) return;
+  }
+}
+
+bool ClaimStatusWriter::Check(const std::string& uid) {
+  PreparedClaim claim;
+  DraViewPtr view;
+  {
+    sync::MutexLock lock(mu_);
+    auto it = tracked_.find(uid);
+    if (it == tracked_.end() || it->second.given_up) return true;
+    claim = it->second.claim;
+    view = view_;
+  }
+  const auto wall = options_.wall ? options_.wall() : std::chrono::system_clock::now();
+  nlohmann::json entries = DeviceStatusEntries(
+      claim, *view, options_.addresses ? options_.addresses() : ReadInterfaceAddresses());
+  StampTransitions(entries, claim.reported, RfcTime(wall));
+  if (entries == claim.reported) {
+    sync::MutexLock lock(mu_);
+    ++stats_.unchanged;
+    return true;
+  }
+  {
+    sync::MutexLock lock(mu_);
+    const auto now = clock_.Now();
+    const auto at = options_.write_budget->Take(now);
+    if (at > now) ++stats_.budget_waits;
+    kube::WaitUntil(clock_, changed_, lock.unique(), at,
+                    [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
+    if (stopping_) return false;
+    // Unprepared while it waited: nothing of ours is written after that.
+    if (tracked_.count(uid) == 0) return true;
+  }
+  api_->ResetCancel();
+  const auto r = api_->Call("PATCH", ClaimStatusPath(claim, options_.driver),
+                            ClaimStatusApply(claim, entries).dump(), kApplyTimeout);
+  const long code = r.ok() ? r->code : 0;
+  const auto answered = clock_.Now();
+  std::string info;
+  {
+    sync::MutexLock lock(mu_);
+    if (stopping_) return false;
+    ++stats_.applies_by_code[code];
+    auto it = tracked_.find(uid);
+    if (code == 200) {
+      retry_.Succeeded();
+      said_.clear();
+      stats_.problem.clear();
+      const auto answer = nlohmann::json::parse(r->body, nullptr, false);
+      const nlohmann::json kept = ReportedEntries(answer, options_.driver, claim.devices);
+      if (!kept.empty() || entries.empty()) {
+        // Kept: what we applied is the report from now on (compared as we build it, so a
+        // value the server stores in another form never makes a write of every check).
+        stats_.field_dropped = false;
+        if (it != tracked_.end()) it->second.claim.reported = entries;
+      } else {
+        // The server dropped what we applied: the gate is off (or the release predates the
+        // field). This claim waits for the hourly check with the rest.
+        if (!stats_.field_dropped) {
+          info = Cat("the API server does not keep ResourceClaim status.devices (feature gate ",
+                     kDeviceStatusGate,
+                     " is off): claims' device status is not reported; "
+                     "checked again once an hour");
+        }
+        stats_.field_dropped = true;
+        recheck_at_ = answered + kDroppedFieldRecheck;
+        if (it != tracked_.end()) pending_.insert(uid);
+      }
+    } else {
+      const std::string why = r.ok() ? Cat("HTTP ", code, ": ", StatusMessage(r->body))
+                                     : std::string(r.status().message());
+      const kube::FailedAnswer failed{code, r.ok() ? r->retry_after_seconds : 0};
+      const bool refused = code == 404 || code == 409 || code == 422 || code == 400;
+      if (refused) {
+        // The claim changed under us (deallocated, deleted, re-created) or the server will not
+        // take this report: retrying cannot help; its next Prepare tries again.
+        ++stats_.given_up;
+        if (it != tracked_.end()) it->second.given_up = true;
+        Problem(Cat("ResourceClaim ", ClaimName(claim),
+                    ": device status not written, given up until it is prepared again: ", why));
+      } else {
+        not_before_ = retry_.Failed(answered, failed);
+        if (it != tracked_.end()) pending_.insert(uid);
+        Problem(Cat("ResourceClaim ", ClaimName(claim), ": device status not written (",
+                    code == 403 ? "RBAC: see images/components/dra/rbac.yaml" : "retried",
+                    "): ", why));
+      }
+    }
+  }
+  if (!info.empty() && options_.on_info) options_.on_info(info);
+  return true;
+}
+
+}  // namespace rdmadp::dra
