@@ -21,10 +21,14 @@ class CellRateLimiter {
 
   CellRateLimiter(int burst, Clock::duration interval) : burst_(burst), interval_(interval) {}
 
-  Clock::time_point Take(Clock::time_point now) {
+  // `reserve`: events of the burst this caller leaves to others (a lower priority): it
+  // waits while fewer than reserve + 1 are left, so callers taking with no reserve still
+  // find `reserve` at once; every event counts against the one rate either way.
+  Clock::time_point Take(Clock::time_point now, int reserve = 0) {
     next_ = std::max(next_, now);  // the theoretical arrival time of this event
-    const Clock::time_point at = std::max(now, next_ - (burst_ - 1) * interval_);
-    next_ += interval_;
+    const int tolerance = std::max(0, burst_ - 1 - reserve);
+    const Clock::time_point at = std::max(now, next_ - tolerance * interval_);
+    next_ = std::max(next_, at) + interval_;
     return at;
   }
 

@@ -278,5 +278,18 @@ TEST(CellRateLimiter, TheBurstAtOnceThenOnePerInterval) {
   EXPECT_EQ(limiter.Take(now), now + seconds(1));
 }
 
+TEST(CellRateLimiter, AReserveLeavesPartOfTheBurstToOthers) {
+  rate::CellRateLimiter limiter(4, seconds(1));
+  const TimePoint now = TimePoint{} + seconds(100);
+  // The low-priority caller leaves 2 of the 4: it gets 2 at once, then one a second.
+  EXPECT_EQ(limiter.Take(now, 2), now);
+  EXPECT_EQ(limiter.Take(now, 2), now);
+  EXPECT_EQ(limiter.Take(now, 2), now + seconds(1));
+  // The others still find one at once (the low caller's third holds the next second
+  // already), then the one rate.
+  EXPECT_EQ(limiter.Take(now), now);
+  EXPECT_EQ(limiter.Take(now), now + seconds(1));
+}
+
 }  // namespace
 }  // namespace rdmadp::dra

@@ -156,7 +156,7 @@ bool ClaimStatusWriter::Check(const std::string& uid) {
   {
     sync::MutexLock lock(mu_);
     const auto now = clock_.Now();
-    const auto at = options_.write_budget->Take(now);
+    const auto at = options_.write_budget->Take(now, kStatusBudgetReserve);
     if (at > now) ++stats_.budget_waits;
     kube::WaitUntil(clock_, changed_, lock.unique(), at,
                     [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });

@@ -17,7 +17,9 @@
 //    until its next Prepare, said once per distinct problem; 403 (RBAC without the rules of
 //    images/components/dra/rbac.yaml) waits on the slow back-off and tries again.
 //  - Every write takes a token of the driver's one write budget (shared with the slice
-//    publisher: rate/shared_budget.h); every wait after a failure is kube::RetrySchedule's
+//    publisher: rate/shared_budget.h), leaving kStatusBudgetReserve of its burst to the
+//    slices (a node whose pods all start at once still publishes a port going down at
+//    once); every wait after a failure is kube::RetrySchedule's
 //    (never before a Retry-After; a server away is retried on the grid). Nothing of ours (a
 //    Prepare, a view change) ends such a wait.
 //  - A server that drops status.devices (gate DRAResourceClaimDeviceStatus off: beta on by
@@ -52,6 +54,7 @@
 namespace rdmadp::dra {
 
 inline constexpr size_t kMaxTrackedClaims = 4096;
+inline constexpr int kStatusBudgetReserve = 16;  // of the budget's 32 at once
 inline constexpr std::chrono::hours kDroppedFieldRecheck{1};
 inline constexpr std::string_view kDeviceStatusGate = "DRAResourceClaimDeviceStatus";
 
