@@ -48,7 +48,7 @@ std::string Config(const std::string& model, int shares = kShares) {
   std::string entries;
   for (int i = 0; i < kHcas; ++i) {
     Append(entries, i == 0 ? "" : ",\n", R"(    {"resourceName": "nic)", i, R"(", "rdmaHcaMax": )",
-           kShares, R"(, "selectors": {"ifNames": ["ib)", i, R"("]})",
+           shares, R"(, "selectors": {"ifNames": ["ib)", i, R"("]})",
            model.empty() ? "" : Cat(R"(, "frontend": "dra", "deviceModel": ")", model, "\""), "}");
   }
   return Cat("{\"periodicUpdateInterval\": 0, \"configList\": [\n", entries, "\n]}");
