@@ -19,8 +19,7 @@ class SharedBudget {
   // Counts one write; answers when it may be sent (`now`, or later once the burst is spent).
   // `reserve`: CellRateLimiter::Take's (a lower priority's writes leave that much of the
   // burst to the others).
-  CellRateLimiter::Clock::time_point Take(CellRateLimiter::Clock::time_point now,
-                                          int reserve = 0) {
+  CellRateLimiter::Clock::time_point Take(CellRateLimiter::Clock::time_point now, int reserve = 0) {
     std::lock_guard<std::mutex> lock(mu_);
     return limiter_.Take(now, reserve);
   }

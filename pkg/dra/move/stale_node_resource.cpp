@@ -6,7 +6,7 @@
 namespace rdmadp::dra {
 namespace {
 
-std::string Entry(const nlohmann::json& node, const char* list, const std::string& name) {
+std::string NodeStatusEntry(const nlohmann::json& node, const char* list, const std::string& name) {
   const nlohmann::json& values = kube::Obj(kube::Obj(node, "status"), list);
   auto it = values.find(name);
   return it != values.end() && it->is_string() ? it->get<std::string>() : "";
@@ -45,8 +45,8 @@ bool IsZeroQuantity(std::string_view q) {
 }
 
 NodeResource ReadNodeResource(const nlohmann::json& node, const std::string& name) {
-  NodeResource r{name, NodeResourceState::kAbsent, Entry(node, "capacity", name),
-                 Entry(node, "allocatable", name)};
+  NodeResource r{name, NodeResourceState::kAbsent, NodeStatusEntry(node, "capacity", name),
+                 NodeStatusEntry(node, "allocatable", name)};
   if (r.capacity.empty() && r.allocatable.empty()) return r;
   if (!r.allocatable.empty() && !IsZeroQuantity(r.allocatable)) {
     r.state = NodeResourceState::kServed;

@@ -26,7 +26,7 @@ std::string DescribeHca(const sysfs::PciFunction& fn) {
   return what + ")";
 }
 
-std::string Capped(std::string text) {
+std::string CappedMessage(std::string text) {
   if (text.size() <= kMaxConditionMessage) return text;
   text.resize(kMaxConditionMessage - 3);
   return text + "...";
@@ -36,7 +36,7 @@ nlohmann::json Condition(bool ready, std::string_view reason, std::string messag
   return {{"type", std::string(kReadyCondition)},
           {"status", ready ? "True" : "False"},
           {"reason", std::string(reason)},
-          {"message", Capped(std::move(message))}};
+          {"message", CappedMessage(std::move(message))}};
 }
 
 // networkData of a device of one HCA with a netdev; null otherwise.

@@ -18,7 +18,7 @@ std::string Ipv6Cidr(const std::array<uint8_t, 16>& a, int prefix) {
   static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(a.data(), kMapped, sizeof(kMapped)) == 0) return "";
   uint16_t groups[8];
-  for (int i = 0; i < 8; ++i) groups[i] = static_cast<uint16_t>(a[2 * i] << 8 | a[2 * i + 1]);
+  for (size_t i = 0; i < 8; ++i) groups[i] = static_cast<uint16_t>(a[2 * i] << 8 | a[2 * i + 1]);
   // The longest run of zero groups, two or more; the first of equal runs.
   int best = -1, best_len = 0;
   for (int i = 0; i < 8;) {

@@ -7,7 +7,7 @@
 namespace rdmadp::dra {
 namespace {
 
-constexpr size_t kMaxSaid = 64;
+constexpr size_t kMaxStatusProblemsSaid = 64;
 
 // The request's wait at most: the daemon's shutdown ends it anyway (Shutdown).
 constexpr std::chrono::milliseconds kApplyTimeout{10000};
@@ -96,7 +96,7 @@ StatusWriterStats ClaimStatusWriter::stats() const {
 
 void ClaimStatusWriter::Problem(const std::string& line) {
   stats_.problem = line;
-  if (said_.size() >= kMaxSaid) said_.clear();
+  if (said_.size() >= kMaxStatusProblemsSaid) said_.clear();
   if (!said_.insert(line).second || !options_.on_problem) return;
   // Posted by the caller's callback (the front end's loop); it never calls back in here.
   options_.on_problem(line);
