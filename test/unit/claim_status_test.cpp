@@ -133,6 +133,26 @@ TEST(ClaimStatus, DevicesOfSeveralHcasOrNoneAndUnhealthyOnesSaySo) {
   EXPECT_FALSE(entries[2].contains("shareID"));
 }
 
+TEST(ClaimStatus, AnHcaWithoutANetdevGetsItsConditionOnly) {
+  // InfiniBand without IPoIB: no netdev, nothing for networkData to say.
+  pool::PoolHca hca = testing::ConnectXHca("0000:3b:00.0", 0);
+  hca.function.if_name.clear();
+  pool::PoolModel p;
+  p.resource.resource_name = "hca_ib";
+  p.resource.resource_prefix = "rdma";
+  p.resource.rdma_hca_max = 4;
+  p.hcas = {hca};
+  SliceContext ctx;
+  ctx.driver = "rdma.example.com";
+  ctx.node_name = "n1";
+  ctx.model = DeviceModel::kPerHca;
+  const json entries = DeviceStatusEntries(ClaimOf("a", "u1", "hca-0000-3b-00-0"),
+                                           BuildDraView({p}, ctx), {{"ib0", {"10.0.0.5/24"}}});
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_FALSE(entries[0].contains("networkData")) << entries.dump();
+  EXPECT_EQ(entries[0]["conditions"][0]["message"], "prepared: HCA mlx5_0 (0000:3b:00.0)");
+}
+
 TEST(ClaimStatus, ATransitionKeepsItsTimeWhileTheStatusHolds) {
   json before = DeviceStatusEntries(ClaimOf("a", "u1", "hca-0000-3b-00-0"), TwoHcas(), {});
   StampTransitions(before, json::array(), "2026-12-07T10:00:00Z");

@@ -81,6 +81,31 @@ TEST(Prometheus, AModelFallbackIsAGaugeAndAReadyNote) {
             "consumable capacity (feature gate DRAConsumableCapacity)\n");
 }
 
+// Claims' device status that is not written is never silent: a refusal and a server that
+// drops status.devices are lines of a ready /readyz body, the applies a counter by code, the
+// backlog a gauge (docs/dra.md, "Device status in the claim").
+TEST(Prometheus, ClaimStatusNotWrittenIsAReadyNoteAndSeries) {
+  View v = Sample();
+  v.dra.emplace();
+  v.dra->driver = "rdma.example.com";
+  v.dra->claim_status_applies = {{200, 5}, {403, 1}};
+  v.dra->claim_status_pending = 2;
+  v.dra->claim_status_problem = "ResourceClaim ml/a: device status not written (RBAC)";
+  v.dra->dropped_fields.emplace_back("ResourceClaim status.devices",
+                                     "DRAResourceClaimDeviceStatus");
+  const std::string text = FormatPrometheus(v);
+  EXPECT_THAT(text,
+              HasSubstr("rdma_shared_dp_dra_claim_status_applies_total{driver=\"rdma.example.com\","
+                        "code=\"403\"} 1\n"));
+  EXPECT_THAT(
+      text, HasSubstr("rdma_shared_dp_dra_claim_status_pending{driver=\"rdma.example.com\"} 2\n"));
+  EXPECT_EQ(ReadyNotes(v),
+            "DRA driver rdma.example.com: ResourceClaim ml/a: device status not written (RBAC)\n"
+            "DRA driver rdma.example.com: the API server does not keep ResourceClaim "
+            "status.devices (feature gate DRAResourceClaimDeviceStatus): claims' device status "
+            "is not reported\n");
+}
+
 // Per-container series: one line per label set. Two containers of one name (a finished pod
 // and its namesake, which a kubelet before 1.34 lists both) would make Prometheus refuse
 // the whole page; the first is kept.
