@@ -54,6 +54,7 @@ int RunRemoveStaleResources(const cli::Options& opts) {
         1, Cat("reading node ", node, ": HTTP ", got->code, ": ", dra::StatusMessage(got->body)));
   }
   const auto node_json = nlohmann::json::parse(got->body, nullptr, false);
+  if (!node_json.is_object()) return Fail(1, Cat("reading node ", node, ": not a Node object"));
   std::vector<dra::NodeResource> resources;
   bool blocked = false;
   for (const auto& name : names) {
@@ -78,6 +79,8 @@ int RunRemoveStaleResources(const cli::Options& opts) {
     return Fail(1, Cat("removing from node ", node, "'s status: ", why,
                        patched.ok() && patched->code == 422
                            ? " (the entries changed since they were read: run it again)"
+                       : patched.ok() && patched->code == 403
+                           ? " (apply images/components/dra-remove-stale-resources)"
                            : ""));
   }
   for (const auto& r : resources) {

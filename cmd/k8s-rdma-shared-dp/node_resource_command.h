@@ -2,7 +2,7 @@
 // resources of the config's DRA entries that a device plugin left behind (at 0, for good,
 // once it has been gone 5 minutes), so that kube-scheduler 1.34 serves them through DRA
 // (pkg/dra/move/stale_node_resource.h; docs/migrating.md). Run in the plugin's pod on the
-// node (kubectl exec) with images/components/remove-stale-resources' RBAC (patch
+// node (kubectl exec) with images/components/dra-remove-stale-resources' RBAC (patch
 // nodes/status), or anywhere with --node-name and --kube-* flags.
 #pragma once
 

@@ -4,6 +4,7 @@
 
 #include "pkg/cdi/memlock_hook.h"
 #include "pkg/cdi/spec_files.h"
+#include "pkg/dra/prepare/claim_metadata.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
 #include "pkg/text/cat.h"
@@ -232,6 +233,12 @@ void DraFrontEnd::StartApi() {
   api_problem_.clear();
   api_backoff_.Reset();
   shared_->set_claims(std::move(clients));
+  // The claims this driver prepared before a restart of ours: kept true from now on too.
+  const MetadataDirs dirs{options_.driver, Cat(host_.Dirs().Plugins(), "/", options_.driver),
+                          options_.cdi_spec_dir};
+  for (auto& c : ListPreparedClaims(dirs, kMaxTrackedClaims)) {
+    (*status)->Recovered(std::move(c.namespace_), std::move(c.name), std::move(c.uid));
+  }
   shared_->set_status(std::move(*status));
   publisher_ = std::move(*publisher);
 }
@@ -383,6 +390,7 @@ void DraFrontEnd::Collect(metrics::View& view) const {
     d.claim_status_applies = s.applies_by_code;
     d.claim_status_problem = s.problem;
     d.claim_status_pending = s.pending;
+    d.claim_status_given_up = s.given_up_claims;
     if (s.field_dropped) {
       d.dropped_fields.emplace_back("ResourceClaim status.devices", std::string(kDeviceStatusGate));
     }

@@ -5,8 +5,9 @@
 // in watcher mode, without the device plugin's stream expectations.
 //
 // Threads: the event loop's (pkg/frontend/front_end.h), except Prepare and Unprepare, which
-// run on the DraServer's workers and read the view and the API clients through Shared. The
-// publisher's threads post their results back through the loop.
+// run on the DraServer's workers and read the view, the API clients and the claim status
+// writer through Shared. The publisher's and the status writer's threads post their results
+// back through the loop.
 #pragma once
 
 #include <atomic>

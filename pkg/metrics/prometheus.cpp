@@ -80,7 +80,8 @@ void FormatDra(std::string& out, const DraView& d) {
          "Lists, watches and writes to the API server that failed.");
   Append(out, "rdma_shared_dp_dra_api_failures_total{", driver, "} ", d.api_failures, "\n");
   Family(out, "rdma_shared_dp_dra_dropped_field", "gauge",
-         "1 for each ResourceSlice field this cluster's API server does not keep.");
+         "1 for each field this cluster's API server does not keep: ResourceSlice fields, "
+         "and ResourceClaim status.devices.");
   for (const auto& [field, gate] : d.dropped_fields) {
     Append(out, "rdma_shared_dp_dra_dropped_field{", driver, ",field=\"", Label(field),
            "\",feature_gate=\"", Label(gate), "\"} 1\n");
@@ -117,6 +118,11 @@ void FormatDra(std::string& out, const DraView& d) {
          "Prepared claims whose status.devices waits to be checked or written (the write "
          "budget, a retry wait, or a server that drops the field).");
   Append(out, "rdma_shared_dp_dra_claim_status_pending{", driver, "} ", d.claim_status_pending,
+         "\n");
+  Family(out, "rdma_shared_dp_dra_claim_status_given_up", "gauge",
+         "Prepared claims whose status.devices the API server refused (400, 404, 409, 422): "
+         "not written until prepared again.");
+  Append(out, "rdma_shared_dp_dra_claim_status_given_up{", driver, "} ", d.claim_status_given_up,
          "\n");
 }
 
@@ -415,6 +421,12 @@ std::string ReadyNotes(const View& v) {
   if (!v.dra) return notes;
   if (!v.dra->claim_status_problem.empty()) {
     Append(notes, "DRA driver ", v.dra->driver, ": ", v.dra->claim_status_problem, "\n");
+  }
+  if (v.dra->claim_status_given_up > 0) {
+    Append(notes, "DRA driver ", v.dra->driver, ": the device status of ",
+           v.dra->claim_status_given_up,
+           " prepared claim(s) is not written: the API server refused it (the log names "
+           "each claim)\n");
   }
   for (const auto& [field, gate] : v.dra->dropped_fields) {
     if (field.starts_with("ResourceClaim ")) {

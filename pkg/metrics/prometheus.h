@@ -112,7 +112,8 @@ struct DraView {
   // refusal ("" once one works).
   std::map<long, uint64_t> claim_status_applies;
   std::string claim_status_problem;
-  uint64_t claim_status_pending = 0;  // claims whose status waits to be checked or written
+  uint64_t claim_status_pending = 0;   // claims whose status waits to be checked or written
+  uint64_t claim_status_given_up = 0;  // claims the server refused, until prepared again
 };
 
 // Per-container RDMA use, while the daemon samples it (--rdma-usage-interval; the observer in

@@ -23,7 +23,8 @@ class CellRateLimiter {
 
   // `reserve`: events of the burst this caller leaves to others (a lower priority): it
   // waits while fewer than reserve + 1 are left, so callers taking with no reserve still
-  // find `reserve` at once; every event counts against the one rate either way.
+  // find `reserve` at once (one less while this caller's event waits: it is counted when
+  // taken); every event counts against the one rate either way.
   Clock::time_point Take(Clock::time_point now, int reserve = 0) {
     next_ = std::max(next_, now);  // the theoretical arrival time of this event
     const int tolerance = std::max(0, burst_ - 1 - reserve);

@@ -370,7 +370,11 @@ TEST_F(Dra, PreparedClaimsTellInTheirStatusWhichHcaAndNetdevTheyGot) {
                  {"hardwareAddress", FakeHardwareAddress(FakeNode::ConnectX(0, 0, true), 0)}}));
   // Ours alone: the driver's name is the field manager.
   const auto owners = api.Admin("/claim-status-owners");
-  EXPECT_THAT(owners.dump(), HasSubstr(Cat("\"", kDriver, "\"")));
+  const std::string entry =
+      Cat(kDriver, "/n1/hca-ib/hca-0000-10-00-0/00000000-0000-0000-0000-000000000000");
+  ASSERT_TRUE(owners.contains("team-a/one")) << owners.dump();
+  EXPECT_EQ(owners["team-a/one"].size(), 1u) << owners.dump();
+  EXPECT_EQ(owners["team-a/one"][entry]["manager"], kDriver) << owners.dump();
   const std::string pending =
       Cat("rdma_shared_dp_dra_claim_status_pending{driver=\"", kDriver, "\"}");
   const std::string applied =
@@ -409,6 +413,42 @@ TEST_F(Dra, PreparedClaimsTellInTheirStatusWhichHcaAndNetdevTheyGot) {
       20s));
   EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
   EXPECT_EQ(api.Stats()["claimStatusApplies"], 3);
+}
+
+// A restart of the plugin (a rollout, a crash) is not a Prepare: the kubelet does not prepare
+// running pods' claims again. The new process finds the claims it prepared in Prepare's
+// metadata files, reads each once, and keeps their status true: a port going down after the
+// restart still turns Ready False, and nothing else is written.
+TEST_F(Dra, ClaimsPreparedBeforeARestartAreKeptTrue) {
+  ASSERT_TRUE(api.Await("slices.length === 1")["ok"].get<bool>());
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
+  const auto one = api.Admin("/claims", Claim("one", {"hca-0000-10-00-0"}));
+  const auto two = api.Admin("/claims", Claim("two", {"hca-0000-11-00-0"}));
+  ASSERT_TRUE(dra.Prepare(kDriver, {KubeletClaim(one), KubeletClaim(two)}).ok());
+  ASSERT_TRUE(api.Await("stats.claimStatusWrites === 2")["ok"].get<bool>());
+  h.plugin().Signal(SIGTERM);
+  ASSERT_TRUE(h.plugin().WaitExit(10s).has_value());
+  const int gets = api.Stats()["claimGets"].get<int>();
+  std::vector<std::string> flags = api.PluginFlags();
+  for (const auto& f :
+       {Cat("--dra-driver-name=", kDriver), std::string("--node-name=n1"),
+        "--cdi-spec-dir=" + cdi_dir, std::string("--metrics-address=127.0.0.1:0")}) {
+    flags.push_back(f);
+  }
+  h.StartPlugin(flags);
+  const std::string pending =
+      Cat("rdma_shared_dp_dra_claim_status_pending{driver=\"", kDriver, "\"}");
+  ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 2; }, 20s));
+  EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
+  EXPECT_EQ(api.Stats()["claimGets"].get<int>() - gets, 2);  // one read each
+  EXPECT_EQ(api.Stats()["claimStatusApplies"], 2);           // what they say still stands
+  h.node().SetPortState("mlx5_0", 1, "1: DOWN");
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(api.Await("stats.claimStatusWrites === 3")["ok"].get<bool>());
+  EXPECT_EQ(h.AwaitMetric(pending, 0, 20s), 0);
+  EXPECT_EQ(api.Stats()["claimStatusApplies"], 3);
+  EXPECT_EQ(StoredClaim(api, "one")["status"]["devices"][0]["conditions"][0]["status"], "False");
+  EXPECT_EQ(StoredClaim(api, "two")["status"]["devices"][0]["conditions"][0]["status"], "True");
 }
 
 // networkData.ips: the addresses of the HCA's netdev in this network namespace, in canonical

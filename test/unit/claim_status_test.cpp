@@ -74,6 +74,7 @@ DraView TwoHcas(bool second_down = false) {
   pool::PoolHca b = testing::ConnectXHca("0000:3c:00.0", 0, !second_down);
   b.function.if_name = "ib1";
   b.function.rdma_devices = {{"mlx5_1", {}}};
+  if (second_down) b.health_reason = "mlx5_1 port 1 DOWN";
   pool::PoolModel p;
   p.resource.resource_name = "hca_ib";
   p.resource.resource_prefix = "rdma";
@@ -124,7 +125,7 @@ TEST(ClaimStatus, DevicesOfSeveralHcasOrNoneAndUnhealthyOnesSaySo) {
   EXPECT_EQ(entries[0]["conditions"][0]["status"], "False");
   EXPECT_EQ(entries[0]["conditions"][0]["reason"], "Unhealthy");
   EXPECT_EQ(entries[0]["conditions"][0]["message"],
-            "mlx5_0 port 1 DOWN (HCA mlx5_1 (0000:3c:00.0, netdev ib1))");
+            "mlx5_1 port 1 DOWN (HCA mlx5_1 (0000:3c:00.0, netdev ib1))");
   EXPECT_EQ(entries[0]["networkData"], json({{"interfaceName", "ib1"}}));  // no MAC, no IPs
   EXPECT_FALSE(entries[1].contains("networkData"));
   EXPECT_THAT(entries[1]["conditions"][0]["message"].get<std::string>(),
@@ -199,13 +200,22 @@ struct Request {
 class ScriptedApi final : public kube::ApiTransport {
  public:
   ScriptedApi(testing::ManualClock& clock, std::mutex& mu, std::vector<Request>& log,
-              std::deque<kube::HttpResponse>& script)
-      : clock_(clock), mu_(mu), log_(log), script_(script) {}
+              std::deque<kube::HttpResponse>& script, const std::string& failing)
+      : clock_(clock), mu_(mu), log_(log), script_(script), failing_(failing) {}
   absl::StatusOr<kube::HttpResponse> Call(std::string_view method, const std::string& path,
                                           const std::string& body, milliseconds) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const json sent = json::parse(body);
+    const json sent = body.empty() ? json() : json::parse(body);
     log_.push_back({clock_.Elapsed(), std::string(method), path, sent});
+    if (method == "GET") {  // a recovered claim's read: the script says, else gone
+      if (script_.empty()) return kube::HttpResponse{404, "{}", 0};
+      kube::HttpResponse r = script_.front();
+      script_.pop_front();
+      return r;
+    }
+    if (!failing_.empty() && path.find(failing_) != std::string::npos) {
+      return kube::HttpResponse{500, "{}", 0};
+    }
     if (!script_.empty()) {
       kube::HttpResponse r = script_.front();
       script_.pop_front();
@@ -228,6 +238,7 @@ class ScriptedApi final : public kube::ApiTransport {
   std::mutex& mu_;
   std::vector<Request>& log_;
   std::deque<kube::HttpResponse>& script_;
+  const std::string& failing_;  // requests to a path containing it answer 500
 };
 
 class StatusWriterTest : public ::testing::Test {
@@ -239,13 +250,14 @@ class StatusWriterTest : public ::testing::Test {
     o.clock = &clock;
     o.write_budget = budget ? budget : std::make_shared<rate::SharedBudget>(32, seconds(1));
     o.connect = [this]() -> absl::StatusOr<std::unique_ptr<kube::ApiTransport>> {
-      return std::make_unique<ScriptedApi>(clock, mu, log, script);
+      return std::make_unique<ScriptedApi>(clock, mu, log, script, failing);
     };
     o.addresses = [] { return InterfaceAddresses{{"ib0", {"10.0.0.5/24"}}}; };
     o.wall = [this] {
       return std::chrono::system_clock::time_point(seconds(1796637600)) + clock.Elapsed();
     };
     o.jitter = [](milliseconds d) { return d; };
+    o.spread = [](milliseconds) { return milliseconds(0); };
     o.phase = [](milliseconds) { return milliseconds(0); };
     o.on_info = [this](std::string line) { infos.push_back(std::move(line)); };
     o.on_problem = [this](std::string line) { problems.push_back(std::move(line)); };
@@ -272,6 +284,7 @@ class StatusWriterTest : public ::testing::Test {
   std::mutex mu;
   std::vector<Request> log;
   std::deque<kube::HttpResponse> script;
+  std::string failing;  // set before the writer starts
   std::vector<std::string> infos, problems;
   std::unique_ptr<ClaimStatusWriter> writer;
 };
@@ -332,11 +345,11 @@ TEST_F(StatusWriterTest, ARetryAfterIsWaitedOutWhateverComesMeanwhile) {
   writer->SetView(std::make_shared<const DraView>(TwoHcas(true)));
   clock.Advance(milliseconds(4999));
   EXPECT_EQ(Log().size(), 1u);
-  clock.Advance(seconds(2) + milliseconds(1250));  // the Retry-After and its spread, at most
+  clock.Advance(seconds(2));
   const auto sent = Log();
   ASSERT_EQ(sent.size(), 3u);
-  EXPECT_GE(sent[1].at, seconds(5));
-  EXPECT_LE(sent[1].at, milliseconds(6250));
+  EXPECT_EQ(sent[1].at, seconds(5));  // the Retry-After (its spread is 0 here)
+  EXPECT_EQ(sent[2].at, seconds(5));
   EXPECT_EQ(writer->stats().applies_by_code, (std::map<long, uint64_t>{{200, 2}, {429, 1}}));
 }
 
@@ -352,9 +365,66 @@ TEST_F(StatusWriterTest, ARefusedClaimIsGivenUpUntilItsNextPrepare) {
   EXPECT_THAT(problems, ElementsAre("ResourceClaim ml/a: device status not written, given up "
                                     "until it is prepared again: HTTP 422: status.devices[0]: "
                                     "Invalid value"));
+  EXPECT_EQ(writer->stats().given_up_claims, 1u);
   writer->Prepared(a);
   EXPECT_EQ(Log().size(), 2u);
   EXPECT_EQ(writer->stats().problem, "");
+  EXPECT_EQ(writer->stats().given_up_claims, 0u);
+}
+
+// After a restart of ours: the claims Prepare's files name are read once each, then kept true.
+TEST_F(StatusWriterTest, RecoveredClaimsAreReadOnceThenKeptTrue) {
+  const PreparedClaim a = ClaimOf("a", "u1", "hca-0000-3c-00-0");
+  json entries = DeviceStatusEntries(a, TwoHcas(), {});
+  StampTransitions(entries, json::array(), "2026-12-07T09:00:00Z");
+  auto stored = [&](const std::string& uid, const json& devices) {
+    json claim;
+    claim["metadata"] = {{"name", "a"}, {"namespace", "ml"}, {"uid", uid}};
+    const json result = {{"driver", "rdma.example.com"},
+                         {"pool", "n1/hca-ib"},
+                         {"device", "hca-0000-3c-00-0"},
+                         {"request", "r"}};
+    claim["status"]["allocation"]["devices"]["results"] = json::array({result});
+    claim["status"]["devices"] = devices;
+    return claim.dump();
+  };
+  Answer(200, 0, stored("u1", entries));        // as we wrote it before the restart
+  Answer(200, 0, stored("u9", json::array()));  // re-created under its name: not ours
+  writer->SetView(std::make_shared<const DraView>(TwoHcas()));
+  writer->Recovered("ml", "a", "u1");
+  writer->Recovered("ml", "a", "u2");
+  writer->Recovered("ml", "gone", "u3");  // 404
+  auto sent = Log();
+  ASSERT_EQ(sent.size(), 3u);  // one read each; what u1's status says still stands
+  for (const auto& r : sent) EXPECT_EQ(r.method, "GET");
+  EXPECT_EQ(writer->stats().tracked, 1u);
+  EXPECT_EQ(writer->stats().recovered, 1u);
+  // Its port goes down: one write, Ready False.
+  writer->SetView(std::make_shared<const DraView>(TwoHcas(true)));
+  sent = Log();
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[3].method, "PATCH");
+  EXPECT_EQ(sent[3].body["status"]["devices"][0]["conditions"][0]["status"], "False");
+  writer->Unprepared("u1");
+  writer->SetView(std::make_shared<const DraView>(TwoHcas()));
+  EXPECT_EQ(Log().size(), 4u);
+}
+
+TEST_F(StatusWriterTest, AClaimThatKeepsFailingNeverHoldsUpTheOthers) {
+  // Claim a's writes always fail (5xx: retried on the grid); b's work.
+  writer.reset();
+  failing = "/resourceclaims/a/";
+  Start();
+  writer->SetView(std::make_shared<const DraView>(TwoHcas()));
+  writer->Prepared(ClaimOf("a", "u1", "hca-0000-3b-00-0"));
+  writer->Prepared(ClaimOf("b", "u2", "hca-0000-3c-00-0"));
+  clock.Advance(seconds(30));
+  std::vector<std::string> seen;
+  for (const auto& r : Log()) {
+    seen.push_back(Cat(r.at.count(), " ", r.path.substr(r.path.find("claims/") + 7, 1)));
+  }
+  // a at 0 s (500); at the grid point the turn is b's (written), then a's again.
+  EXPECT_THAT(seen, ElementsAre("0 a", "9500 b", "9500 a", "19000 a", "28500 a"));
 }
 
 TEST_F(StatusWriterTest, Rbac403WaitsOnTheSlowBackOff) {

@@ -90,6 +90,7 @@ TEST(Prometheus, ClaimStatusNotWrittenIsAReadyNoteAndSeries) {
   v.dra->driver = "rdma.example.com";
   v.dra->claim_status_applies = {{200, 5}, {403, 1}};
   v.dra->claim_status_pending = 2;
+  v.dra->claim_status_given_up = 1;
   v.dra->claim_status_problem = "ResourceClaim ml/a: device status not written (RBAC)";
   v.dra->dropped_fields.emplace_back("ResourceClaim status.devices",
                                      "DRAResourceClaimDeviceStatus");
@@ -101,6 +102,8 @@ TEST(Prometheus, ClaimStatusNotWrittenIsAReadyNoteAndSeries) {
       text, HasSubstr("rdma_shared_dp_dra_claim_status_pending{driver=\"rdma.example.com\"} 2\n"));
   EXPECT_EQ(ReadyNotes(v),
             "DRA driver rdma.example.com: ResourceClaim ml/a: device status not written (RBAC)\n"
+            "DRA driver rdma.example.com: the device status of 1 prepared claim(s) is not "
+            "written: the API server refused it (the log names each claim)\n"
             "DRA driver rdma.example.com: the API server does not keep ResourceClaim "
             "status.devices (feature gate DRAResourceClaimDeviceStatus): claims' device status "
             "is not reported\n");

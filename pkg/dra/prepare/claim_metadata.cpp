@@ -18,6 +18,7 @@
 
 #include "pkg/cdi/spec_files.h"
 #include "pkg/config/k8s_names.h"
+#include "pkg/fd/files.h"
 #include "pkg/fd/unique_fd.h"
 #include "pkg/kube/json_read.h"
 #include "pkg/log/log.h"
@@ -514,6 +515,24 @@ absl::Status RemoveClaimMetadata(const MetadataDirs& dirs, const std::string& na
   if (failed.empty()) return absl::OkStatus();
   return absl::InternalError(Cat("cannot remove the device metadata of ResourceClaim ", namespace_,
                                  "/", name, ": ", failed));
+}
+
+std::vector<PreparedClaimRef> ListPreparedClaims(const MetadataDirs& dirs, size_t max) {
+  std::vector<PreparedClaimRef> out;
+  const std::string root = Cat(dirs.data_dir, "/", kMetadataSubDir);
+  for (const std::string& uid : fd::ListDir(root)) {
+    if (out.size() >= max) break;
+    for (const std::string& request : fd::ListDir(Cat(root, "/", uid))) {
+      const auto text = fd::ReadFile(Cat(root, "/", uid, "/", request, "/metadata.json"), 1 << 20);
+      if (!text) continue;
+      const json doc = json::parse(*text, nullptr, false);
+      const json& meta = kube::Obj(doc, "metadata");
+      if (kube::Str(meta, "uid") != uid) continue;
+      out.push_back({kube::Str(meta, "namespace"), kube::Str(meta, "name"), uid});
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace rdmadp::dra

@@ -109,6 +109,17 @@ absl::Status WriteClaimMetadata(const MetadataDirs& dirs, const ClaimRef& claim,
 // UID; nothing there is fine. `namespace_` and `name` name the claim in errors, and find a
 // directory of the layout before UID keying (<namespace>_<name>), removed only when every
 // metadata file in it names this UID.
+// The claims whose metadata Prepare wrote under `dirs.data_dir` and no Unprepare removed:
+// namespace, name and UID as each claim's metadata.json says (a directory whose files do not
+// name its UID is skipped), at most `max`. A restarted driver learns from it which claims
+// it prepared before.
+struct PreparedClaimRef {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+};
+std::vector<PreparedClaimRef> ListPreparedClaims(const MetadataDirs& dirs, size_t max);
+
 absl::Status RemoveClaimMetadata(const MetadataDirs& dirs, const std::string& namespace_,
                                  const std::string& name, const std::string& uid);
 

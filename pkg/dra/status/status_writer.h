@@ -6,20 +6,26 @@
 //  - A claim is written once Prepare answered it (Prepared), within the write budget: at
 //    once unless the budget or a retry wait holds it. A claim whose report stands (what
 //    Prepare read of it, or what we wrote last) is not written again: a replayed Prepare or
-//    a restart of ours costs no request.
+//    a restart of ours (Recovered) costs one read a claim and no write.
 //  - Every view change (SetView: a rescan, a port going down, an HCA going away) checks
 //    every claim again and writes those whose report changed (the Ready condition's status
 //    keeps its lastTransitionTime while it holds).
 //  - After Unprepared nothing of ours is written for the claim again (one write may be in
 //    flight); kube-apiserver refuses entries for devices the claim is no longer allocated,
 //    and an apply carrying the claim's UID never lands on a claim re-created under its name.
-//  - A claim the server refuses (404 gone, 409, 422 invalid or not allowed) is given up
-//    until its next Prepare, said once per distinct problem; 403 (RBAC without the rules of
-//    images/components/dra/rbac.yaml) waits on the slow back-off and tries again.
+//  - A claim the server refuses (400, 404 gone, 409, 422 invalid or not allowed) is given up
+//    until its next Prepare, said once per distinct problem and counted while it lasts
+//    (given_up_claims); 403 (RBAC without the rules of images/components/dra/rbac.yaml)
+//    waits on the slow back-off and tries again. Claims waiting for a retry take turns.
+//  - After a restart of ours, the claims prepared before it (Recovered: the front end lists
+//    them from Prepare's metadata files) are read from the API server, one GET each within
+//    the retry rules, and kept true from then on like the others; one deleted or re-created
+//    meanwhile is dropped.
 //  - Every write takes a token of the driver's one write budget (shared with the slice
-//    publisher: rate/shared_budget.h), leaving kStatusBudgetReserve of its burst to the
-//    slices (a node whose pods all start at once still publishes a port going down at
-//    once); every wait after a failure is kube::RetrySchedule's
+//    publisher: rate/shared_budget.h), leaving about kStatusBudgetReserve of its burst to
+//    the slices (one less while a status write waits for its turn: a node whose pods all
+//    start at once still publishes a port going down at once); every wait after a failure
+//    is kube::RetrySchedule's
 //    (never before a Retry-After; a server away is retried on the grid). Nothing of ours (a
 //    Prepare, a view change) ends such a wait.
 //  - A server that drops status.devices (gate DRAResourceClaimDeviceStatus off: beta on by
@@ -31,14 +37,17 @@
 // Time: every wait is on options.clock; the HTTP client's own timeouts are real time.
 //
 // Threads: Prepared, Unprepared, SetView and stats from any thread (Prepare's workers, the
-// event loop); on_problem and on_info are called on the writer's thread.
+// event loop); on_problem and on_info are called without the writer's lock, on the
+// writer's thread (on_problem also on Prepared's, past kMaxTrackedClaims).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -67,6 +76,7 @@ struct StatusWriterOptions {
   std::function<InterfaceAddresses()> addresses;                // null: ReadInterfaceAddresses
   std::function<std::chrono::system_clock::time_point()> wall;  // null: system_clock::now
   kube::RetrySchedule::Jitter jitter;  // as PublisherOptions' (tests pass the identity)
+  kube::RetrySchedule::Jitter spread;  // the extra wait after a Retry-After (tests: 0)
   kube::RetrySchedule::Jitter phase;
   std::function<void(std::string problem)> on_problem;
   std::function<void(std::string info)> on_info;
@@ -77,11 +87,13 @@ struct StatusWriterStats {
   uint64_t unchanged = 0;                    // checks that found the report standing
   uint64_t given_up = 0;                     // claims the server refused (until re-prepared)
   uint64_t untracked = 0;                    // claims past kMaxTrackedClaims
+  uint64_t recovered = 0;                    // claims prepared before a restart, tracked again
   uint64_t budget_waits = 0;
   bool field_dropped = false;  // the server does not keep status.devices (believed now)
   size_t tracked = 0;
-  size_t pending = 0;   // claims waiting to be checked or written, or being so
-  std::string problem;  // the latest refusal, until an apply works
+  size_t pending = 0;          // claims waiting to be checked or written, or being so
+  size_t given_up_claims = 0;  // tracked claims refused, until their next Prepare
+  std::string problem;         // the latest refusal, until an apply works
 };
 
 class ClaimStatusWriter {
@@ -92,6 +104,9 @@ class ClaimStatusWriter {
   ClaimStatusWriter& operator=(const ClaimStatusWriter&) = delete;
 
   void Prepared(PreparedClaim claim) ABSL_LOCKS_EXCLUDED(mu_);
+  // A claim prepared before this writer started (a restart of ours): read, then tracked.
+  void Recovered(std::string namespace_, std::string name, std::string uid)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Unprepared(const std::string& uid) ABSL_LOCKS_EXCLUDED(mu_);
   void SetView(DraViewPtr view) ABSL_LOCKS_EXCLUDED(mu_);
   StatusWriterStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -101,10 +116,16 @@ class ClaimStatusWriter {
   void Loop();
   // The claim to check next, once one may be (a view, a claim pending, no wait running);
   // false when stopping.
-  bool AwaitTurn(sync::MutexLock& lock, std::string* uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `recover`: set when the turn is a claim to recover (Recovered), else `uid` is to check.
+  bool AwaitTurn(sync::MutexLock& lock, std::string* uid, std::optional<PreparedClaim>* recover)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads a recovered claim and tracks it; false when stopping.
+  bool Recover(const PreparedClaim& claim) ABSL_LOCKS_EXCLUDED(mu_);
   // Checks one claim and writes it when its report changed; false when stopping.
   bool Check(const std::string& uid) ABSL_LOCKS_EXCLUDED(mu_);
-  void Problem(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records `line` as the latest problem; answers it when it is to be told (not said since
+  // something last worked), else "". The caller tells it after unlocking.
+  std::string Problem(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   struct Tracked {
     PreparedClaim claim;
@@ -121,7 +142,11 @@ class ClaimStatusWriter {
   DraViewPtr view_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Tracked> tracked_ ABSL_GUARDED_BY(mu_);  // by claim UID
   std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);           // UIDs to check
+  std::deque<PreparedClaim> recover_ ABSL_GUARDED_BY(mu_);       // Recovered, to read
   bool checking_ ABSL_GUARDED_BY(mu_) = false;                   // one is taken from it
+  std::string last_checked_ ABSL_GUARDED_BY(mu_);                // the turn goes on after it
+  InterfaceAddresses addresses_ ABSL_GUARDED_BY(mu_);
+  bool addresses_stale_ ABSL_GUARDED_BY(mu_) = true;  // read again at the next check
   kube::RetrySchedule retry_ ABSL_GUARDED_BY(mu_);
   kube::RetrySchedule::Time not_before_ ABSL_GUARDED_BY(mu_){};  // a failure's wait
   kube::RetrySchedule::Time recheck_at_ ABSL_GUARDED_BY(mu_){};  // while field_dropped
