@@ -267,8 +267,14 @@ int ValidateForUs(const cli::Options& opts) {
       Append(extras, extras.empty() ? "; env hints: " : ", ", config::EnvHintName(hint));
     }
     if (rc.skip_unusable) Append(extras, "; functions that cannot serve a pod left out");
-    std::printf("  %s: %lld slot(s)%s\n", rc.FullName().c_str(),
-                static_cast<long long>(rc.rdma_hca_max), extras.c_str());
+    if (rc.PerHcaDevices()) {
+      std::printf(
+          "  %s: deviceModel perHca, %lld device(s) per HCA (IDs <PCI address>-<share>)%s\n",
+          rc.FullName().c_str(), static_cast<long long>(rc.rdma_hca_max), extras.c_str());
+    } else {
+      std::printf("  %s: %lld slot(s)%s\n", rc.FullName().c_str(),
+                  static_cast<long long>(rc.rdma_hca_max), extras.c_str());
+    }
   }
   return 0;
 }

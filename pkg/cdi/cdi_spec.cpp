@@ -105,14 +105,18 @@ std::string SpecJson(const pool::PoolSnapshot& snapshot, std::string_view memloc
   // The pool's env (pool/pod_env.h) for every container that gets any of its devices,
   // sorted by name: the variables the Allocate answer carries but those where the pod's own
   // value must win (allocate_only_env: a CDI edit replaces it); and its memlock hook.
+  // perHca: none, as a container gets some of the pool's HCAs, which only its Allocate
+  // answer knows (and carries).
   const auto& envs = snapshot.container_response().envs();
   const auto& memlock = snapshot.resource().memlock;
   const bool hook = memlock.has_value() && !memlock_hook.empty();
-  if (envs.size() > snapshot.allocate_only_env().size() || hook) {
-    std::vector<std::string> lines;
-    for (const auto& [name, value] : envs) {
-      if (!snapshot.allocate_only_env().contains(name)) lines.push_back(Cat(name, "=", value));
+  std::vector<std::string> lines;
+  for (const auto& [name, value] : envs) {
+    if (!snapshot.allocate_only_env().contains(name) && !snapshot.per_hca()) {
+      lines.push_back(Cat(name, "=", value));
     }
+  }
+  if (!lines.empty() || hook) {
     std::sort(lines.begin(), lines.end());
     out += ",\n  \"containerEdits\": {";
     if (!lines.empty()) out += "\"env\": [";

@@ -4,7 +4,8 @@
 // CDI device per pool HCA named by its PCI address, each listing that HCA's char devices plus
 // /dev/infiniband/rdma_cm (runtimes de-duplicate nodes by path). A container allocated a slot
 // gets every HCA of the pool, as in DeviceSpec mode. The spec-wide containerEdits carry the
-// pool's env (pool/pod_env.h), so CDI consumers that read only the spec see it too.
+// pool's env (pool/pod_env.h), so CDI consumers that read only the spec see it too; not for
+// perHca, where the Allocate answer names the container's own HCAs.
 #pragma once
 
 #include <string>

@@ -53,10 +53,13 @@ struct Selectors {
 // Which front end serves a resource (`frontend`): the kubelet's device-plugin API (the
 // default: the Go plugin's drop-in) or DRA (ResourceSlices and the kubelet's DRA plugin API).
 enum class Frontend { kDevicePlugin, kDra };
-// How a DRA resource is published (`deviceModel`; see dra/resource_slices.h). kAuto, the
-// default: perHca where the API server keeps consumable capacity (1.36+ defaults), slots
+// How a resource is offered (`deviceModel`). DRA (see dra/resource_slices.h): kAuto, the
+// default, is perHca where the API server keeps consumable capacity (1.36+ defaults), slots
 // where it does not (1.34, 1.35), decided from the server's own answers and re-decided
-// when that changes.
+// when that changes. Device plugin: kSlots (the default, written kAuto in a ResourceConfig
+// that does not set it: rdmaHcaMax slots each giving the whole pool, as the Go plugin) or
+// kPerHca (every HCA its own rdmaHcaMax devices with its NUMA node; pool/per_hca_ids.h);
+// validation refuses the other two.
 enum class DeviceModel { kAuto, kPerHca, kPerPool, kSlots };
 
 std::string_view FrontendName(Frontend f);        // "devicePlugin", "dra"
@@ -83,7 +86,7 @@ struct ResourceConfig {
   int64_t rdma_hca_max = 0;
   Selectors selectors;
   Frontend frontend = Frontend::kDevicePlugin;
-  DeviceModel device_model = DeviceModel::kAuto;  // DRA only
+  DeviceModel device_model = DeviceModel::kAuto;  // see DeviceModel
   std::vector<EnvHint> env_hints;                 // in the order written, no repeats
   // Leave out of the pool the functions that cannot serve a pod (no ACTIVE port, or GID
   // tables all zero: pool::UnusableReason); they rejoin when they can.
@@ -108,6 +111,10 @@ struct ResourceConfig {
 
   // `<prefix>/<name>`, the name the kubelet and pods see.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }
+  // A device-plugin entry that advertises every HCA as its own devices (deviceModel perHca).
+  bool PerHcaDevices() const {
+    return frontend == Frontend::kDevicePlugin && device_model == DeviceModel::kPerHca;
+  }
   bool operator==(const ResourceConfig&) const = default;
 };
 

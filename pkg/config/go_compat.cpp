@@ -746,8 +746,10 @@ class Checker {
           "the Go plugin ignores it and serves the entry through the device-plugin API, not "
           "DRA";
     } else if (is("deviceModel")) {
-      if (v.kind == Kind::kNull || string_is("auto")) return;
-      who = "the Go plugin ignores it (it has no DRA front end)";
+      if (v.kind == Kind::kNull || string_is("auto") || string_is("slots")) return;
+      who =
+          "the Go plugin ignores it (it has no DRA front end, and each slot it advertises "
+          "gives the whole pool)";
     } else if (is("envHints")) {
       if (v.kind == Kind::kNull || (v.kind == Kind::kArray && v.items.empty())) return;
       who = "the Go plugin ignores it: containers get no NCCL_IB_HCA or UCX_NET_DEVICES";

@@ -235,15 +235,23 @@ void ValidateMemlock(const RawResource& r, ResourceConfig& rc, Findings& f) {
 
 void ValidateFrontend(const RawResource& r, ResourceConfig& rc, Findings& f) {
   if (r.frontend) {
-    if (auto v = ReadEnum(*r.frontend, r.path + ".frontend", kFrontends, f)) rc.frontend = *v;
+    const auto v = ReadEnum(*r.frontend, r.path + ".frontend", kFrontends, f);
+    if (!v) return;  // which models it takes is not known
+    rc.frontend = *v;
   }
   if (!r.device_model) return;
-  if (auto v = ReadEnum(*r.device_model, r.path + ".deviceModel", kDeviceModels, f)) {
-    rc.device_model = *v;
-  }
-  if (rc.frontend != Frontend::kDra) {
+  const auto v = ReadEnum(*r.device_model, r.path + ".deviceModel", kDeviceModels, f);
+  if (!v) return;
+  rc.device_model = *v;
+  if (rc.frontend == Frontend::kDevicePlugin && *v != DeviceModel::kSlots &&
+      *v != DeviceModel::kPerHca) {
+    // auto and perPool are DRA's: the kubelet's device-plugin API has no consumable capacity
+    // to decide by, and a pool-wide device is what "slots" already is there.
     f.Error(r.path + ".deviceModel",
-            "applies to the DRA front end only; add \"frontend\": \"dra\" or remove it");
+            Cat("\"", *r.device_model,
+                "\" is for the DRA front end; a device-plugin entry takes \"slots\" (the "
+                "default: every slot gives the whole pool) or \"perHca\" (each HCA its own "
+                "devices)"));
   }
 }
 

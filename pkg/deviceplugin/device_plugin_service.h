@@ -21,10 +21,12 @@ class DevicePluginHandlers {
   explicit DevicePluginHandlers(const StreamHub* hub, std::function<void()> on_allocate = nullptr)
       : hub_(hub), on_allocate_(std::move(on_allocate)) {}
 
-  static grpc::Status GetDevicePluginOptions(const v1beta1::Empty& request,
-                                             v1beta1::DevicePluginOptions* response);
-  static grpc::Status GetPreferredAllocation(const v1beta1::PreferredAllocationRequest& request,
-                                             v1beta1::PreferredAllocationResponse* response);
+  // GetPreferredAllocation is offered for perHca pools (pool/preferred_allocation.h); a
+  // model switch restarts the server, so the options a registration read stay true.
+  grpc::Status GetDevicePluginOptions(const v1beta1::Empty& request,
+                                      v1beta1::DevicePluginOptions* response) const;
+  grpc::Status GetPreferredAllocation(const v1beta1::PreferredAllocationRequest& request,
+                                      v1beta1::PreferredAllocationResponse* response) const;
   grpc::Status Allocate(const v1beta1::AllocateRequest& request,
                         v1beta1::AllocateResponse* response);
   static grpc::Status PreStartContainer(const v1beta1::PreStartContainerRequest& request,
@@ -34,6 +36,11 @@ class DevicePluginHandlers {
   uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
 
  private:
+  // An Allocate refused: counted, logged within the rate limit, the ID and what is
+  // advertised named.
+  grpc::Status Reject(const pool::PoolSnapshot& snap, std::string_view id);
+  grpc::Status TooLarge(size_t containers, size_t bytes);
+
   const StreamHub* const hub_;
   const std::function<void()> on_allocate_;
   std::atomic<uint64_t> allocations_{0};

@@ -4,6 +4,7 @@
 
 #include "pkg/cdi/cdi_spec.h"
 #include "pkg/cdi/memlock_hook.h"
+#include "pkg/deviceplugin/allocated_ids.h"
 #include "pkg/deviceplugin/front_end_internal.h"
 #include "pkg/fd/files.h"
 #include "pkg/log/log.h"
@@ -37,8 +38,13 @@ std::string Describe(const pool::PoolSnapshot& snap) {
   }
   std::string out = Cat(snap.resource().FullName(), ": ", hcas.size(), " HCA(s)");
   if (!hcas.empty()) Append(out, " [", Join(hcas, " "), "]");
-  Append(out, ", ", adv.slots, " slot(s), ", adv.healthy ? "Healthy" : "Unhealthy", ", ",
-         adv.device_paths.size(), " device node(s)");
+  if (adv.per_hca) {
+    Append(out, ", perHca: ", adv.shares_per_hca, " device(s) per HCA, ", adv.healthy_slots, " of ",
+           adv.slots, " Healthy");
+  } else {
+    Append(out, ", ", adv.slots, " slot(s), ", adv.healthy ? "Healthy" : "Unhealthy");
+  }
+  Append(out, ", ", adv.device_paths.size(), " device node(s)");
   if (!adv.numa_nodes.empty()) Append(out, ", NUMA [", Join(adv.numa_nodes, ","), "]");
   if (snap.topology_dropped()) Append(out, " (topology dropped: message over 4 MiB)");
   return out;
@@ -90,6 +96,17 @@ void SayIfInfoLeftOut(const pool::PoolSnapshot& snap, bool& said) {
 // A RoCE variable the entry asks for and the pods do not get (pool/pod_env.h RoceEnv) is
 // said once when it goes missing (a line naming each port's value) and once when every one
 // is back, not at each rescan.
+// perHca: fewer shares advertised than asked (the kubelet's message limit), said when it
+// starts and when it changes, not at each rescan.
+void SayIfSharesCut(const pool::PoolSnapshot& snap, std::string& said) {
+  if (snap.shares_cut() == said) return;
+  said = snap.shares_cut();
+  if (!said.empty()) {
+    const std::string name = snap.resource().FullName();
+    log::Warn(said, {.resource = name, .hca = {}, .event = "pool"});
+  }
+}
+
 void SayIfRoceNotSet(const pool::PoolSnapshot& snap, std::vector<std::string>& said) {
   if (snap.roce_not_set() == said) return;
   const std::string name = snap.resource().FullName();
@@ -113,7 +130,40 @@ DevicePluginFrontEnd::~DevicePluginFrontEnd() { Stop(); }
 
 std::vector<std::string> DevicePluginFrontEnd::Problems(const config::Config& config,
                                                         const std::vector<size_t>& indices) const {
-  return ConfigProblems(options_, host_.Dirs().root, config, indices);
+  std::vector<std::string> problems = ConfigProblems(options_, host_.Dirs().root, config, indices);
+  for (size_t i = 0; i < config.resources.size(); ++i) {
+    const config::ResourceConfig& rc = config.resources[i];
+    auto it = resources_.find(rc.resource_name);
+    if (rc.frontend != config::Frontend::kDevicePlugin || it == resources_.end() ||
+        it->second->config.PerHcaDevices() == rc.PerHcaDevices()) {
+      continue;
+    }
+    if (std::string why = ModelSwitchProblem(it->second->config, rc); !why.empty()) {
+      problems.push_back(
+          Cat("config: configList[", indices.empty() ? i : indices[i], "].deviceModel: ", why));
+    }
+  }
+  return problems;
+}
+
+std::string DevicePluginFrontEnd::ModelSwitchProblem(const config::ResourceConfig& running,
+                                                     const config::ResourceConfig& wanted) const {
+  const std::string path = Cat(host_.Dirs().DevicePlugins(), "/", kKubeletCheckpointFile);
+  auto held = ReadCheckpointAllocations(path, running.FullName());
+  auto model = [](const config::ResourceConfig& rc) {
+    return rc.PerHcaDevices() ? "perHca" : "slots";
+  };
+  const std::string change = Cat("switching ", running.FullName(), " from \"", model(running),
+                                 "\" to \"", model(wanted), "\" is refused");
+  if (!held.ok()) {
+    return Cat(change, ": which of its devices the kubelet holds is not known (",
+               std::string(held.status().message()), "); the running version keeps serving");
+  }
+  if (held->ids.empty()) return "";
+  return Cat(change, " while the kubelet holds ", held->ids.size(), " of its device IDs for ",
+             held->pod_uids.size(), " pod(s) (", path,
+             "): they would change meaning; the running version keeps serving. Delete those "
+             "pods (or drain the node), then reload");
 }
 
 std::string DevicePluginFrontEnd::SocketDir() const {
@@ -220,6 +270,7 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
       WarnIfUnusable(res, inventory);
       SayIfInfoLeftOut(*res.snapshot, res.info_left_out);
       SayIfRoceNotSet(*res.snapshot, res.roce_not_set);
+      SayIfSharesCut(*res.snapshot, res.shares_cut);
       continue;
     }
     if (it != resources_.end()) {
@@ -261,6 +312,7 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   WarnIfUnusable(*res, inventory);
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   SayIfRoceNotSet(*res->snapshot, res->roce_not_set);
+  SayIfSharesCut(*res->snapshot, res->shares_cut);
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
   res->timer =
@@ -362,7 +414,8 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
     r.resource = res->config.FullName();
     r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
     r.slots = adv.slots;
-    r.healthy_slots = adv.healthy && res->cdi_problem.empty() ? adv.slots : 0;
+    r.healthy_slots = res->cdi_problem.empty() ? adv.healthy_slots : 0;
+    r.shares_cut = res->snapshot->shares_cut();
     r.problem = res->cdi_problem;
     r.env_not_set = res->snapshot->roce_not_set();
     r.registered = res->fsm->registered();

@@ -64,6 +64,10 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   class ResourceExecutor;                                                // registration.cpp
   using ResourceMap = std::map<std::string, std::unique_ptr<Resource>>;  // by resourceName
 
+  // Why an entry's deviceModel may not switch from `running` to `wanted` now ("" when it
+  // may): the kubelet's checkpoint (allocated_ids.h) holds IDs of the running model.
+  std::string ModelSwitchProblem(const config::ResourceConfig& running,
+                                 const config::ResourceConfig& wanted) const;
   // First Apply: the registration mode ("auto" starts as watcher while plugins_registry
   // exists), and the sockets dead instances left behind.
   void ChooseMode();

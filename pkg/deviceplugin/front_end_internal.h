@@ -45,6 +45,7 @@ struct DevicePluginFrontEnd::Resource {
   // The RoCE variables last said to be missing from the pods' environment (pool/pod_env.h
   // RoceEnv), one line each.
   std::vector<std::string> roce_not_set;
+  std::string shares_cut;  // perHca: the shares-cut line last said ("" for none)
 };
 
 }  // namespace rdmadp::deviceplugin

@@ -79,12 +79,13 @@ void KubeletRegistration::Run() {
     Report(RegisterOutcome::kKubeletDown, Cat(request_.kubelet_socket, " has no listener"));
     return;
   }
-  // 1. Our own socket answers: the kubelet dials it back before answering Register.
+  // 1. Our own socket answers: the kubelet dials it back before answering Register. Its
+  // options go into the request as they are (a 1.24 kubelet takes them from there only).
+  v1beta1::DevicePluginOptions options;
   {
     grpc::experimental::ChannelResetConnectionBackoff(request_.own_channel.get());
     auto stub = v1beta1::DevicePlugin::NewStub(request_.own_channel);
     v1beta1::Empty empty;
-    v1beta1::DevicePluginOptions options;
     grpc::Status s =
         Call(request_.self_check_timeout, /*wait_for_ready=*/true, [&](grpc::ClientContext* ctx) {
           return stub->GetDevicePluginOptions(ctx, empty, &options);
@@ -104,8 +105,7 @@ void KubeletRegistration::Run() {
   req.set_version("v1beta1");
   req.set_endpoint(BaseName(request_.own_socket));  // relative to the device-plugins dir
   req.set_resource_name(request_.resource_name);
-  req.mutable_options()->set_pre_start_required(false);
-  req.mutable_options()->set_get_preferred_allocation_available(false);
+  *req.mutable_options() = options;
   v1beta1::Empty reply;
   // wait_for_ready: a kubelet that just re-created kubelet.sock may still be reconnecting.
   grpc::Status s = Call(request_.register_timeout, /*wait_for_ready=*/true,

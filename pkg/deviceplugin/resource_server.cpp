@@ -44,12 +44,18 @@ void ResourceServer::ServeCalls(grpc::ServerCompletionQueue* cq) {
       [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
         svc->RequestGetDevicePluginOptions(ctx, req, writer, q, q, tag);
       },
-      &DevicePluginHandlers::GetDevicePluginOptions, cq);
+      [this](const Empty& req, DevicePluginOptions* resp) {
+        return plugin_.GetDevicePluginOptions(req, resp);
+      },
+      cq);
   UnaryCall<PreferredAllocationRequest, PreferredAllocationResponse>::Serve(
       [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
         svc->RequestGetPreferredAllocation(ctx, req, writer, q, q, tag);
       },
-      &DevicePluginHandlers::GetPreferredAllocation, cq);
+      [this](const PreferredAllocationRequest& req, PreferredAllocationResponse* resp) {
+        return plugin_.GetPreferredAllocation(req, resp);
+      },
+      cq);
   UnaryCall<AllocateRequest, AllocateResponse>::Serve(
       [svc](auto* ctx, auto* req, auto* writer, auto* q, void* tag) {
         svc->RequestAllocate(ctx, req, writer, q, q, tag);

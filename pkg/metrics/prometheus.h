@@ -27,6 +27,9 @@ struct ResourceView {
   // The RoCE variables the entry asks for that its pods do not get, one line each
   // (pool/pod_env.h RoceEnv): a ready note, not a readiness problem.
   std::vector<std::string> env_not_set;
+  // perHca: why fewer shares per HCA are advertised than rdmaHcaMax (pool/snapshot.h
+  // shares_cut): a ready note.
+  std::string shares_cut;
 };
 
 // Process figures in the standard `process_*` names (read from /proc by ReadProcess()).

@@ -1,7 +1,9 @@
 // One resource's pool at one moment, rendered for the kubelet's device-plugin API: the pool
 // model (pool_model.h) and everything derived from it (advertised device list, health, NUMA
-// topology, Allocate content). Immutable once built; shared between the event loop and gRPC
-// threads as std::shared_ptr<const PoolSnapshot>.
+// topology, Allocate content), in the entry's deviceModel: slots (rdmaHcaMax IDs "0".."N-1",
+// each the whole pool, as the Go plugin) or perHca (per_hca.h: each HCA its own IDs). Immutable
+// once built; shared between the event loop and gRPC threads as std::shared_ptr<const
+// PoolSnapshot>.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "pkg/api/deviceplugin.pb.h"
 #include "pkg/config/config.h"
+#include "pkg/pool/per_hca.h"
 #include "pkg/pool/pool_model.h"
 #include "pkg/sysfs/inventory.h"
 
@@ -29,9 +32,17 @@ inline constexpr size_t kKubeletMaxMessageBytes = size_t{4} * 1024 * 1024;
 struct Advertised {
   std::vector<std::string> hca_addresses;
   std::vector<std::string> device_paths;
-  std::vector<int64_t> numa_nodes;
-  int64_t slots = 0;
-  bool healthy = false;
+  std::vector<int64_t> numa_nodes;  // slots: every slot's; perHca: the pool's, for the log
+  int64_t slots = 0;                // devices in the list: slots, or HCAs x shares_per_hca
+  bool healthy = false;             // some device Healthy
+  int64_t healthy_slots = 0;        // devices Healthy
+  // perHca (per_hca.h): the shares advertised per HCA (rdmaHcaMax unless the list had to be
+  // cut to the kubelet's message limit), each HCA's health and the NUMA node its devices
+  // carry (-1: none).
+  bool per_hca = false;
+  int64_t shares_per_hca = 0;
+  std::vector<bool> hca_healthy;
+  std::vector<int64_t> hca_numa_nodes;
   bool operator==(const Advertised&) const = default;
 };
 
@@ -69,14 +80,29 @@ class PoolSnapshot {
   const std::string& list_response_bytes() const { return list_response_bytes_; }
   // The same message parsed again (tests, tools; not on a serving path).
   v1beta1::ListAndWatchResponse ListResponse() const;
-  // The per-container Allocate answer: every char device of every pool HCA.
+  // The per-container Allocate answer of the slots model: every char device of every pool
+  // HCA. (perHca: the same for the whole pool; Allocate uses ContainerResponseFor.)
   const v1beta1::ContainerAllocateResponse& container_response() const {
     return container_response_;
   }
   // Its serialized size, computed once: Allocate checks answers against the kubelet's limit.
   size_t container_response_bytes() const { return container_response_bytes_; }
-  // Whether `id` is one of the advertised IDs "0".."slots-1".
+  bool per_hca() const { return advertised_.per_hca; }
+  // Whether `id` is one of the advertised IDs: "0".."slots-1", or perHca's
+  // "<address>-<share>" (per_hca.h).
   bool HasDeviceId(std::string_view id) const;
+  // perHca: the HCA (index in hcas()) an advertised ID names.
+  std::optional<size_t> HcaOfDeviceId(std::string_view id) const { return ids_.HcaOf(id); }
+  const PerHcaIds& per_hca_ids() const { return ids_; }
+  // perHca: the answer for a container given the devices of `hcas` (indices in hcas(),
+  // ascending, no repeats): their char devices or CDI names, and PCIDEVICE_*, _INFO, hints
+  // and RoCE variables of those HCAs only.
+  v1beta1::ContainerAllocateResponse ContainerResponseFor(const std::vector<size_t>& hcas) const;
+  // Every advertised ID, in list order (tests, discover).
+  std::vector<std::string> DeviceIds() const;
+  // perHca: why fewer than rdmaHcaMax shares per HCA are advertised, one line naming the
+  // resource ("" when all are): the list would exceed the kubelet's message limit.
+  const std::string& shares_cut() const { return shares_cut_; }
   // Set when topology had to be dropped to stay under the kubelet's message limit.
   bool topology_dropped() const { return topology_dropped_; }
   // Why the Allocate answer has no PCIDEVICE_<RESOURCE>_INFO, in one line naming the pool
@@ -103,6 +129,8 @@ class PoolSnapshot {
   std::map<std::string, std::string> allocate_only_env_;
   std::vector<std::string> roce_not_set_;
   std::optional<CdiNaming> cdi_;
+  PerHcaIds ids_{{}, 0};
+  std::string shares_cut_;
 };
 
 using SnapshotPtr = std::shared_ptr<const PoolSnapshot>;

@@ -63,6 +63,28 @@ std::map<std::string, std::string> SortedEnv(const pool::PoolSnapshot& snap) {
 
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// perHca: each HCA's IDs, NUMA node and health, one line each.
+std::vector<std::string> PerHcaLines(const pool::PoolSnapshot& snap) {
+  const auto& adv = snap.advertised();
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < adv.hca_addresses.size(); ++i) {
+    const std::string& a = adv.hca_addresses[i];
+    const int64_t numa = snap.hcas()[i].function.numa_node;
+    lines.push_back(Cat(a, " (NUMA ", numa < 0 ? std::string("-") : Cat(numa), "): IDs ",
+                        pool::PerHcaDeviceId(a, 0),
+                        adv.shares_per_hca > 1
+                            ? Cat("..", pool::PerHcaDeviceId(a, adv.shares_per_hca - 1))
+                            : std::string(),
+                        ", ", adv.hca_healthy[i] ? "Healthy" : "Unhealthy"));
+  }
+  return lines;
+}
+
+std::string_view ModelName(const config::ResourceConfig& rc) {
+  if (rc.frontend == config::Frontend::kDra) return config::DeviceModelName(rc.device_model);
+  return rc.PerHcaDevices() ? "perHca" : "slots";
+}
+
 // Every value below comes from sysfs or the config file and is printed through this: a line
 // break in an RDMA device's name forged a row of its own, and ESC and NUL reached the
 // terminal (H11 of the hardening round at 050f44e).
@@ -110,10 +132,27 @@ std::string DiscoverTable(const sysfs::NodeInventory& inv, const config::Config&
   out += "\nPools:\n";
   for (const auto& snap : snapshots) {
     const auto& adv = snap->advertised();
-    Append(out, "  ", Printable(snap->resource().FullName()), ": ", adv.hca_addresses.size(),
-           " HCA(s), ", adv.slots, " slot(s), ",
-           adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
-           "\n");
+    if (adv.per_hca) {
+      Append(out, "  ", Printable(snap->resource().FullName()), ": ", adv.hca_addresses.size(),
+             " HCA(s), deviceModel perHca, ", adv.shares_per_hca, " device(s) per HCA, ",
+             adv.hca_addresses.empty() ? "no devices"
+                                       : Cat(adv.healthy_slots, " of ", adv.slots, " Healthy"),
+             "\n");
+      for (const auto& line : PerHcaLines(*snap)) Append(out, "    ", Printable(line), "\n");
+      if (!snap->shares_cut().empty()) {
+        Append(out, "    not advertised: ", Printable(snap->shares_cut()), "\n");
+      }
+      if (!adv.hca_addresses.empty()) {
+        out +=
+            "    (the env below is for a container given every HCA; one given fewer gets "
+            "those only)\n";
+      }
+    } else {
+      Append(out, "  ", Printable(snap->resource().FullName()), ": ", adv.hca_addresses.size(),
+             " HCA(s), ", adv.slots, " slot(s), ",
+             adv.hca_addresses.empty() ? "no devices" : (adv.healthy ? "Healthy" : "Unhealthy"),
+             "\n");
+    }
     // What a container given a slot of this pool finds in its environment now.
     for (const auto& [name, value] : SortedEnv(*snap)) {
       Append(out, "    env ", Printable(name), "=",
@@ -175,6 +214,7 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
     const auto& adv = snapshots[i]->advertised();
     Append(out, i == 0 ? "\n" : ",\n",
            "    {\"resource\": ", JsonString(snapshots[i]->resource().FullName()),
+           ", \"deviceModel\": ", JsonString(ModelName(snapshots[i]->resource())),
            ", \"hcas\": ", list(adv.hca_addresses), ", \"slots\": ", adv.slots,
            ", \"healthy\": ", adv.healthy ? "true" : "false",
            ", \"deviceNodes\": ", list(adv.device_paths), ", \"env\": {");
@@ -183,7 +223,22 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
       Append(out, first_env ? "" : ", ", JsonString(name), ": ", JsonString(value));
       first_env = false;
     }
-    Append(out, "}, \"envNotSet\": ", list(snapshots[i]->roce_not_set()), "}");
+    Append(out, "}, \"envNotSet\": ", list(snapshots[i]->roce_not_set()));
+    if (adv.per_hca) {
+      // perHca: each HCA's devices, IDs <address>-0 .. <address>-(sharesPerHca - 1).
+      Append(out, ", \"sharesPerHca\": ", adv.shares_per_hca, ", \"perHca\": [");
+      for (size_t h = 0; h < adv.hca_addresses.size(); ++h) {
+        const std::string& a = adv.hca_addresses[h];
+        Append(out, h == 0 ? "" : ", ", "{\"address\": ", JsonString(a),
+               ", \"numaNode\": ", snapshots[i]->hcas()[h].function.numa_node,
+               ", \"healthy\": ", adv.hca_healthy[h] ? "true" : "false",
+               ", \"firstId\": ", JsonString(pool::PerHcaDeviceId(a, 0)), ", \"lastId\": ",
+               JsonString(pool::PerHcaDeviceId(a, std::max<int64_t>(adv.shares_per_hca - 1, 0))),
+               "}");
+      }
+      out += "]";
+    }
+    out += "}";
   }
   out += snapshots.empty() ? "],\n  \"skipped\": [" : "\n  ],\n  \"skipped\": [";
   std::vector<std::string> problems;

@@ -145,6 +145,25 @@ TEST(ParseConfig, FrontendAndDeviceModel) {
   EXPECT_EQ(DeviceModelName(DeviceModel::kPerPool), "perPool");
 }
 
+// The device plugin takes "slots" (its default) and "perHca" (issue 56).
+TEST(ParseConfig, DevicePluginDeviceModels) {
+  auto r = ParseConfig(R"({"configList": [
+      {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib0"]},
+       "deviceModel": "slots"},
+      {"resourceName": "b", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib1"]},
+       "deviceModel": "perHca"},
+      {"resourceName": "c", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib2"]}},
+      {"resourceName": "d", "rdmaHcaMax": 4, "selectors": {"ifNames": ["ib3"]},
+       "frontend": "dra", "deviceModel": "perHca"}]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->config.resources.size(), 4u);
+  EXPECT_FALSE(r->config.resources[0].PerHcaDevices());
+  EXPECT_TRUE(r->config.resources[1].PerHcaDevices());
+  EXPECT_EQ(r->config.resources[2].device_model, DeviceModel::kAuto);  // slots, unwritten
+  EXPECT_FALSE(r->config.resources[2].PerHcaDevices());
+  EXPECT_FALSE(r->config.resources[3].PerHcaDevices());  // DRA's own perHca
+}
+
 TEST(ParseConfig, FrontendProblemsNameTheField) {
   EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
       {"resourceName": "b", "devices": ["y"], "frontend": "DRA"}]})"),
@@ -152,8 +171,14 @@ TEST(ParseConfig, FrontendProblemsNameTheField) {
             "(write \"dra\")\n");
   EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
       {"resourceName": "b", "devices": ["y"], "deviceModel": "perPool"}]})"),
-            "config: configList[1].deviceModel: applies to the DRA front end only; add "
-            "\"frontend\": \"dra\" or remove it\n");
+            "config: configList[1].deviceModel: \"perPool\" is for the DRA front end; a "
+            "device-plugin entry takes \"slots\" (the default: every slot gives the whole "
+            "pool) or \"perHca\" (each HCA its own devices)\n");
+  EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
+      {"resourceName": "b", "devices": ["y"], "deviceModel": "auto"}]})"),
+            "config: configList[1].deviceModel: \"auto\" is for the DRA front end; a "
+            "device-plugin entry takes \"slots\" (the default: every slot gives the whole "
+            "pool) or \"perHca\" (each HCA its own devices)\n");
   EXPECT_EQ(Errors(R"({"configList": [{"resourceName": "a", "devices": ["x"]},
       {"resourceName": "b", "devices": ["y"], "frontend": "dra", "deviceModel": "perGpu"}]})"),
             "config: configList[1].deviceModel: \"perGpu\" is not one of \"auto\", "

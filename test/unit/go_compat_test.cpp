@@ -503,7 +503,8 @@ TEST(GoCompat, OurEntryKeys) {
               "the Go plugin ignores it and serves the entry through the device-plugin API, not "
               "DRA",
           "go-compatible: configList[0].deviceModel" + kWhat +
-              "the Go plugin ignores it (it has no DRA front end)",
+              "the Go plugin ignores it (it has no DRA front end, and each slot it advertises "
+              "gives the whole pool)",
           "go-compatible: configList[0].envHints" + kWhat +
               "the Go plugin ignores it: containers get no NCCL_IB_HCA or UCX_NET_DEVICES",
           "go-compatible: configList[0].skipUnusable" + kWhat +

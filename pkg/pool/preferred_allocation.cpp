@@ -1,0 +1,118 @@
+#include "pkg/pool/preferred_allocation.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace rdmadp::pool {
+namespace {
+
+// One HCA's free shares among `available`, lowest index first, and how many the container
+// takes of it so far.
+struct HcaChoice {
+  std::vector<std::pair<int64_t, const std::string*>> free;  // (share index, ID)
+  size_t next = 0;
+  int taken = 0;
+  bool HasFree() const { return next < free.size(); }
+};
+
+int64_t ShareIndex(const std::string& id) {
+  int64_t v = 0;
+  const size_t dash = id.rfind('-');
+  std::from_chars(id.data() + dash + 1, id.data() + id.size(), v);
+  return v;
+}
+
+// The group (a NUMA node, or a PCIe root within one) to anchor on: the closest fit of
+// `needed` distinct HCAs, else the one with the most; `unknown` (no NUMA node, no root)
+// loses ties. `count`: distinct HCAs with a free share per group key, never empty.
+template <typename Key>
+Key ClosestFit(const std::map<Key, int>& count, int needed, const Key& unknown) {
+  std::optional<Key> fit;
+  std::optional<Key> most;
+  const Key& last = unknown;
+  auto better = [&](const Key& a, const Key& b, bool fewer) {  // a beats b?
+    const int na = count.at(a);
+    const int nb = count.at(b);
+    if (na != nb) return fewer ? na < nb : na > nb;
+    if ((a == last) != (b == last)) return b == last;
+    return a < b;
+  };
+  for (const auto& [key, n] : count) {
+    if (n >= needed && (!fit || better(key, *fit, true))) fit = key;
+    if (!most || better(key, *most, false)) most = key;
+  }
+  return fit ? *fit : *most;
+}
+
+}  // namespace
+
+std::vector<std::string> PreferredAllocation(const std::vector<PoolHca>& hcas, const PerHcaIds& ids,
+                                             const std::vector<std::string>& available,
+                                             const std::vector<std::string>& must_include,
+                                             int size) {
+  std::vector<HcaChoice> choice(hcas.size());
+  std::set<std::string_view> offered;
+  for (const auto& id : available) {
+    if (auto h = ids.HcaOf(id); h && offered.insert(id).second) {
+      choice[*h].free.emplace_back(ShareIndex(id), &id);
+    }
+  }
+  std::vector<std::string> out;
+  std::set<std::string_view> chosen;
+  std::optional<size_t> anchor_hca;
+  for (const auto& id : must_include) {
+    auto h = ids.HcaOf(id);
+    if (!h || offered.count(id) == 0 || !chosen.insert(id).second) continue;
+    out.push_back(id);
+    ++choice[*h].taken;
+    if (!anchor_hca) anchor_hca = *h;
+  }
+  for (auto& c : choice) {
+    std::erase_if(c.free, [&](const auto& f) { return chosen.count(*f.second) != 0; });
+    std::sort(c.free.begin(), c.free.end());
+  }
+  const int needed = size - static_cast<int>(out.size());
+  if (needed <= 0) return out;
+
+  auto numa = [&](size_t h) { return hcas[h].function.numa_node; };
+  auto root = [&](size_t h) -> const std::string& { return hcas[h].function.pcie_root; };
+  constexpr int64_t kNoNode = -1;
+  int64_t anchor_numa = kNoNode;
+  std::string anchor_root;
+  if (anchor_hca) {
+    anchor_numa = numa(*anchor_hca);
+    anchor_root = root(*anchor_hca);
+  } else {
+    std::map<int64_t, int> per_node;  // distinct HCAs with a free share
+    for (size_t h = 0; h < hcas.size(); ++h) {
+      if (choice[h].HasFree()) ++per_node[numa(h)];
+    }
+    if (per_node.empty()) return out;
+    anchor_numa = ClosestFit(per_node, needed, kNoNode);
+    std::map<std::string, int> per_root;
+    for (size_t h = 0; h < hcas.size(); ++h) {
+      if (choice[h].HasFree() && numa(h) == anchor_numa) ++per_root[root(h)];
+    }
+    anchor_root = ClosestFit(per_root, needed, std::string());
+  }
+  for (int i = 0; i < needed; ++i) {
+    std::optional<size_t> best;
+    auto key = [&](size_t h) {
+      return std::tuple(choice[h].taken, numa(h) != anchor_numa, root(h) != anchor_root, h);
+    };
+    for (size_t h = 0; h < hcas.size(); ++h) {
+      if (choice[h].HasFree() && (!best || key(h) < key(*best))) best = h;
+    }
+    if (!best) break;
+    HcaChoice& c = choice[*best];
+    out.push_back(*c.free[c.next++].second);
+    ++c.taken;
+  }
+  return out;
+}
+
+}  // namespace rdmadp::pool
