@@ -177,8 +177,8 @@ int TmDevicesInMask(const Devices& all, BitMask mask) {
 // devicemanager/topology_hints.go generateDeviceTopologyHints, then: the reusable devices (a
 // reusable device with a Topology outside the mask disregards the mask: nullopt) and the
 // available ones the mask reaches.
-std::optional<int> TmMatchingDevices(const Devices& all, BitMask mask,
-                                     const DeviceIds& available, const DeviceIds& reusable) {
+std::optional<int> TmMatchingDevices(const Devices& all, BitMask mask, const DeviceIds& available,
+                                     const DeviceIds& reusable) {
   int matching = 0;
   for (const std::string& id : reusable) {
     const Device* device = TmFindDevice(all, id);
@@ -245,8 +245,7 @@ std::vector<int> TmSortedNodes(const std::map<int, DeviceIds>& per_node, BitMask
     const int group = IsSet(affinity, node) ? 0 : (node == kNodeWithoutTopology ? 2 : 1);
     return std::make_pair(group, per_node.at(node).size());
   };
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [&rank](int a, int b) { return rank(a) < rank(b); });
+  std::stable_sort(nodes.begin(), nodes.end(), [&rank](int a, int b) { return rank(a) < rank(b); });
   return nodes;
 }
 
@@ -299,9 +298,9 @@ absl::StatusOr<int> TmNeededAfterChecks(const AllocationRequest& req) {
     return absl::FailedPreconditionError(
         "no healthy devices present; cannot allocate unhealthy devices " + req.resource);
   }
-  if (req.container_devices && !std::includes(req.healthy->begin(), req.healthy->end(),
-                                              req.container_devices->begin(),
-                                              req.container_devices->end())) {
+  if (req.container_devices &&
+      !std::includes(req.healthy->begin(), req.healthy->end(), req.container_devices->begin(),
+                     req.container_devices->end())) {
     return absl::FailedPreconditionError(
         "previously allocated devices are no longer healthy; cannot allocate unhealthy "
         "devices " +
@@ -327,9 +326,9 @@ absl::StatusOr<DeviceIds> TmCallPreferred(const AllocationRequest& req, const De
 }
 
 absl::Status TmShortfall(const AllocationRequest& req, const TmAllocation& allocation) {
-  return absl::InternalError(
-      "unexpectedly allocated less resources than required. Requested: " +
-      std::to_string(req.required) + ", Got: " + std::to_string(req.required - allocation.needed()));
+  return absl::InternalError("unexpectedly allocated less resources than required. Requested: " +
+                             std::to_string(req.required) +
+                             ", Got: " + std::to_string(req.required - allocation.needed()));
 }
 
 // devicemanager/manager.go devicesToAllocate when the aligned devices are more than needed:
@@ -662,9 +661,9 @@ ProviderHints GetTopologyHints(const std::vector<int>& numa_nodes,
   for (const auto& limit : container.limits) {
     const auto state = resources.find(limit.first);
     if (state == resources.end()) continue;  // isDevicePluginResource
-    hints[limit.first] = TmResourceHints(numa_nodes, state->second,
-                                         TmLookup(container.allocated, limit.first),
-                                         TmLookup(container.reusable, limit.first), limit.second);
+    hints[limit.first] =
+        TmResourceHints(numa_nodes, state->second, TmLookup(container.allocated, limit.first),
+                        TmLookup(container.reusable, limit.first), limit.second);
   }
   return hints;
 }
@@ -708,10 +707,10 @@ absl::StatusOr<DeviceIds> DevicesToAllocate(const AllocationRequest& request) {
   if (allocation.TakeFrom(request.reusable)) return allocation.taken();
   const DeviceIds available = TmDifference(*request.healthy, allocation.in_use());
   if (static_cast<int>(available.size()) < allocation.needed()) {
-    return absl::ResourceExhaustedError(
-        "requested number of devices unavailable for " + request.resource +
-        ". Requested: " + std::to_string(allocation.needed()) +
-        ", Available: " + std::to_string(available.size()));
+    return absl::ResourceExhaustedError("requested number of devices unavailable for " +
+                                        request.resource +
+                                        ". Requested: " + std::to_string(allocation.needed()) +
+                                        ", Available: " + std::to_string(available.size()));
   }
   const AffinityFiltered filtered = FilterByAffinity(request.devices, available, request.affinity);
   if (allocation.needed() < static_cast<int>(filtered.aligned.size())) {

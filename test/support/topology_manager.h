@@ -1,18 +1,15 @@
-// Which device-plugin devices the kubelet gives a container under the Topology Manager, for
-// tests: the hint merge of each policy and the device manager's hints and device choice,
-// ported from the kubelet of Kubernetes 1.34 (pkg/kubelet/cm/topologymanager: bitmask/
-// bitmask.go, numa_info.go, policy.go, policy_none.go, policy_best_effort.go,
-// policy_restricted.go, policy_single_numa_node.go, policy_options.go, topology_manager.go;
-// pkg/kubelet/cm/devicemanager: topology_hints.go, manager.go). Each function keeps every rule
-// of the upstream function its comment in topology_manager.cpp names; what is left out is
-// said where it would be.
+// The kubelet's choice of a container's device-plugin devices under the Topology Manager,
+// ported for tests from Kubernetes 1.34's pkg/kubelet/cm: topologymanager's bitmask/bitmask.go,
+// numa_info.go, policy.go, policy_*.go, policy_options.go, topology_manager.go; devicemanager's
+// topology_hints.go, manager.go. Text read: kubernetes/kubernetes' from before 1.35's
+// contextual logging (which added a logger argument, no rule); no copy tagged 1.34 could be
+// pinned. Each function keeps every rule of the upstream one its comment in the .cpp names.
 //
-// Pure: functions of their arguments only (no I/O, clock or global state), so
-// thread-compatible. Go's nil is std::nullopt where upstream tells nil from empty (a hint's
-// affinity, a resource's hint list, a device's Topology); a provider's nil map and empty map
-// merge alike (upstream tests len() == 0), so an empty ProviderHints stands for both. Go walks
-// maps and sets in random order; here they are walked sorted (resource names, device IDs,
-// NUMA node IDs), so where upstream may take any of equal candidates this takes the first.
+// Pure (no I/O, clock or global state), so thread-compatible. Go's nil is std::nullopt where
+// upstream tells nil from empty (a hint's affinity, a hint list, a device's Topology); a
+// provider's nil and empty maps merge alike (len() == 0): an empty ProviderHints is both. Go
+// walks maps and sets in random order, this port sorted (resource names, device IDs, NUMA
+// nodes): where upstream may take any of equal candidates, this takes the first.
 #pragma once
 
 #include <cstdint>
@@ -100,7 +97,7 @@ struct HintMerger {
 };
 HintMerger NewHintMerger(const NumaInfo& numa, const HintLists& hints, Policy policy,
                          const PolicyOptions& opts);
-// `current` (which may be null) or `candidate`, whichever the merge keeps: never a copy.
+// `current` (may be null) or `candidate`, whichever the merge keeps: never a copy.
 const TopologyHint* Compare(const HintMerger& merger, const TopologyHint* current,
                             const TopologyHint* candidate);
 TopologyHint MergeHints(const HintMerger& merger);
@@ -134,10 +131,10 @@ ProviderHints GetTopologyHints(const std::vector<int>& numa_nodes,
                                const std::map<std::string, ResourceState>& resources,
                                const ContainerState& container);
 
+// aligned: on a NUMA node of the affinity; unaligned: on others only; no_affinity: without a
+// NUMA node, or every device when alignment does not apply.
 struct AffinityFiltered {
-  DeviceIds aligned;      // on a NUMA node of the affinity
-  DeviceIds unaligned;    // on other NUMA nodes only
-  DeviceIds no_affinity;  // without a NUMA node, or all when alignment does not apply
+  DeviceIds aligned, unaligned, no_affinity;
 };
 AffinityFiltered FilterByAffinity(const Devices& all, const DeviceIds& available,
                                   const TopologyHint& affinity);
@@ -156,8 +153,7 @@ struct AllocationRequest {
   TopologyHint affinity;          // the Topology Manager's hint for the container
   PreferredAllocation preferred;  // empty: the plugin does not offer GetPreferredAllocation
 };
-// The devices to ask the plugin to Allocate (empty: nothing to do); the caller adds them to
-// the resource's devices in use.
+// The devices to Allocate (empty: nothing to do), for the caller to add to those in use.
 absl::StatusOr<DeviceIds> DevicesToAllocate(const AllocationRequest& request);
 
 }  // namespace rdmadp::testing::topology

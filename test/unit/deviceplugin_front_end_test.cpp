@@ -174,6 +174,111 @@ TEST_F(DevicePluginInProcess, AHintChangeRepublishesAndASlotChangeRestarts) {
   EXPECT_EQ(Collect().resources.at(0).slots, 20);  // rdmaHcaMax: the pool's shared slots
 }
 
+const char* kPerHcaPool = R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 2,
+                                             "deviceModel": "perHca",
+                                             "selectors": {"vendors": ["15b3"]}}]})";
+
+std::vector<std::string> ListedIds(const v1beta1::ListAndWatchResponse& list,
+                                   std::string_view health = "") {
+  std::vector<std::string> out;
+  for (const auto& d : list.devices()) {
+    if (health.empty() || d.health() == health) out.push_back(d.id());
+  }
+  return out;
+}
+
+// perHca (issue 56): the kubelet is offered GetPreferredAllocation and each HCA's devices with
+// its own health; a container gets the HCA of its ID only; a port going down takes its HCA's
+// devices, not the pool's; an HCA that leaves takes only its own.
+TEST_F(DevicePluginInProcess, PerHcaServesEachHcaOnItsOwn) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  Start({}, Parse(kPerHcaPool));
+  ASSERT_TRUE(RunUntil(
+      [](const SimState& s) { return Registered(s) && s.resources.at("rdma/a").capacity == 4; }));
+  SimState state = kubelet_.State();
+  const testing::SimResource& res = state.resources.at("rdma/a");
+  ASSERT_TRUE(res.has_options);
+  EXPECT_TRUE(res.options.get_preferred_allocation_available());
+  EXPECT_EQ(res.capacity, 4);
+  EXPECT_EQ(res.allocatable, 4);
+  EXPECT_THAT(ListedIds(res.snapshots.back()),
+              ::testing::ElementsAre("0000:10:00.0-0", "0000:10:00.0-1", "0000:11:00.0-0",
+                                     "0000:11:00.0-1"));
+
+  auto answer = kubelet_.Allocate("rdma/a", {"0000:11:00.0-1"});
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_EQ(answer->container_responses_size(), 1);
+  const auto& c = answer->container_responses(0);
+  std::vector<std::string> paths;
+  for (const auto& d : c.devices()) paths.push_back(d.host_path());
+  EXPECT_THAT(paths, ::testing::ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
+                                            "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_A"), "0000:11:00.0");
+  EXPECT_FALSE(kubelet_.Allocate("rdma/a", {"1"}).ok());  // a slots ID is not one of ours
+
+  node_.SetPortState("mlx5_1", 1, "1: DOWN");
+  front_end_->Apply(Parse(kPerHcaPool), Scan(), "rescan");
+  ASSERT_TRUE(
+      RunUntil([](const SimState& s) { return s.resources.at("rdma/a").allocatable == 2; }));
+  state = kubelet_.State();
+  EXPECT_THAT(ListedIds(state.resources.at("rdma/a").snapshots.back(), "Unhealthy"),
+              ::testing::ElementsAre("0000:11:00.0-0", "0000:11:00.0-1"));
+  EXPECT_EQ(Collect().resources.at(0).healthy_slots, 2);
+
+  node_.Remove("0000:10:00.0");
+  front_end_->Apply(Parse(kPerHcaPool), Scan(), "rescan");
+  ASSERT_TRUE(RunUntil([](const SimState& s) { return s.resources.at("rdma/a").capacity == 2; }));
+  state = kubelet_.State();
+  EXPECT_THAT(ListedIds(state.resources.at("rdma/a").snapshots.back()),
+              ::testing::ElementsAre("0000:11:00.0-0", "0000:11:00.0-1"));
+  EXPECT_EQ(state.resources.at("rdma/a").allocatable, 0);
+  EXPECT_EQ(Registrations(state), 1);  // all of it on one registration
+}
+
+// Switching an entry's deviceModel is refused while the kubelet's checkpoint holds IDs of
+// the resource (they would change meaning), naming the field; with none held, it restarts
+// the server, registered anew with GetPreferredAllocation.
+TEST_F(DevicePluginInProcess, AModelSwitchIsRefusedWhileTheKubeletHoldsTheResourcesIds) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  Start({}, Parse(kPool));
+  ASSERT_TRUE(RunUntil(Registered));
+  const std::string checkpoint = host_.Dirs().DevicePlugins() + "/kubelet_internal_checkpoint";
+  // The kubelet's own format (1.20+: DeviceIDs per NUMA node).
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": [
+      {"PodUID": "6c7a", "ContainerName": "c", "ResourceName": "rdma/a",
+       "DeviceIDs": {"0": ["3", "7"]}, "AllocResp": "CgA="},
+      {"PodUID": "9d01", "ContainerName": "c", "ResourceName": "rdma/b",
+       "DeviceIDs": {"-1": ["0"]}, "AllocResp": "CgA="}],
+      "RegisteredDevices": {"rdma/a": ["0", "1"]}}, "Checksum": 1234})";
+  const config::Config per_hca = Parse(kPerHcaPool);
+  EXPECT_THAT(
+      front_end_->Problems(per_hca, {4}),
+      ::testing::ElementsAre(
+          "config: configList[4].deviceModel: switching rdma/a from \"slots\" to "
+          "\"perHca\" is refused while the kubelet holds 2 of its device IDs for 1 pod(s) (" +
+          checkpoint +
+          "): they would change meaning; the running version keeps serving. Delete "
+          "those pods (or drain the node), then reload"));
+  EXPECT_THAT(front_end_->Problems(Parse(kPool), {0}), ::testing::IsEmpty());  // no switch
+
+  std::ofstream(checkpoint) << "{";  // torn: what it holds is not known
+  EXPECT_THAT(front_end_->Problems(per_hca, {0}),
+              ::testing::ElementsAre(
+                  "config: configList[0].deviceModel: switching rdma/a from \"slots\" to "
+                  "\"perHca\" is refused: which of its devices the kubelet holds is not known (" +
+                  checkpoint + " is not a JSON object); the running version keeps serving"));
+
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": null}, "Checksum": 1})";
+  EXPECT_THAT(front_end_->Problems(per_hca, {0}), ::testing::IsEmpty());
+  front_end_->Apply(per_hca, Scan(), "reload");
+  ASSERT_TRUE(RunUntil([](const SimState& s) {
+    return Registrations(s) == 2 && s.resources.at("rdma/a").capacity == 4;
+  }));
+  const SimState state = kubelet_.State();
+  EXPECT_TRUE(state.resources.at("rdma/a").options.get_preferred_allocation_available());
+  EXPECT_EQ(state.resources.at("rdma/a").capacity, 4);
+}
+
 // A CDI spec that cannot be written keeps the resource served with every slot Unhealthy and
 // the problem reported once (class cdi); the next Apply that writes it makes them healthy.
 TEST_F(DevicePluginInProcess, AnUnwritableCdiSpecMarksEverySlotUnhealthyUntilWritten) {

@@ -1,5 +1,7 @@
 // deviceModel "perHca" in the device plugin (issue 56): the device list, the answer a
 // container gets for its IDs, and GetPreferredAllocation's choice as a table.
+#include "pkg/pool/per_hca.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "pkg/pool/per_hca.h"
 #include "pkg/pool/preferred_allocation.h"
 #include "pkg/pool/snapshot.h"
 #include "pkg/text/cat.h"
@@ -188,7 +189,7 @@ struct PreferCase {
 };
 
 std::string PreferAddress(char hca) { return Cat("0000:1", hca, ":00.0"); }
-std::string PreferId(const std::string& short_id) {  // "a3.1" -> "0000:13:00.0-1"
+std::string PreferId(const std::string& short_id) {                // "a3.1" -> "0000:13:00.0-1"
   if (short_id.size() < 4 || short_id[0] != 'a') return short_id;  // written as is
   return PerHcaDeviceId(PreferAddress(short_id[1]), std::stoll(short_id.substr(3)));
 }
@@ -270,9 +271,9 @@ TEST(PreferredAllocation, Table) {
       {"size 0", EveryShare(1), {}, 0, {}},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(PreferredAllocation(hcas, ids, PreferIds(c.available), PreferIds(c.must_include),
-                                  c.size),
-              PreferIds(c.want))
+    EXPECT_EQ(
+        PreferredAllocation(hcas, ids, PreferIds(c.available), PreferIds(c.must_include), c.size),
+        PreferIds(c.want))
         << c.name;
   }
 }

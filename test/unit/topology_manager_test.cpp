@@ -49,17 +49,13 @@ std::vector<int> TmNodes(int count) {
 }
 
 // policy_test.go commonNUMAInfoTwoNodes.
-NumaInfo TmTwoNodes() {
-  return NumaInfo{{0, 1}, {{0, {10, 11}}, {1, {11, 10}}}};
-}
+NumaInfo TmTwoNodes() { return NumaInfo{{0, 1}, {{0, {10, 11}}, {1, {11, 10}}}}; }
 
 // policy_test.go commonNUMAInfoFourNodes.
 NumaInfo TmFourNodes() {
-  return NumaInfo{{0, 1, 2, 3},
-                  {{0, {10, 11, 12, 12}},
-                   {1, {11, 10, 12, 12}},
-                   {2, {12, 12, 10, 11}},
-                   {3, {12, 12, 11, 10}}}};
+  return NumaInfo{
+      {0, 1, 2, 3},
+      {{0, {10, 11, 12, 12}}, {1, {11, 10, 12, 12}}, {2, {12, 12, 10, 11}}, {3, {12, 12, 11, 10}}}};
 }
 
 // policy_test.go commonNUMAInfoEightNodes (node 7's row as upstream has it).
@@ -282,8 +278,11 @@ TEST(TopologyManagerNumaInfo, Closest) {
     bool expect_current;
     NumaDistances distances;
   } cases[] = {
-      {"current and candidate length is not the same, current narrower", TmMask({0}),
-       TmMask({0, 2}), true, {}},
+      {"current and candidate length is not the same, current narrower",
+       TmMask({0}),
+       TmMask({0, 2}),
+       true,
+       {}},
       {"current and candidate length is the same, distance is the same, current more lower bits "
        "set",
        TmMask({0, 1}), TmMask({0, 2}), true, tens3},
@@ -346,10 +345,10 @@ TEST(TopologyManagerPolicy, CompareHintsNarrowest) {
        true},
       {"current.Preferred && candidate.Preferred (1)", -1, TmHint({0}, true), TmHint({0}, true),
        true},
-      {"current.Preferred && candidate.Preferred (2)", -1, TmHint({0, 1}, true),
-       TmHint({0}, true), false},
-      {"current.Preferred && candidate.Preferred (3)", -1, TmHint({0}, true),
-       TmHint({0, 1}, true), true},
+      {"current.Preferred && candidate.Preferred (2)", -1, TmHint({0, 1}, true), TmHint({0}, true),
+       false},
+      {"current.Preferred && candidate.Preferred (3)", -1, TmHint({0}, true), TmHint({0, 1}, true),
+       true},
       {"!current.Preferred && !candidate.Preferred (1.1)", 1, TmHint({0, 1}, false),
        TmHint({0, 1}, false), true},
       {"!current.Preferred && !candidate.Preferred (1.2)", 1, TmHint({1, 2}, false),
@@ -431,8 +430,8 @@ std::vector<TmMergeCase> TmCommonMergeCases() {
        TmHint({0}, true)},
       {"Ensure less narrow preferred hints are chosen over narrower non-preferred hints",
        {ProviderHints{{"resource1", TmHints({TmHint({1}, true), TmHint({0, 1}, false)})}},
-        ProviderHints{{"resource2", TmHints({TmHint({0}, true), TmHint({1}, true),
-                                             TmHint({0, 1}, false)})}}},
+        ProviderHints{
+            {"resource2", TmHints({TmHint({0}, true), TmHint({1}, true), TmHint({0, 1}, false)})}}},
        TmHint({1}, true)},
       {"Multiple resources, same provider",
        {ProviderHints{
@@ -595,8 +594,7 @@ std::vector<TmMergeCase> TmSingleNumaMergeCases() {
        TmNilHint(false)},
       {"One no-preference provider",
        {ProviderHints{
-            {"resource1",
-             TmHints({TmHint({0}, true), TmHint({1}, true), TmHint({0, 1}, false)})}},
+            {"resource1", TmHints({TmHint({0}, true), TmHint({1}, true), TmHint({0, 1}, false)})}},
         ProviderHints{}},
        TmHint({0}, true)},
   };
@@ -813,8 +811,8 @@ TEST(TopologyManagerAdmit, Admit) {
        Policy::kBestEffort, preferred01, true},
       {"QOSClass set as Burstable. BestEffort Policy. More than one Preferred Affinity.",
        Policy::kBestEffort, preferred01, true},
-      {"QOSClass set as Guaranteed. BestEffort Policy. No Preferred Affinity.",
-       Policy::kBestEffort, none_preferred, true},
+      {"QOSClass set as Guaranteed. BestEffort Policy. No Preferred Affinity.", Policy::kBestEffort,
+       none_preferred, true},
       {"QOSClass set as Guaranteed. Restricted Policy. Preferred Affinity.", Policy::kRestricted,
        preferred0, true},
       {"QOSClass set as Burstable. Restricted Policy. Preferred Affinity.", Policy::kRestricted,
@@ -823,8 +821,8 @@ TEST(TopologyManagerAdmit, Admit) {
        Policy::kRestricted, preferred01, true},
       {"QOSClass set as Burstable. Restricted Policy. More than one Preferred affinity.",
        Policy::kRestricted, preferred01, true},
-      {"QOSClass set as Guaranteed. Restricted Policy. No Preferred affinity.",
-       Policy::kRestricted, none_preferred, false},
+      {"QOSClass set as Guaranteed. Restricted Policy. No Preferred affinity.", Policy::kRestricted,
+       none_preferred, false},
       {"QOSClass set as Burstable. Restricted Policy. No Preferred affinity.", Policy::kRestricted,
        none_preferred, false},
   };
@@ -877,11 +875,10 @@ std::vector<TmHintsCase> TmCommonHintsCases() {
   return {
       {"Single Request, no alignment",
        {{"testdevice", 1}},
-       {{"testdevice",
-         Devices{{"Dev1", TmNoTopology()},
-                 {"Dev2", TmNoTopology()},
-                 {"Dev3", TmNoNodes()},
-                 {"Dev4", TmNoNodes()}}}},
+       {{"testdevice", Devices{{"Dev1", TmNoTopology()},
+                               {"Dev2", TmNoTopology()},
+                               {"Dev3", TmNoNodes()},
+                               {"Dev4", TmNoNodes()}}}},
        {},
        {{"testdevice", std::nullopt}}},
       {"Single Request, only one with alignment",
@@ -969,7 +966,7 @@ TEST(TopologyManagerDeviceHints, GetTopologyHints) {
     for (const auto& expected : tc.expected) {
       SCOPED_TRACE(expected.first);
       const auto actual = hints.find(expected.first);
-      ASSERT_NE(actual, hints.end());
+      ASSERT_TRUE(actual != hints.end()) << "no hints for the resource";
       EXPECT_EQ(TmSorted(actual->second), TmSorted(expected.second));
     }
   }
@@ -1003,45 +1000,104 @@ std::vector<TmAlignedCase> TmAlignedCases() {
   const Devices hundred_each = TmNumaDevices(TmNumaDevices({}, 0, 100, 0), 100, 200, 1);
   const Devices three_and_rest = TmNumaDevices(TmNumaDevices({}, 0, 3, 0), 3, 100, 1);
   return {
-      {"Single Request, no alignment", 1,
-       Devices{{"Dev1", TmNoTopology()}, {"Dev2", TmNoTopology()}}, TmHint({0, 1}, true),
-       std::nullopt, {}, {}},
-      {"Request for 1, partial alignment", 1,
-       Devices{{"Dev1", TmNoTopology()}, {"Dev2", TmNumaDevice(1)}}, TmHint({1}, true),
-       std::nullopt, {}, {{1, 1}}},
-      {"Single Request, socket 0", 1,
-       Devices{{"Dev1", TmNumaDevice(0)}, {"Dev2", TmNumaDevice(1)}}, TmHint({0}, true),
-       std::nullopt, {}, {{0, 1}}},
-      {"Single Request, socket 1", 1,
-       Devices{{"Dev1", TmNumaDevice(0)}, {"Dev2", TmNumaDevice(1)}}, TmHint({1}, true),
-       std::nullopt, {}, {{1, 1}}},
-      {"Request for 2, socket 0", 2, TmTwoPerSocket(), TmHint({0}, true), std::nullopt, {},
+      {"Single Request, no alignment",
+       1,
+       Devices{{"Dev1", TmNoTopology()}, {"Dev2", TmNoTopology()}},
+       TmHint({0, 1}, true),
+       std::nullopt,
+       {},
+       {}},
+      {"Request for 1, partial alignment",
+       1,
+       Devices{{"Dev1", TmNoTopology()}, {"Dev2", TmNumaDevice(1)}},
+       TmHint({1}, true),
+       std::nullopt,
+       {},
+       {{1, 1}}},
+      {"Single Request, socket 0",
+       1,
+       Devices{{"Dev1", TmNumaDevice(0)}, {"Dev2", TmNumaDevice(1)}},
+       TmHint({0}, true),
+       std::nullopt,
+       {},
+       {{0, 1}}},
+      {"Single Request, socket 1",
+       1,
+       Devices{{"Dev1", TmNumaDevice(0)}, {"Dev2", TmNumaDevice(1)}},
+       TmHint({1}, true),
+       std::nullopt,
+       {},
+       {{1, 1}}},
+      {"Request for 2, socket 0",
+       2,
+       TmTwoPerSocket(),
+       TmHint({0}, true),
+       std::nullopt,
+       {},
        {{0, 2}}},
-      {"Request for 2, socket 1", 2, TmTwoPerSocket(), TmHint({1}, true), std::nullopt, {},
+      {"Request for 2, socket 1",
+       2,
+       TmTwoPerSocket(),
+       TmHint({1}, true),
+       std::nullopt,
+       {},
        {{1, 2}}},
-      {"Request for 4, unsatisfiable, prefer socket 0", 4, TmSixAlternating(), TmHint({0}, true),
-       std::nullopt, {}, {{0, 3}, {1, 1}}},
-      {"Request for 4, unsatisfiable, prefer socket 1", 4, TmSixAlternating(), TmHint({1}, true),
-       std::nullopt, {}, {{0, 1}, {1, 3}}},
-      {"Request for 4, multisocket", 4, TmEightOnFourSockets(), TmHint({1, 3}, true),
-       std::nullopt, {}, {{1, 2}, {3, 2}}},
-      {"Request for 5, socket 0, preferred aligned accepted", 5, hundred_each, TmHint({0}, true),
+      {"Request for 4, unsatisfiable, prefer socket 0",
+       4,
+       TmSixAlternating(),
+       TmHint({0}, true),
+       std::nullopt,
+       {},
+       {{0, 3}, {1, 1}}},
+      {"Request for 4, unsatisfiable, prefer socket 1",
+       4,
+       TmSixAlternating(),
+       TmHint({1}, true),
+       std::nullopt,
+       {},
+       {{0, 1}, {1, 3}}},
+      {"Request for 4, multisocket",
+       4,
+       TmEightOnFourSockets(),
+       TmHint({1, 3}, true),
+       std::nullopt,
+       {},
+       {{1, 2}, {3, 2}}},
+      {"Request for 5, socket 0, preferred aligned accepted",
+       5,
+       hundred_each,
+       TmHint({0}, true),
        std::vector<std::string>{"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"},
-       {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"}, {{0, 5}}},
-      {"Request for 5, socket 0, preferred aligned accepted, unaligned ignored", 5, hundred_each,
-       TmHint({0}, true), std::vector<std::string>{"Dev0", "Dev19", "Dev83", "Dev150", "Dev186"},
-       {"Dev0", "Dev19", "Dev83"}, {{0, 5}}},
-      {"Request for 5, socket 1, preferred aligned accepted, bogus ignored", 5,
-       TmNumaDevices({}, 0, 100, 1), TmHint({1}, true),
+       {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"},
+       {{0, 5}}},
+      {"Request for 5, socket 0, preferred aligned accepted, unaligned ignored",
+       5,
+       hundred_each,
+       TmHint({0}, true),
+       std::vector<std::string>{"Dev0", "Dev19", "Dev83", "Dev150", "Dev186"},
+       {"Dev0", "Dev19", "Dev83"},
+       {{0, 5}}},
+      {"Request for 5, socket 1, preferred aligned accepted, bogus ignored",
+       5,
+       TmNumaDevices({}, 0, 100, 1),
+       TmHint({1}, true),
        std::vector<std::string>{"Dev0", "Dev19", "Dev83", "bogus0", "bogus1"},
-       {"Dev0", "Dev19", "Dev83"}, {{1, 5}}},
-      {"Request for 5, multisocket, preferred accepted", 5, three_and_rest, TmHint({0}, true),
+       {"Dev0", "Dev19", "Dev83"},
+       {{1, 5}}},
+      {"Request for 5, multisocket, preferred accepted",
+       5,
+       three_and_rest,
+       TmHint({0}, true),
        std::vector<std::string>{"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"},
-       {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"}, {{0, 3}, {1, 2}}},
-      {"Request for 5, multisocket, preferred unaligned accepted, bogus ignored", 5,
-       three_and_rest, TmHint({0}, true),
+       {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"},
+       {{0, 3}, {1, 2}}},
+      {"Request for 5, multisocket, preferred unaligned accepted, bogus ignored",
+       5,
+       three_and_rest,
+       TmHint({0}, true),
        std::vector<std::string>{"Dev0", "Dev1", "Dev2", "Dev42", "bogus0"},
-       {"Dev0", "Dev1", "Dev2", "Dev42"}, {{0, 3}, {1, 2}}},
+       {"Dev0", "Dev1", "Dev2", "Dev42"},
+       {{0, 3}, {1, 2}}},
   };
 }
 
@@ -1055,8 +1111,10 @@ AllocationRequest TmAlignedRequest(const TmAlignedCase& tc) {
   for (const auto& device : tc.devices) request.healthy->insert(device.first);
   request.affinity = tc.hint;
   if (tc.reply) {
-    request.preferred = [reply = *tc.reply](const DeviceIds&, const DeviceIds&, int)
-        -> absl::StatusOr<std::vector<std::string>> { return reply; };
+    request.preferred = [reply = *tc.reply](const DeviceIds&, const DeviceIds&,
+                                            int) -> absl::StatusOr<std::vector<std::string>> {
+      return reply;
+    };
   }
   return request;
 }
@@ -1099,21 +1157,51 @@ TEST(TopologyManagerDeviceAllocation, GetPreferredAllocationParameters) {
     DeviceIds expected_must_include;
     int expected_size;
   } cases[] = {
-      {"Request for 1, socket 0, 0 already allocated, 0 reusable", 1, four0, {}, {},
-       TmHint({0}, true), {"Dev0", "Dev1", "Dev2", "Dev3"}, {}, 1},
-      {"Request for 4, socket 0, 2 already allocated, 2 reusable", 4, eight0, {"Dev0", "Dev5"},
-       {"Dev0", "Dev5"}, TmHint({0}, true),
-       {"Dev0", "Dev1", "Dev2", "Dev3", "Dev4", "Dev5", "Dev6", "Dev7"}, {"Dev0", "Dev5"}, 4},
-      {"Request for 4, socket 0, 4 already allocated, 2 reusable", 4, eight0,
-       {"Dev0", "Dev5", "Dev4", "Dev1"}, {"Dev0", "Dev5"}, TmHint({0}, true),
-       {"Dev0", "Dev2", "Dev3", "Dev5", "Dev6", "Dev7"}, {"Dev0", "Dev5"}, 4},
-      {"Request for 6, multisocket, 2 already allocated, 2 reusable", 6, four_each,
-       {"Dev1", "Dev6"}, {"Dev1", "Dev6"}, TmHint({0}, true),
+      {"Request for 1, socket 0, 0 already allocated, 0 reusable",
+       1,
+       four0,
+       {},
+       {},
+       TmHint({0}, true),
+       {"Dev0", "Dev1", "Dev2", "Dev3"},
+       {},
+       1},
+      {"Request for 4, socket 0, 2 already allocated, 2 reusable",
+       4,
+       eight0,
+       {"Dev0", "Dev5"},
+       {"Dev0", "Dev5"},
+       TmHint({0}, true),
        {"Dev0", "Dev1", "Dev2", "Dev3", "Dev4", "Dev5", "Dev6", "Dev7"},
-       {"Dev0", "Dev1", "Dev2", "Dev3", "Dev6"}, 6},
-      {"Request for 6, multisocket, 4 already allocated, 2 reusable", 6, four_each,
-       {"Dev0", "Dev1", "Dev6", "Dev7"}, {"Dev1", "Dev6"}, TmHint({0}, true),
-       {"Dev1", "Dev2", "Dev3", "Dev4", "Dev5", "Dev6"}, {"Dev1", "Dev2", "Dev3", "Dev6"}, 6},
+       {"Dev0", "Dev5"},
+       4},
+      {"Request for 4, socket 0, 4 already allocated, 2 reusable",
+       4,
+       eight0,
+       {"Dev0", "Dev5", "Dev4", "Dev1"},
+       {"Dev0", "Dev5"},
+       TmHint({0}, true),
+       {"Dev0", "Dev2", "Dev3", "Dev5", "Dev6", "Dev7"},
+       {"Dev0", "Dev5"},
+       4},
+      {"Request for 6, multisocket, 2 already allocated, 2 reusable",
+       6,
+       four_each,
+       {"Dev1", "Dev6"},
+       {"Dev1", "Dev6"},
+       TmHint({0}, true),
+       {"Dev0", "Dev1", "Dev2", "Dev3", "Dev4", "Dev5", "Dev6", "Dev7"},
+       {"Dev0", "Dev1", "Dev2", "Dev3", "Dev6"},
+       6},
+      {"Request for 6, multisocket, 4 already allocated, 2 reusable",
+       6,
+       four_each,
+       {"Dev0", "Dev1", "Dev6", "Dev7"},
+       {"Dev1", "Dev6"},
+       TmHint({0}, true),
+       {"Dev1", "Dev2", "Dev3", "Dev4", "Dev5", "Dev6"},
+       {"Dev1", "Dev2", "Dev3", "Dev6"},
+       6},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.description);
@@ -1159,13 +1247,23 @@ TEST(TopologyManagerDeviceAllocation, PodContainerDeviceToAllocate) {
     std::optional<DeviceIds> healthy;
     std::string expected_error;
   } cases[] = {
-      {"Admission error in case no healthy devices to allocate present", "domain1.com/resource1",
-       2, {"dev1", "dev2"}, DeviceIds{},
+      {"Admission error in case no healthy devices to allocate present",
+       "domain1.com/resource1",
+       2,
+       {"dev1", "dev2"},
+       DeviceIds{},
        "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1"},
-      {"Admission error in case resource is not registered", "domain2.com/resource2", 1,
-       {"dev5"}, std::nullopt, "cannot allocate unregistered device domain2.com/resource2"},
+      {"Admission error in case resource is not registered",
+       "domain2.com/resource2",
+       1,
+       {"dev5"},
+       std::nullopt,
+       "cannot allocate unregistered device domain2.com/resource2"},
       {"Admission error in case resource not devices previously allocated no longer healthy",
-       "domain2.com/resource3", 1, {"dev5"}, DeviceIds{"dev7", "dev8"},
+       "domain2.com/resource3",
+       1,
+       {"dev5"},
+       DeviceIds{"dev7", "dev8"},
        "previously allocated devices are no longer healthy; cannot allocate unhealthy devices "
        "domain2.com/resource3"},
   };
