@@ -1147,6 +1147,35 @@ TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
 // exactly as the device plugin's Allocate gives them for the same entry (compared with
 // `discover`'s, which is the Allocate answer), not a name with the claim's random suffix
 // (docs/migrating.md, "Moving a pool to DRA without touching a pod").
+// The claim kube-scheduler makes for a pod's extended resource (pkg/scheduler/framework/
+// plugins/dynamicresources/extendeddynamicresources.go: preFilterExtendedResources,
+// createRequestsAndMappings): named from the pod, owned by it, annotated, one request per
+// container and resource named container-<container index>-request-<index among the
+// container's sorted requests> (a container asking for cpu, memory and rdma/hca_ib:
+// request-2), ExactCount.
+nlohmann::json SchedulerMadeClaim(const std::string& request, const std::string& device_class) {
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata",
+       {{"name", "worker-0-extended-resources-x2kq9"},
+        {"generateName", "worker-0-extended-resources-"},
+        {"namespace", "ml"},
+        {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}},
+        {"ownerReferences", nlohmann::json::array({{{"apiVersion", "v1"},
+                                                    {"kind", "Pod"},
+                                                    {"name", "worker-0"},
+                                                    {"uid", "8f0c1a52-3c1e-4d5b-9a5e-2f7d0c1b6a10"},
+                                                    {"controller", true}}})}}},
+      {"spec",
+       {{"devices",
+         {{"requests", nlohmann::json::array({{{"name", request},
+                                               {"exactly",
+                                                {{"deviceClassName", device_class},
+                                                 {"allocationMode", "ExactCount"},
+                                                 {"count", 1}}}}})}}}}}};
+}
+
 class DraExtendedResource : public DraOnRelease {
  protected:
   static std::string PerPoolConfig() {
@@ -1174,31 +1203,7 @@ TEST_P(DraExtendedResource, AClaimTheSchedulerMadeGivesTheDevicePluginsEnv) {
     EXPECT_EQ(o["spec"]["extendedResourceName"], "rdma/hca_ib");
     device_class = o["metadata"]["name"];
   }
-  // As kube-scheduler makes it (pkg/scheduler/framework/plugins/dynamicresources/
-  // extendeddynamicresources.go: preFilterExtendedResources, createRequestsAndMappings):
-  // named from the pod, owned by it, annotated, one request per container and resource named
-  // container-<container index>-request-<index among the container's sorted requests> (a
-  // container asking for cpu, memory and rdma/hca_ib: request-2), ExactCount.
-  const nlohmann::json made = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata",
-       {{"name", "worker-0-extended-resources-x2kq9"},
-        {"generateName", "worker-0-extended-resources-"},
-        {"namespace", "ml"},
-        {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}},
-        {"ownerReferences", nlohmann::json::array({{{"apiVersion", "v1"},
-                                                    {"kind", "Pod"},
-                                                    {"name", "worker-0"},
-                                                    {"uid", "8f0c1a52-3c1e-4d5b-9a5e-2f7d0c1b6a10"},
-                                                    {"controller", true}}})}}},
-      {"spec",
-       {{"devices",
-         {{"requests", nlohmann::json::array({{{"name", "container-0-request-2"},
-                                               {"exactly",
-                                                {{"deviceClassName", device_class},
-                                                 {"allocationMode", "ExactCount"},
-                                                 {"count", 1}}}}})}}}}}};
+  const nlohmann::json made = SchedulerMadeClaim("container-0-request-2", device_class);
   const auto claim = api.Admin("/allocate", made);
   ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
   const std::string uid = claim["metadata"]["uid"];
@@ -1324,20 +1329,7 @@ TEST_P(DraMove, ThePoolMovesWithoutPodChangesOnEveryRelease) {
   EXPECT_EQ(again.status, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("not in node n1's status; nothing to remove"));
   // The pod's claim, as kube-scheduler makes it for `limits: rdma/hca_ib: 1`, is prepared.
-  const nlohmann::json made = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata",
-       {{"name", "worker-0-extended-resources-x2kq9"},
-        {"namespace", "ml"},
-        {"annotations", {{"resource.kubernetes.io/extended-resource-claim", "true"}}}}},
-      {"spec",
-       {{"devices",
-         {{"requests", nlohmann::json::array({{{"name", "container-0-request-0"},
-                                               {"exactly",
-                                                {{"deviceClassName", device_class},
-                                                 {"allocationMode", "ExactCount"},
-                                                 {"count", 1}}}}})}}}}}};
+  const nlohmann::json made = SchedulerMadeClaim("container-0-request-0", device_class);
   const auto claim = api.Admin("/allocate", made);
   ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
   auto resp = dra.Prepare(kDriver, {KubeletClaim(claim)});

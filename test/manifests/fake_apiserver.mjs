@@ -259,6 +259,7 @@ import {
   EVENTS_V1, FieldSelectorError, beforeCreateEvent, checkEventDecodes, eventAlreadyExistsStatus, eventBadRequestStatus,
   eventMatchesFields, eventNotFoundStatus, parseEventFieldSelector,
 } from "./event_validation.mjs";
+import { statusFailure } from "./api_status.mjs";
 
 const dir = process.argv[2];
 const argOf = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
@@ -365,7 +366,7 @@ const stats = {
 
 function status(res, code, reason, message) {
   res.writeHead(code, { "content-type": "application/json" });
-  res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }));
+  res.end(JSON.stringify(statusFailure(code, reason, message).status));
 }
 
 // A refused write as validateSlice describes it: a Status (422, 400) or, for a panic, the
@@ -548,8 +549,7 @@ function warningHeaders(warnings) {
 // object-meta checks of rest.BeforeCreate/BeforeUpdate), then this plugin's own rule.
 // Returns null, or {code, message, status | text}.
 function validateSlice(obj, old) {
-  const invalid = (message) => ({ code: 422, message,
-    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: "Invalid", code: 422 } });
+  const invalid = (message) => statusFailure(422, "Invalid", message);
   let errs;
   try {
     checkQuantities(obj); // decoding: a malformed quantity never reaches validation
@@ -568,7 +568,7 @@ function validateSlice(obj, old) {
   } catch (e) {
     if (e instanceof QuantityParseError) {
       const message = `ResourceSlice in version "v1" cannot be handled as a ResourceSlice: ${e.message}`;
-      return { code: 400, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: "BadRequest", code: 400 } };
+      return statusFailure(400, "BadRequest", message);
     }
     if (e instanceof GoPanic) {
       return { code: 500, message: `apiserver panic (${e.message})`, text: "This request caused apiserver to panic. Look in the logs for details." };
@@ -1035,12 +1035,8 @@ async function api(req, res) {
 //    list [arbitrary-node:patch] when the node is not the claim's); dry-run is checked alike.
 async function claimStatusApi(req, res, ns, name, q) {
   const key = `${ns}/${name}`;
-  const notFound = () => refuse(res, { code: 404, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure",
-    message: `resourceclaims.resource.k8s.io "${name}" not found`, reason: "NotFound",
-    details: { name, group: "resource.k8s.io", kind: "resourceclaims" }, code: 404 } });
-  const failure = (code, reason, message, details) => ({ code, message,
-    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, ...(reason ? { reason } : {}),
-      ...(details ? { details } : {}), code } });
+  const notFound = () => refuse(res, statusFailure(404, "NotFound", `resourceclaims.resource.k8s.io "${name}" not found`,
+    { name, group: "resource.k8s.io", kind: "resourceclaims" }));
   const refused = (bad) => {
     stats.invalid.push(bad.message);
     return refuse(res, bad);
@@ -1061,7 +1057,7 @@ async function claimStatusApi(req, res, ns, name, q) {
       ? `fake apiserver: only server-side apply (application/apply-patch+yaml) is modelled for resourceclaims/status, not ${type}`
       : "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, " +
         "application/merge-patch+json, application/apply-patch+yaml";
-    return refused(failure(415, "UnsupportedMediaType", message));
+    return refused(statusFailure(415, "UnsupportedMediaType", message));
   }
   stats.claimStatusApplies++;
 
@@ -1083,31 +1079,31 @@ async function claimStatusApi(req, res, ns, name, q) {
   try {
     applied = JSON.parse(body);
   } catch (e) {
-    return refused(failure(400, "BadRequest", `fake apiserver: the apply body must be JSON (valid YAML): ${e.message}`));
+    return refused(statusFailure(400, "BadRequest", `fake apiserver: the apply body must be JSON (valid YAML): ${e.message}`));
   }
   if (!applied || typeof applied !== "object" || Array.isArray(applied)) {
-    return refused(failure(400, "BadRequest", "fake apiserver: the apply body must be a JSON object"));
+    return refused(statusFailure(400, "BadRequest", "fake apiserver: the apply body must be a JSON object"));
   }
   if (applied.apiVersion !== "resource.k8s.io/v1" || applied.kind !== "ResourceClaim") {
-    return refused(failure(400, "BadRequest", `Incorrect version specified in apply patch. Specified patch version: ${applied.apiVersion ?? ""}, ` +
+    return refused(statusFailure(400, "BadRequest", `Incorrect version specified in apply patch. Specified patch version: ${applied.apiVersion ?? ""}, ` +
       `Kind=${applied.kind ?? ""}, expected: resource.k8s.io/v1, Kind=ResourceClaim`));
   }
   const stored = claims.get(key);
   if (!stored) return notFound();
   const meta = applied.metadata ?? {};
   if (meta.name !== undefined && meta.name !== name) {
-    return refused(failure(400, "BadRequest", `the name of the object (${meta.name}) does not match the name on the URL (${name})`));
+    return refused(statusFailure(400, "BadRequest", `the name of the object (${meta.name}) does not match the name on the URL (${name})`));
   }
   if (meta.namespace !== undefined && meta.namespace !== "" && meta.namespace !== ns) {
-    return refused(failure(400, "BadRequest", `the namespace of the object (${meta.namespace}) does not match the namespace on the URL (${ns})`));
+    return refused(statusFailure(400, "BadRequest", `the namespace of the object (${meta.namespace}) does not match the namespace on the URL (${ns})`));
   }
   const statusKeys = Object.keys(applied.status ?? {}).filter((k) => k !== "devices");
   if (statusKeys.length) {
-    return refused(failure(400, "BadRequest", `fake apiserver: server-side apply of status.${statusKeys[0]} is not modelled (only status.devices)`));
+    return refused(statusFailure(400, "BadRequest", `fake apiserver: server-side apply of status.${statusKeys[0]} is not modelled (only status.devices)`));
   }
   // Decoding into the typed object: a field the type does not declare or a value of the wrong
   // type (the RawExtension `data` holds anything).
-  const typedError = (detail) => refused(failure(500, "",
+  const typedError = (detail) => refused(statusFailure(500, "",
     `failed to create typed patch object (resource.k8s.io/v1, Kind=ResourceClaim) ${ns}/${name}: ${detail}`));
   const devicesIn = applied.status?.devices ?? [];
   if (!Array.isArray(devicesIn)) return typedError(".status.devices: expected list, got " + typeof devicesIn);
@@ -1125,7 +1121,7 @@ async function claimStatusApi(req, res, ns, name, q) {
   }
   if (meta.resourceVersion && meta.resourceVersion !== stored.metadata.resourceVersion) {
     stats.conflicts++;
-    return refuse(res, failure(409, "Conflict", `Operation cannot be fulfilled on resourceclaims.resource.k8s.io "${name}": ` +
+    return refuse(res, statusFailure(409, "Conflict", `Operation cannot be fulfilled on resourceclaims.resource.k8s.io "${name}": ` +
       "the object has been modified; please apply your changes to the latest version and try again",
       { name, group: "resource.k8s.io", kind: "resourceclaims" }));
   }
@@ -1145,7 +1141,7 @@ async function claimStatusApi(req, res, ns, name, q) {
       const lines = [...byManager.keys()].sort().flatMap((m) => [`conflicts with ${who(m)}:`, ...byManager.get(m).map((p) => `- ${p}`)]);
       message = `Apply failed with ${n} conflicts: ${lines.join("\n")}`;
     }
-    return refuse(res, failure(409, "Conflict", message, { causes: merge.conflicts.map((c) =>
+    return refuse(res, statusFailure(409, "Conflict", message, { causes: merge.conflicts.map((c) =>
       ({ reason: "FieldManagerConflict", message: `conflict with ${who(c.manager)}`, field: c.path })) }));
   }
 
@@ -1331,9 +1327,6 @@ function applyStatusDevices(live, applied, manager, force, owners) {
 //  unknown type gets the real server's "accepted media types include" message). PUT: 405 (not
 //  modelled). With /rbac the request needs `patch` on nodes/status (403 before any of this).
 async function nodeStatusApi(req, res, name, q) {
-  const failure = (code, reason, message, details) => ({ code, message,
-    status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, ...(reason ? { reason } : {}),
-      ...(details ? { details } : {}), code } });
   const refused = (bad) => {
     stats.invalid.push(bad.message);
     return refuse(res, bad);
@@ -1352,7 +1345,7 @@ async function nodeStatusApi(req, res, name, q) {
       ? `fake apiserver: only JSON patch (application/json-patch+json) is modelled for nodes/status, not ${type}`
       : "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, " +
         "application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml";
-    return refused(failure(415, "UnsupportedMediaType", message));
+    return refused(statusFailure(415, "UnsupportedMediaType", message));
   }
 
   // 1. PatchOptions
@@ -1376,7 +1369,7 @@ async function nodeStatusApi(req, res, name, q) {
     ops = decodePatch(body, validation);
   } catch (e) {
     if (!(e instanceof JSONPatchDecodeError)) throw e;
-    return refused(failure(e.code, e.reason, e.message));
+    return refused(statusFailure(e.code, e.reason, e.message));
   }
 
   // 3. Patch.Apply to the stored node (one never stored: created with an empty status, kept
@@ -1423,8 +1416,8 @@ async function nodeStatusApi(req, res, name, q) {
 
   // 5. The name, the namespace
   const objName = node.metadata.name ?? "";
-  if (objName === "") return refused(failure(400, "BadRequest", `the name of the object (${name} based on URL) was undeterminable: name must be provided`));
-  if (objName !== name) return refused(failure(400, "BadRequest", `the name of the object (${objName}) does not match the name on the URL (${name})`));
+  if (objName === "") return refused(statusFailure(400, "BadRequest", `the name of the object (${name} based on URL) was undeterminable: name must be provided`));
+  if (objName !== name) return refused(statusFailure(400, "BadRequest", `the name of the object (${objName}) does not match the name on the URL (${name})`));
   delete node.metadata.namespace;
 
   // 6. The resourceVersion precondition
@@ -1432,7 +1425,7 @@ async function nodeStatusApi(req, res, name, q) {
   const newRv = node.metadata.resourceVersion ?? "";
   if (newRv !== "" && newRv !== "0" && newRv !== storedRv) {
     stats.conflicts++;
-    return refuse(res, failure(409, "Conflict", `Operation cannot be fulfilled on nodes ${goQuote(name)}: the object has been modified; ` +
+    return refuse(res, statusFailure(409, "Conflict", `Operation cannot be fulfilled on nodes ${goQuote(name)}: the object has been modified; ` +
       "please apply your changes to the latest version and try again", { name, kind: "nodes" }));
   }
   node.metadata.resourceVersion = storedRv;
@@ -1540,7 +1533,7 @@ async function createEvent(req, res, ns, q) {
     // staging/src/k8s.io/apiserver/pkg/storage/etcd3 store.Create: not a Status error, so the
     // answer is a 500 with an empty reason (responsewriters ErrorToAPIStatus).
     const message = "resourceVersion should not be set on objects to be created";
-    return refused({ code: 500, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, code: 500 } });
+    return refused(statusFailure(500, "", message));
   }
   if (eventObjects.has(key)) return refuse(res, { code: 409, status: eventAlreadyExistsStatus(obj.metadata.name) });
   rv++; // another kind of object written: the revision moves on, no slice watch hears of it

@@ -45,6 +45,7 @@
 import { FieldError, GoStringer, goQuote, invalid, parseQuantity, quantityFromJSON, validateCommonFields,
   validateObjectMetaAccessorUpdate } from "./kube_validation.mjs";
 import { isExtendedResourceName } from "./extended_resource_rule.mjs";
+import { statusFailure } from "./api_status.mjs";
 
 // validation.go isNegativeErrorMsg (apimachinery IsNegativeErrorMsg) and isNotIntegerErrorMsg.
 export const IS_NEGATIVE = "must be greater than or equal to 0";
@@ -121,17 +122,15 @@ export function nodeStatusValidateUpdate(node, old, quantities) {
 export function patchDecodeRefusal(patchedText, detail) {
   const err = invalid("patch", patchedText, detail);
   const message = ` "" is invalid: ${err}`;
-  return { code: 422, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message,
-    reason: "Invalid", details: { causes: [{ reason: err.type, message: err.errorBody(), field: err.field }] }, code: 422 } };
+  return statusFailure(422, "Invalid", message, { causes: [{ reason: err.type, message: err.errorBody(), field: err.field }] });
 }
 
 // errors.NewInvalid for a Node: {code, message, status}; the message lists each text once.
 export function nodeInvalidRefusal(name, errs) {
   const msgs = [...new Set(errs.map(String))];
   const message = `Node ${goQuote(name)} is invalid: ${msgs.length === 1 ? msgs[0] : `[${msgs.join(", ")}]`}`;
-  return { code: 422, message, status: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message,
-    reason: "Invalid", details: { name, kind: "Node", causes: errs.map((e) => ({ reason: e.type, message: e.errorBody(), field: e.field })) },
-    code: 422 } };
+  return statusFailure(422, "Invalid", message,
+    { name, kind: "Node", causes: errs.map((e) => ({ reason: e.type, message: e.errorBody(), field: e.field })) });
 }
 
 // encoding/json's name for the JSON type of a value, in an UnmarshalTypeError.

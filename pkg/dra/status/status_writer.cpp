@@ -11,7 +11,7 @@ namespace {
 constexpr size_t kMaxStatusProblemsSaid = 64;
 
 // The request's wait at most: the daemon's shutdown ends it anyway (Shutdown).
-constexpr std::chrono::milliseconds kApplyTimeout{10000};
+constexpr std::chrono::milliseconds kCallTimeout{10000};  // a GET or an apply
 
 std::string ClaimName(const PreparedClaim& c) { return Cat(c.namespace_, "/", c.name); }
 
@@ -96,7 +96,7 @@ bool ClaimStatusWriter::Recover(const PreparedClaim& wanted) {
   const auto r = api_->Call("GET",
                             Cat("/apis/resource.k8s.io/v1/namespaces/", wanted.namespace_,
                                 "/resourceclaims/", wanted.name),
-                            "", kApplyTimeout);
+                            "", kCallTimeout);
   const long code = r.ok() ? r->code : 0;
   sync::MutexLock lock(mu_);
   if (stopping_) return false;
@@ -209,31 +209,21 @@ void ClaimStatusWriter::Loop() {
 bool ClaimStatusWriter::Check(const std::string& uid) {
   PreparedClaim claim;
   DraViewPtr view;
+  bool read_addresses = false;
   {
     sync::MutexLock lock(mu_);
     auto it = tracked_.find(uid);
     if (it == tracked_.end() || it->second.given_up) return true;
     claim = it->second.claim;
     view = view_;
-  }
-  bool read_addresses = false;
-  {
-    sync::MutexLock lock(mu_);
     std::swap(read_addresses, addresses_stale_);
   }
   if (read_addresses) {
     // Once per pass (a view change, a Prepare): getifaddrs dumps every address of the host.
-    InterfaceAddresses fresh = options_.addresses ? options_.addresses() : ReadInterfaceAddresses();
-    sync::MutexLock lock(mu_);
-    addresses_ = std::move(fresh);
-  }
-  InterfaceAddresses addresses;
-  {
-    sync::MutexLock lock(mu_);
-    addresses = addresses_;
+    addresses_ = options_.addresses ? options_.addresses() : ReadInterfaceAddresses();
   }
   const auto wall = options_.wall ? options_.wall() : std::chrono::system_clock::now();
-  nlohmann::json entries = DeviceStatusEntries(claim, *view, addresses);
+  nlohmann::json entries = DeviceStatusEntries(claim, *view, addresses_);
   StampTransitions(entries, claim.reported, RfcTime(wall));
   if (entries == claim.reported) {
     sync::MutexLock lock(mu_);
@@ -256,7 +246,7 @@ bool ClaimStatusWriter::Check(const std::string& uid) {
                             // A netdev's name is bytes: never a throw on this thread.
                             ClaimStatusApply(claim, entries)
                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                            kApplyTimeout);
+                            kCallTimeout);
   const long code = r.ok() ? r->code : 0;
   const auto answered = clock_.Now();
   std::string info;

@@ -145,8 +145,8 @@ class ClaimStatusWriter {
   std::deque<PreparedClaim> recover_ ABSL_GUARDED_BY(mu_);       // Recovered, to read
   bool checking_ ABSL_GUARDED_BY(mu_) = false;                   // one is taken from it
   std::string last_checked_ ABSL_GUARDED_BY(mu_);                // the turn goes on after it
-  InterfaceAddresses addresses_ ABSL_GUARDED_BY(mu_);
-  bool addresses_stale_ ABSL_GUARDED_BY(mu_) = true;  // read again at the next check
+  InterfaceAddresses addresses_;                                 // the writer's thread only
+  bool addresses_stale_ ABSL_GUARDED_BY(mu_) = true;             // read again at the next check
   kube::RetrySchedule retry_ ABSL_GUARDED_BY(mu_);
   kube::RetrySchedule::Time not_before_ ABSL_GUARDED_BY(mu_){};  // a failure's wait
   kube::RetrySchedule::Time recheck_at_ ABSL_GUARDED_BY(mu_){};  // while field_dropped
