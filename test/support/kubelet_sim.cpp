@@ -730,6 +730,33 @@ absl::StatusOr<v1beta1::AllocateResponse> KubeletSimulator::Allocate(
   return response;
 }
 
+absl::StatusOr<v1beta1::PreferredAllocationResponse> KubeletSimulator::GetPreferredAllocation(
+    const std::string& resource, const std::vector<std::string>& available,
+    const std::vector<std::string>& must_include, int size) {
+  std::shared_ptr<Client> client;
+  {
+    std::lock_guard lock(mu_);
+    client = CurrentClient(resource);
+    if (!client || !client->connected) {
+      return absl::FailedPreconditionError("no endpoint for " + resource);
+    }
+  }
+  // The kubelet's endpoint.getPreferredAllocation: one container request.
+  v1beta1::PreferredAllocationRequest request;
+  auto* container = request.add_container_requests();
+  for (const auto& id : available) container->add_available_deviceids(id);
+  for (const auto& id : must_include) container->add_must_include_deviceids(id);
+  container->set_allocation_size(size);
+  v1beta1::PreferredAllocationResponse response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status s = client->stub->GetPreferredAllocation(&ctx, request, &response);
+  if (!s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+  return response;
+}
+
 void KubeletSimulator::CancelStream(const std::string& resource) {
   std::lock_guard lock(mu_);
   if (auto c = CurrentClient(resource)) c->stream_ctx.TryCancel();

@@ -144,6 +144,11 @@ class KubeletSimulator {
 
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::string& resource,
                                                      const std::vector<std::string>& ids);
+  // The kubelet's GetPreferredAllocation call for one container (test/support/
+  // kubelet_admission.h decides when it is made).
+  absl::StatusOr<v1beta1::PreferredAllocationResponse> GetPreferredAllocation(
+      const std::string& resource, const std::vector<std::string>& available,
+      const std::vector<std::string>& must_include, int size);
   // Ends the resource's current ListAndWatch stream from the kubelet side.
   void CancelStream(const std::string& resource);
 
