@@ -4,7 +4,9 @@
 // as the tests:
 //  - device plugin (8 resources of rdmaHcaMax 1000): exec -> every resource registered with
 //    its first ListAndWatch (1,000 devices each) and the snapshot's size; Allocate p50/p99
-//    through the kubelet simulator, one device a call, every resource in turn;
+//    through the kubelet simulator, one device a call, every resource in turn; and the same
+//    8,000 as one deviceModel perHca resource (one list, a container given one NIC), with
+//    GetPreferredAllocation's time to pick 1 of a NUMA node's 4,000;
 //  - DRA perHca (8 pools of one HCA that takes 1,000 shares through consumable capacity) and
 //    slots (8 pools of 1,000 slot devices: ResourceSlices of at most 64 devices with
 //    taints): exec -> every slice published (the first snapshot the scheduler has), the
@@ -58,21 +60,32 @@ void AddHcas(testing::PluginHarness& h) {
   for (int i = 0; i < kHcas; ++i) h.node().Add(testing::FakeNode::ConnectX(i, i / 4, true));
 }
 
+// deviceModel perHca: one resource over the 8 NICs, each its own 1,000 devices (8,000 in one
+// list, each with its NIC's NUMA node).
+std::string PerHcaConfig() {
+  return Cat(R"({"periodicUpdateInterval": 0, "configList": [{"resourceName": "nics", )",
+             R"("rdmaHcaMax": )", kShares,
+             R"(, "deviceModel": "perHca", "selectors": {"vendors": ["15b3"]}}]})");
+}
+
 struct DevicePluginFigures {
   double first_ms = 0;  // exec -> every resource registered with its first snapshot
   size_t devices = 0;
   size_t snapshot_bytes = 0;  // the largest first snapshot
   std::vector<double> allocate_us;
+  std::vector<double> preferred_us;  // perHca: GetPreferredAllocation of 1 among 4,000
 };
 
-// The device plugin with `shares` per NIC: its figures, or nullopt when it did not serve.
-std::optional<DevicePluginFigures> DevicePlugin(int shares) {
+// The device plugin with `shares` per NIC (one resource each), or with PerHcaConfig() when
+// `per_hca`: its figures, or nullopt when it did not serve.
+std::optional<DevicePluginFigures> DevicePlugin(int shares, bool per_hca = false) {
   testing::PluginHarness h;
   AddHcas(h);
-  h.WriteConfig(Config("", shares));
+  h.WriteConfig(per_hca ? PerHcaConfig() : Config("", shares));
   if (!h.kubelet().Start().ok()) return std::nullopt;
   std::vector<std::string> resources;
   for (int i = 0; i < kHcas; ++i) resources.push_back(Cat("rdma/nic", i));
+  if (per_hca) resources = {"rdma/nics"};
   DevicePluginFigures f;
   const auto start = Clock::now();
   h.StartPlugin({});
@@ -95,14 +108,30 @@ std::optional<DevicePluginFigures> DevicePlugin(int shares) {
       1s);
   const int calls = EnvInt("BENCH_SHARE_ALLOCATES", 2000);
   for (int c = 0; c < calls; ++c) {
-    const int r = c % kHcas;
-    const std::string& id = ids[r][static_cast<size_t>(c / kHcas) % ids[r].size()];
+    // One device a call, every NIC in turn (perHca: its IDs are NIC by NIC in the list).
+    const size_t r = per_hca ? 0 : static_cast<size_t>(c % kHcas);
+    const size_t share = static_cast<size_t>(c / kHcas) % kShares;
+    const std::string& id = per_hca ? ids[0][static_cast<size_t>(c % kHcas) * kShares + share]
+                                    : ids[r][share % ids[r].size()];
     const auto t = Clock::now();
     auto a = h.kubelet().Allocate(resources[r], {id});
     f.allocate_us.push_back(MsSince(t) * 1000);
     if (!a.ok()) {
       std::fprintf(stderr, "Allocate failed: %s\n", std::string(a.status().message()).c_str());
       return std::nullopt;
+    }
+  }
+  if (per_hca) {
+    // What a kubelet asks under single-numa-node: one of NUMA node 0's 4,000 devices.
+    const std::vector<std::string> node0(ids[0].begin(), ids[0].begin() + 4 * kShares);
+    for (int c = 0; c < calls / 10; ++c) {
+      const auto t = Clock::now();
+      auto p = h.kubelet().GetPreferredAllocation(resources[0], node0, {}, 1);
+      f.preferred_us.push_back(MsSince(t) * 1000);
+      if (!p.ok() || p->container_responses(0).deviceids_size() != 1) {
+        std::fprintf(stderr, "GetPreferredAllocation failed\n");
+        return std::nullopt;
+      }
     }
   }
   return f;
@@ -125,6 +154,26 @@ bool DevicePlugins() {
       Cat(base, Fmt(Median(one->allocate_us), 0), " us"), "info", "info");
   Row("8000 shares", "device plugin: Allocate p99", Percentile(full->allocate_us, 99), "us",
       Cat(base, Fmt(Percentile(one->allocate_us, 99), 0), " us"), "info", "info");
+  // deviceModel perHca: one resource, 8 x 1,000 devices, a container given one NIC.
+  const auto per_hca = DevicePlugin(kShares, true);
+  if (!per_hca) return false;
+  const std::string slots = "slots (8 resources x 1,000), same run: ";
+  Row("8000 shares", "device plugin perHca: exec -> registered, first ListAndWatch",
+      per_hca->first_ms, "ms", Cat(slots, Fmt(full->first_ms), " ms"), "info", "info");
+  Row("8000 shares", "device plugin perHca: devices advertised",
+      static_cast<double>(per_hca->devices), "", "", "8000",
+      Verdict(per_hca->devices == kHcas * kShares));
+  Row("8000 shares", "device plugin perHca: ListAndWatch snapshot (all 8,000)",
+      per_hca->snapshot_bytes / 1024.0, "KiB", "4096 KiB kubelet limit", "< 4096",
+      Verdict(per_hca->snapshot_bytes < 4096 * 1024));
+  Row("8000 shares", "device plugin perHca: Allocate p50", Median(per_hca->allocate_us), "us",
+      Cat(slots, Fmt(Median(full->allocate_us), 0), " us"), "info", "info");
+  Row("8000 shares", "device plugin perHca: Allocate p99", Percentile(per_hca->allocate_us, 99),
+      "us", Cat(slots, Fmt(Percentile(full->allocate_us, 99), 0), " us"), "info", "info");
+  Row("8000 shares", "device plugin perHca: GetPreferredAllocation p50 (1 of 4,000)",
+      Median(per_hca->preferred_us), "us", "", "info", "info");
+  Row("8000 shares", "device plugin perHca: GetPreferredAllocation p99 (1 of 4,000)",
+      Percentile(per_hca->preferred_us, 99), "us", "", "info", "info");
   return true;
 }
 

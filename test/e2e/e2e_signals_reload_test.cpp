@@ -199,6 +199,62 @@ TEST_F(E2E, OneAbsurdEntryCostsOnlyItselfAtStartAndOnReload) {
             "at the last reload; its running version keeps serving: fix it in the ConfigMap\n");
 }
 
+// A reload that switches an entry's deviceModel while the kubelet holds its IDs (its
+// checkpoint) is refused for that entry, which keeps serving as it was; with none held, the
+// switch restarts its server, registered anew with GetPreferredAllocation (issue 56).
+TEST_F(E2E, AModelSwitchWaitsUntilTheKubeletHoldsNoneOfTheResourcesIds) {
+  constexpr char kSlots[] = R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 10,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})";
+  constexpr char kPerHca[] = R"({"configList": [
+    {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10, "deviceModel": "perHca",
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}},
+    {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 10,
+     "selectors": {"vendors": ["15b3"], "linkTypes": ["ether"]}}]})";
+  StartAll(kSlots, {kMetricsFlag});
+  ASSERT_TRUE(WaitRegistered(kA));
+  ASSERT_TRUE(h.kubelet().Allocate(kA, {"3"}).ok());
+  // What the kubelet's device manager then checkpoints for the pod (1.20+ format).
+  const std::string checkpoint = h.kubelet().device_plugin_dir() + "/kubelet_internal_checkpoint";
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": [{"PodUID": "6c7a",
+      "ContainerName": "c", "ResourceName": "rdma/hca_shared_devices_a",
+      "DeviceIDs": {"0": ["3"]}, "AllocResp": "CgA="}],
+      "RegisteredDevices": {"rdma/hca_shared_devices_a": ["0", "1", "2", "3"]}},
+      "Checksum": 1})";
+  h.WriteConfig(kPerHca);
+  h.plugin().Signal(SIGHUP);
+  EXPECT_EQ(h.AwaitMetric("rdma_shared_dp_config_entry_skipped{entry=\"configList[0]\","
+                          "resource_name=\"hca_shared_devices_a\"}",
+                          1),
+            1);
+  EXPECT_TRUE(
+      LogShows("config: configList[0].deviceModel: switching rdma/hca_shared_devices_a "
+               "from \"slots\" to \"perHca\" is refused while the kubelet holds 1 of its "
+               "device IDs for 1 pod(s)"));
+  EXPECT_EQ(Resource(kA).registrations, 1);
+  EXPECT_EQ(Resource(kA).capacity, 10);  // the slots it had
+  EXPECT_EQ(AwaitReadyz(h, 200),
+            "ready\nconfig entry configList[0] (hca_shared_devices_a) is invalid and was skipped "
+            "at the last reload; its running version keeps serving: fix it in the ConfigMap\n");
+
+  // The pod is gone and the kubelet freed its IDs: the next reload switches.
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": [],
+      "RegisteredDevices": {}}, "Checksum": 1})";
+  h.plugin().Signal(SIGHUP);
+  ASSERT_TRUE(WaitRegistered(kA, 2));
+  ASSERT_TRUE(WaitSnapshot(kA, [](const v1beta1::ListAndWatchResponse& l) {
+    return l.devices_size() == 20;  // two InfiniBand HCAs x 10
+  }));
+  EXPECT_TRUE(Resource(kA).options.get_preferred_allocation_available());
+  EXPECT_EQ(h.AwaitMetric("rdma_shared_dp_config_entries_skipped", 0), 0);
+  auto one = h.kubelet().Allocate(kA, {"0000:11:00.0-9"});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->container_responses(0).envs().at("PCIDEVICE_RDMA_HCA_SHARED_DEVICES_A"),
+            "0000:11:00.0");
+}
+
 TEST_F(E2E, ConfigFileChangeReloadsWithoutASignal) {
   StartAll();
   ASSERT_TRUE(WaitRegistered(kA));
