@@ -272,6 +272,42 @@ TEST_F(Commands, ValidateAcceptsAGoodConfig) {
   EXPECT_THAT(r.output, HasSubstr("rdma/hca_shared_devices_b: 500 slot(s)\n"));
 }
 
+// deviceModel perHca (issue 56): validate names the model; discover lists each HCA's IDs,
+// NUMA node and health (mlx5_1's port is DOWN here), in the table and the JSON.
+TEST_F(Commands, ValidateAndDiscoverShowThePerHcaModelAndEachHcasIds) {
+  h.WriteConfig(R"({"configList": [{"resourceName": "hcas", "rdmaHcaMax": 2,
+      "deviceModel": "perHca", "selectors": {"linkTypes": ["infiniband"]}}]})");
+  RunResult v = Run({"validate"});
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_THAT(v.output, HasSubstr("  rdma/hcas: deviceModel perHca, 2 device(s) per HCA (IDs "
+                                  "<PCI address>-<share>)\n"));
+  RunResult table = Run({"discover"});
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_THAT(table.output,
+              HasSubstr("  rdma/hcas: 2 HCA(s), deviceModel perHca, 2 device(s) per HCA, 2 of 4 "
+                        "Healthy\n"
+                        "    0000:10:00.0 (NUMA 0): IDs 0000:10:00.0-0..0000:10:00.0-1, Healthy\n"
+                        "    0000:11:00.0 (NUMA 0): IDs 0000:11:00.0-0..0000:11:00.0-1, Unhealthy\n"
+                        "    (the env below is for a container given every HCA; one given fewer "
+                        "gets those only)\n"));
+  RunResult json = Run({"discover", "--output=json"});
+  ASSERT_EQ(json.status, 0) << json.output;
+  YAML::Node pool = YAML::Load(json.output)["pools"][0];
+  EXPECT_EQ(pool["deviceModel"].as<std::string>(), "perHca");
+  EXPECT_EQ(pool["slots"].as<int>(), 4);
+  EXPECT_EQ(pool["sharesPerHca"].as<int>(), 2);
+  ASSERT_EQ(pool["perHca"].size(), 2u);
+  EXPECT_EQ(pool["perHca"][1]["address"].as<std::string>(), "0000:11:00.0");
+  EXPECT_EQ(pool["perHca"][1]["numaNode"].as<int>(), 0);
+  EXPECT_FALSE(pool["perHca"][1]["healthy"].as<bool>());
+  EXPECT_EQ(pool["perHca"][1]["firstId"].as<std::string>(), "0000:11:00.0-0");
+  EXPECT_EQ(pool["perHca"][1]["lastId"].as<std::string>(), "0000:11:00.0-1");
+  // A slots entry says "slots".
+  h.WriteConfig(PluginHarness::DemoConfig());
+  RunResult slots = Run({"discover", "--output=json"});
+  EXPECT_EQ(YAML::Load(slots.output)["pools"][0]["deviceModel"].as<std::string>(), "slots");
+}
+
 TEST_F(Commands, NamesTooLongForASocketPathAreRejectedByValidateAndTheDaemon) {
   const std::string name(62, 'x');  // valid for Kubernetes, too long for the socket path
   h.WriteConfig(R"({"configList": [{"resourceName": ")" + name +

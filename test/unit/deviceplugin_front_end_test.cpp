@@ -339,6 +339,18 @@ class DevicePluginOnV124 : public DevicePluginInProcess {
   }
 };
 
+// A v1.24 kubelet takes the options from the Register request, never asking for them: they
+// are what our socket answers, so a perHca pool offers GetPreferredAllocation there too.
+TEST_F(DevicePluginOnV124, TheRegisterRequestCarriesTheOptionsOurSocketAnswers) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  Start({}, Parse(kPerHcaPool));
+  ASSERT_TRUE(RunUntil(Registered));
+  const SimState state = kubelet_.State();
+  ASSERT_TRUE(state.resources.at("rdma/a").has_options);
+  EXPECT_TRUE(state.resources.at("rdma/a").options.get_preferred_allocation_available());
+  EXPECT_FALSE(state.resources.at("rdma/a").options.pre_start_required());
+}
+
 // A restart is seen in the order it happened, whichever of its ready sources the loop takes
 // first. The new kubelet removed our socket and created kubelet.sock before it could answer
 // anything, so a Register it answers finds those events queued: they reach the front end
