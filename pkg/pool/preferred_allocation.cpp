@@ -4,7 +4,6 @@
 #include <charconv>
 #include <map>
 #include <optional>
-#include <set>
 #include <tuple>
 
 namespace rdmadp::pool {
@@ -54,26 +53,31 @@ std::vector<std::string> PreferredAllocation(const std::vector<PoolHca>& hcas, c
                                              const std::vector<std::string>& available,
                                              const std::vector<std::string>& must_include,
                                              int size) {
+  // Each HCA's offered shares, sorted and without repeats: no set of strings, whose compares
+  // would walk the common "0000:xx:00.0-" prefix of thousands of IDs.
   std::vector<HcaChoice> choice(hcas.size());
-  std::set<std::string_view> offered;
   for (const auto& id : available) {
-    if (auto h = ids.HcaOf(id); h && offered.insert(id).second) {
-      choice[*h].free.emplace_back(ShareIndex(id), &id);
-    }
+    if (auto h = ids.HcaOf(id)) choice[*h].free.emplace_back(ShareIndex(id), &id);
+  }
+  for (auto& c : choice) {
+    std::sort(c.free.begin(), c.free.end());
+    c.free.erase(std::unique(c.free.begin(), c.free.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 c.free.end());
   }
   std::vector<std::string> out;
-  std::set<std::string_view> chosen;
   std::optional<size_t> anchor_hca;
   for (const auto& id : must_include) {
     auto h = ids.HcaOf(id);
-    if (!h || offered.count(id) == 0 || !chosen.insert(id).second) continue;
+    if (!h) continue;
+    auto& free = choice[*h].free;
+    auto it = std::lower_bound(free.begin(), free.end(), ShareIndex(id),
+                               [](const auto& f, int64_t share) { return f.first < share; });
+    if (it == free.end() || it->first != ShareIndex(id)) continue;  // not offered, or twice
     out.push_back(id);
+    free.erase(it);
     ++choice[*h].taken;
     if (!anchor_hca) anchor_hca = *h;
-  }
-  for (auto& c : choice) {
-    std::erase_if(c.free, [&](const auto& f) { return chosen.count(*f.second) != 0; });
-    std::sort(c.free.begin(), c.free.end());
   }
   const int needed = size - static_cast<int>(out.size());
   if (needed <= 0) return out;
