@@ -3,8 +3,9 @@
 // pkg/kubelet/cm/devicemanager/checkpoint/checkpoint.go): {"Data": {"PodDeviceEntries":
 // [{"PodUID", "ContainerName", "ResourceName", "DeviceIDs", "AllocResp"}],
 // "RegisteredDevices": {...}}, "Checksum": N}. DeviceIDs is an object of NUMA node -> IDs
-// since 1.20, a plain array before. The kubelet frees the entries of pods that are gone at
-// its next device admission, so the list can name pods that ended since.
+// since 1.20, a plain array before. The kubelet drops the entries of pods that are gone when
+// it next writes the file (an allocation, a device list update), so the list can name pods
+// that ended since: the front end asks the pod-resources API which still run, where it can.
 //
 // Read when an entry's deviceModel is switched on a reload (front_end.cpp): the IDs the
 // kubelet holds would change meaning. Pure parsing, one file read; no thread of its own.
@@ -19,8 +20,10 @@
 namespace rdmadp::deviceplugin {
 
 inline constexpr std::string_view kKubeletCheckpointFile = "kubelet_internal_checkpoint";
-// A checkpoint holds one entry per container and resource: far below this on any node.
-inline constexpr size_t kMaxCheckpointBytes = size_t{16} << 20;
+// A checkpoint holds one entry per container and resource, each with its Allocate answer
+// (AllocResp: a pool's _INFO can take 100 KiB of it): 64 MiB is ~600 such containers. A
+// larger file is not read, and the switch it would decide is refused, saying so.
+inline constexpr size_t kMaxCheckpointBytes = size_t{64} << 20;
 
 struct AllocatedIds {
   std::vector<std::string> ids;       // every ID the checkpoint holds for the resource, in order

@@ -113,9 +113,11 @@ grpc::Status DevicePluginHandlers::Allocate(const v1beta1::AllocateRequest& requ
   allocations_.fetch_add(1, std::memory_order_relaxed);
   if (on_allocate_) on_allocate_();
   if (log::Enabled(log::Level::kDebug)) {
+    int nodes = 0;
+    for (const auto& c : response->container_responses()) nodes += c.devices_size();
     log::Debug(Cat("Allocate ", snap->resource().FullName(), ": ",
-                   request.container_requests_size(), " container(s), ", snap->hcas().size(),
-                   " HCA(s), ", snap->container_response().devices_size(), " device node(s) each"));
+                   request.container_requests_size(), " container(s), ", nodes,
+                   " device node(s) in all, ", snap->per_hca() ? "perHca" : "slots"));
   }
   return grpc::Status::OK;
 }

@@ -12,6 +12,7 @@
 #include "pkg/pool/selector.h"
 #include "pkg/rpc/socket_path.h"
 #include "pkg/text/cat.h"
+#include "pkg/usage/pod_resources.h"
 
 namespace rdmadp::deviceplugin {
 namespace {
@@ -130,6 +131,7 @@ DevicePluginFrontEnd::~DevicePluginFrontEnd() { Stop(); }
 
 std::vector<std::string> DevicePluginFrontEnd::Problems(const config::Config& config,
                                                         const std::vector<size_t>& indices) const {
+  loop::AssertOnLoop(host_.Loop());
   std::vector<std::string> problems = ConfigProblems(options_, host_.Dirs().root, config, indices);
   for (size_t i = 0; i < config.resources.size(); ++i) {
     const config::ResourceConfig& rc = config.resources[i];
@@ -146,24 +148,76 @@ std::vector<std::string> DevicePluginFrontEnd::Problems(const config::Config& co
   return problems;
 }
 
+namespace {
+std::string_view ModelWord(bool per_hca) { return per_hca ? "perHca" : "slots"; }
+}  // namespace
+
+std::string DevicePluginFrontEnd::CheckpointPath() const {
+  return Cat(host_.Dirs().DevicePlugins(), "/", kKubeletCheckpointFile);
+}
+
 std::string DevicePluginFrontEnd::ModelSwitchProblem(const config::ResourceConfig& running,
                                                      const config::ResourceConfig& wanted) const {
-  const std::string path = Cat(host_.Dirs().DevicePlugins(), "/", kKubeletCheckpointFile);
-  auto held = ReadCheckpointAllocations(path, running.FullName());
-  auto model = [](const config::ResourceConfig& rc) {
-    return rc.PerHcaDevices() ? "perHca" : "slots";
-  };
-  const std::string change = Cat("switching ", running.FullName(), " from \"", model(running),
-                                 "\" to \"", model(wanted), "\" is refused");
+  const std::string path = CheckpointPath();
+  const std::string name = running.FullName();
+  auto held = ReadCheckpointAllocations(path, name);
+  const std::string change = Cat("switching ", name, " from \"", ModelWord(running.PerHcaDevices()),
+                                 "\" to \"", ModelWord(wanted.PerHcaDevices()), "\" is refused");
+  constexpr std::string_view kKept = "they would change meaning; the running version keeps serving";
   if (!held.ok()) {
     return Cat(change, ": which of its devices the kubelet holds is not known (",
                std::string(held.status().message()), "); the running version keeps serving");
   }
   if (held->ids.empty()) return "";
-  return Cat(change, " while the kubelet holds ", held->ids.size(), " of its device IDs for ",
-             held->pod_uids.size(), " pod(s) (", path,
-             "): they would change meaning; the running version keeps serving. Delete those "
-             "pods (or drain the node), then reload");
+  // The checkpoint keeps a finished pod's IDs until the kubelet next writes it (an
+  // allocation, a device list update), which a drained node may not do for a long time: the
+  // pod-resources API says which containers hold them now. One bounded call, on a reload
+  // that switches a model only.
+  const std::string socket = host_.Dirs().root + "/pod-resources/kubelet.sock";
+  std::string unanswered;
+  if (fd::PathExists(socket)) {
+    auto list =
+        usage::ListOurAllocations(socket, kPodResourcesTimeout, {{name}, ""}, kMaxHoldersNamed + 1);
+    if (list.ok()) {
+      std::vector<std::string> holders;
+      for (const auto& c : list->containers) {
+        auto it = c.device_ids.find(name);
+        if (it != c.device_ids.end() && !it->second.empty()) {
+          holders.push_back(Cat(c.pod_namespace, "/", c.pod, "/", c.container));
+        }
+      }
+      if (holders.empty()) return "";
+      if (holders.size() > kMaxHoldersNamed) holders.back() = "...";
+      return Cat(change, " while containers hold its devices (", Join(holders, ", "), "): ", kKept,
+                 ". Delete those pods (or drain the node), then reload");
+    }
+    unanswered = Cat("; the kubelet's pod-resources API did not say which of them still run (",
+                     std::string(list.status().message()), ")");
+  } else {
+    unanswered =
+        Cat("; a finished pod's IDs stay there until the kubelet next allocates a "
+            "device, and mounting its pod-resources directory (images/components/usage) "
+            "lets the plugin count only running pods");
+  }
+  return Cat(change, " while the kubelet's checkpoint holds ", held->ids.size(),
+             " of its device IDs for ", held->pod_uids.size(), " pod(s) (", path, "): ", kKept,
+             ". Delete those pods (or drain the node), then reload", unanswered);
+}
+
+std::string DevicePluginFrontEnd::OtherModelHeld(const config::ResourceConfig& rc) const {
+  auto held = ReadCheckpointAllocations(CheckpointPath(), rc.FullName());
+  if (!held.ok()) return "";  // nothing known to say; a switch on reload says why
+  const bool per_hca = rc.PerHcaDevices();
+  const auto other = std::count_if(held->ids.begin(), held->ids.end(), [&](const std::string& id) {
+    return pool::LooksPerHca(id) != per_hca;
+  });
+  if (other == 0) return "";
+  return Cat(rc.FullName(), ": the kubelet's checkpoint holds ", other, " device ID(s) of the \"",
+             ModelWord(!per_hca), "\" model, given before deviceModel became \"",
+             ModelWord(per_hca), "\" across a restart: those pods keep ",
+             per_hca ? "the whole pool" : "their HCAs", " while new pods get ",
+             per_hca ? "their IDs' HCAs only" : "the whole pool", " (",
+             "docs/per-hca-devices.md, \"Switching an existing entry between models\")");
 }
 
 std::string DevicePluginFrontEnd::SocketDir() const {
@@ -271,6 +325,12 @@ void DevicePluginFrontEnd::Apply(const config::Config& config,
       SayIfInfoLeftOut(*res.snapshot, res.info_left_out);
       SayIfRoceNotSet(*res.snapshot, res.roce_not_set);
       SayIfSharesCut(*res.snapshot, res.shares_cut);
+      if (!res.other_model_held.empty()) {  // read again until those pods are gone
+        res.other_model_held = OtherModelHeld(rc);
+        if (res.other_model_held.empty()) {
+          log::Info(Cat(rc.FullName(), ": the kubelet holds no ID of the other deviceModel now"));
+        }
+      }
       continue;
     }
     if (it != resources_.end()) {
@@ -313,6 +373,10 @@ void DevicePluginFrontEnd::StartResource(const config::ResourceConfig& rc,
   SayIfInfoLeftOut(*res->snapshot, res->info_left_out);
   SayIfRoceNotSet(*res->snapshot, res->roce_not_set);
   SayIfSharesCut(*res->snapshot, res->shares_cut);
+  res->other_model_held = OtherModelHeld(rc);
+  if (!res->other_model_held.empty()) {
+    log::Warn(res->other_model_held, {.resource = rc.FullName(), .hca = {}, .event = "config"});
+  }
   res->fsm = std::make_unique<lifecycle::RegistrationFsm>(rc.FullName(), &host_.Tokens());
   const std::string name = rc.resource_name;
   res->timer =
@@ -415,7 +479,8 @@ void DevicePluginFrontEnd::Collect(metrics::View& view) const {
     r.hcas = static_cast<int64_t>(res->snapshot->hcas().size());
     r.slots = adv.slots;
     r.healthy_slots = res->cdi_problem.empty() ? adv.healthy_slots : 0;
-    r.shares_cut = res->snapshot->shares_cut();
+    if (!res->snapshot->shares_cut().empty()) r.notes.push_back(res->snapshot->shares_cut());
+    if (!res->other_model_held.empty()) r.notes.push_back(res->other_model_held);
     r.problem = res->cdi_problem;
     r.env_not_set = res->snapshot->roce_not_set();
     r.registered = res->fsm->registered();

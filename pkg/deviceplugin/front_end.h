@@ -65,9 +65,17 @@ class DevicePluginFrontEnd final : public frontend::FrontEnd {
   using ResourceMap = std::map<std::string, std::unique_ptr<Resource>>;  // by resourceName
 
   // Why an entry's deviceModel may not switch from `running` to `wanted` now ("" when it
-  // may): the kubelet's checkpoint (allocated_ids.h) holds IDs of the running model.
+  // may): the kubelet holds devices of it. Its checkpoint (allocated_ids.h) says whether it
+  // holds any; the pod-resources API, where mounted, which containers still run with them
+  // (one call of at most kPodResourcesTimeout, on the loop: only a reload that switches).
   std::string ModelSwitchProblem(const config::ResourceConfig& running,
                                  const config::ResourceConfig& wanted) const;
+  // A switch made while the plugin was down (a restart with the new config): one line
+  // when the kubelet's checkpoint holds IDs of the other model, "" when not.
+  std::string OtherModelHeld(const config::ResourceConfig& rc) const;
+  std::string CheckpointPath() const;
+  static constexpr std::chrono::milliseconds kPodResourcesTimeout{1000};
+  static constexpr size_t kMaxHoldersNamed = 5;
   // First Apply: the registration mode ("auto" starts as watcher while plugins_registry
   // exists), and the sockets dead instances left behind.
   void ChooseMode();

@@ -46,6 +46,9 @@ struct DevicePluginFrontEnd::Resource {
   // RoceEnv), one line each.
   std::vector<std::string> roce_not_set;
   std::string shares_cut;  // perHca: the shares-cut line last said ("" for none)
+  // IDs of the other deviceModel the kubelet's checkpoint held when it started, one line
+  // (OtherModelHeld; "" for none): a ready note until they are gone.
+  std::string other_model_held;
 };
 
 }  // namespace rdmadp::deviceplugin

@@ -99,8 +99,9 @@ class FrontEnd {
   // options under the kubelet root, one line per entry naming the field (`indices`:
   // config::LoadedConfig::indices). The manager asks at every reload (any problem refuses
   // it); at start main runs the same function before the front ends exist (an entry with a
-  // problem is skipped), so a reload refuses exactly what a start skips. Any thread; reads
-  // only the front end's options.
+  // problem is skipped), so a reload refuses what a start skips, and more: what only a
+  // running front end can know (the device plugin's deviceModel switch while the kubelet
+  // holds the entry's IDs; at start it is a note instead). The loop thread.
   virtual std::vector<std::string> Problems(const config::Config& config,
                                             const std::vector<size_t>& indices) const = 0;
   // Adds what it serves to the metrics and probe view.

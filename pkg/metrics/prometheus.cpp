@@ -417,7 +417,7 @@ std::string ReadyNotes(const View& v) {
   }
   for (const auto& r : v.resources) {
     for (const auto& line : r.env_not_set) Append(notes, line, "\n");
-    if (!r.shares_cut.empty()) Append(notes, r.shares_cut, "\n");
+    for (const auto& line : r.notes) Append(notes, line, "\n");
   }
   if (!v.dra) return notes;
   if (!v.dra->claim_status_problem.empty()) {

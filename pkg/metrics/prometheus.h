@@ -27,9 +27,9 @@ struct ResourceView {
   // The RoCE variables the entry asks for that its pods do not get, one line each
   // (pool/pod_env.h RoceEnv): a ready note, not a readiness problem.
   std::vector<std::string> env_not_set;
-  // perHca: why fewer shares per HCA are advertised than rdmaHcaMax (pool/snapshot.h
-  // shares_cut): a ready note.
-  std::string shares_cut;
+  // Ready notes of the resource, one line each: perHca's shares cut to the kubelet's message
+  // limit (pool/snapshot.h shares_cut), IDs the kubelet holds of the other deviceModel.
+  std::vector<std::string> notes;
 };
 
 // Process figures in the standard `process_*` names (read from /proc by ReadProcess()).

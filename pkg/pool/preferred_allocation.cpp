@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -79,42 +80,55 @@ std::vector<std::string> PreferredAllocation(const std::vector<PoolHca>& hcas, c
     ++choice[*h].taken;
     if (!anchor_hca) anchor_hca = *h;
   }
-  const int needed = size - static_cast<int>(out.size());
+  // In 64 bits: `size` is the kubelet's int32, which may be anything.
+  const int64_t needed = int64_t{size} - std::ssize(out);
   if (needed <= 0) return out;
 
   auto numa = [&](size_t h) { return hcas[h].function.numa_node; };
   auto root = [&](size_t h) -> const std::string& { return hcas[h].function.pcie_root; };
   constexpr int64_t kNoNode = -1;
-  int64_t anchor_numa = kNoNode;
-  std::string anchor_root;
-  if (anchor_hca) {
-    anchor_numa = numa(*anchor_hca);
-    anchor_root = root(*anchor_hca);
-  } else {
-    std::map<int64_t, int> per_node;  // distinct HCAs with a free share
-    for (size_t h = 0; h < hcas.size(); ++h) {
-      if (choice[h].HasFree()) ++per_node[numa(h)];
-    }
-    if (per_node.empty()) return out;
-    anchor_numa = ClosestFit(per_node, needed, kNoNode);
-    std::map<std::string, int> per_root;
-    for (size_t h = 0; h < hcas.size(); ++h) {
-      if (choice[h].HasFree() && numa(h) == anchor_numa) ++per_root[root(h)];
-    }
-    anchor_root = ClosestFit(per_root, needed, std::string());
+  constexpr int kMost = std::numeric_limits<int>::max();  // no group fits: the one with most
+  // The anchor: with must-include IDs, the node, then the root, of most of their HCAs (the
+  // kubelet sends them in no particular order); else the closest fit of the free HCAs.
+  std::map<int64_t, int> per_node;
+  for (size_t h = 0; h < hcas.size(); ++h) {
+    if (anchor_hca ? choice[h].taken > 0 : choice[h].HasFree()) ++per_node[numa(h)];
   }
-  for (int i = 0; i < needed; ++i) {
-    std::optional<size_t> best;
-    auto key = [&](size_t h) {
-      return std::tuple(choice[h].taken, numa(h) != anchor_numa, root(h) != anchor_root, h);
-    };
-    for (size_t h = 0; h < hcas.size(); ++h) {
-      if (choice[h].HasFree() && (!best || key(h) < key(*best))) best = h;
+  if (per_node.empty()) return out;
+  const int fit = anchor_hca ? kMost : static_cast<int>(std::min<int64_t>(needed, kMost));
+  const int64_t anchor_numa = ClosestFit(per_node, fit, kNoNode);
+  std::map<std::string, int> per_root;
+  for (size_t h = 0; h < hcas.size(); ++h) {
+    if (numa(h) == anchor_numa && (anchor_hca ? choice[h].taken > 0 : choice[h].HasFree())) {
+      ++per_root[root(h)];
     }
-    if (!best) break;
-    HcaChoice& c = choice[*best];
-    out.push_back(*c.free[c.next++].second);
-    ++c.taken;
+  }
+  const std::string anchor_root = ClosestFit(per_root, fit, std::string());
+
+  // The HCAs with a free share, closest to the anchor first; then rounds, each taking one
+  // share of every HCA that has the fewest taken so far: distinct HCAs before second shares,
+  // in O(HCAs log HCAs + IDs taken + rounds x HCAs left).
+  std::vector<size_t> order;
+  for (size_t h = 0; h < hcas.size(); ++h) {
+    if (choice[h].HasFree()) order.push_back(h);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tuple(numa(a) != anchor_numa, root(a) != anchor_root, a) <
+           std::tuple(numa(b) != anchor_numa, root(b) != anchor_root, b);
+  });
+  int64_t left = needed;
+  while (left > 0 && !order.empty()) {
+    int level = kMost;
+    for (size_t h : order) level = std::min(level, choice[h].taken);
+    for (size_t h : order) {
+      if (left == 0) break;
+      HcaChoice& c = choice[h];
+      if (c.taken != level) continue;
+      out.push_back(*c.free[c.next++].second);
+      ++c.taken;
+      --left;
+    }
+    std::erase_if(order, [&](size_t h) { return !choice[h].HasFree(); });
   }
   return out;
 }

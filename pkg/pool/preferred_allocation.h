@@ -6,11 +6,13 @@
 //  2. distinct HCAs before a second share of one: another share of an HCA the container has
 //     adds no port and no bandwidth;
 //  3. HCAs of one NUMA node, then of one PCIe root complex, before spreading. The anchor is
-//     the HCA of the first ID in `must_include`; without one, the NUMA node whose HCAs with
-//     a free share can serve the request distinct with the fewest to spare (the closest fit,
-//     which keeps larger nodes whole for larger requests), else the one with the most; then
-//     the same rule over the PCIe roots of that node. Ties go to the lower node, an HCA of
-//     no known node last, and to the lower root and PCI address.
+//     the NUMA node, then the root in it, of most of the `must_include` HCAs (the kubelet
+//     sends them in no particular order); without any, the NUMA node whose HCAs with a free
+//     share can serve the request distinct with the fewest to spare (the closest fit, which
+//     keeps larger nodes whole for larger requests), else the one with the most; then the
+//     same rule over the PCIe roots of that node. Ties go to the lower node, an HCA of no
+//     known node last, and to the lower root and PCI address.
+// Its cost grows with the IDs offered and the HCAs, never with `size` beyond what is offered.
 // Never an ID that is not in `available` or not advertised; fewer than `size` when
 // `available` holds fewer. Within an HCA, the lowest share index first.
 #pragma once

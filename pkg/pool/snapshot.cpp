@@ -121,25 +121,28 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
       snap->topology_dropped_ = true;
     }
   } else {
+    // HCAs x shares devices could outgrow the kubelet's message: fewer shares of each, said,
+    // decided before anything is built (a list of millions of devices is never made), and
+    // the NUMA nodes kept, which are what this model is for. A device takes at most what one
+    // with the longest ID, "Unhealthy" and the largest node takes in a list.
     int64_t shares = resource.rdma_hca_max;
-    bool with_topology = topology;
-    FillPerHca(list, m, shares, with_topology);
-    if (list.ByteSizeLong() > kKubeletMaxMessageBytes && with_topology) {
-      with_topology = false;
-      snap->topology_dropped_ = true;
-      list.Clear();
-      FillPerHca(list, m, shares, with_topology);
+    if (shares > 0 && !m.hcas.empty()) {
+      v1beta1::ListAndWatchResponse one;
+      std::string longest;
+      int64_t node = 0;  // the largest NUMA node: the longest varint
+      for (const auto& hca : m.hcas) {
+        std::string id = PerHcaDeviceId(hca.function.address, shares - 1);
+        if (id.size() > longest.size()) longest = std::move(id);
+        node = std::max<int64_t>(node, hca.function.numa_node);
+      }
+      AddDevice(one, longest, false,
+                topology ? std::vector<int64_t>{node} : std::vector<int64_t>{});
+      const auto per_device = static_cast<int64_t>(one.ByteSizeLong());
+      const auto fit = static_cast<int64_t>(kKubeletMaxMessageBytes) / per_device /
+                       static_cast<int64_t>(m.hcas.size());
+      shares = std::min(shares, fit);
     }
-    // Many HCAs times many shares: advertise fewer shares of each, as many as the average
-    // device of the larger list says fit (shorter IDs make it a little below what would),
-    // and say so.
-    while (list.ByteSizeLong() > kKubeletMaxMessageBytes && shares > 0) {
-      const auto per_device = list.ByteSizeLong() / static_cast<size_t>(list.devices_size());
-      const auto fit = static_cast<int64_t>(kKubeletMaxMessageBytes / per_device / m.hcas.size());
-      shares = std::min(shares - 1, fit);
-      list.Clear();
-      FillPerHca(list, m, shares, with_topology);
-    }
+    FillPerHca(list, m, shares, topology);
     if (shares < resource.rdma_hca_max) {
       snap->shares_cut_ =
           Cat(resource.FullName(), ": advertising ", shares, " of the ", resource.rdma_hca_max,
@@ -151,7 +154,7 @@ std::shared_ptr<const PoolSnapshot> PoolSnapshot::Build(
     adv.slots = shares * std::ssize(m.hcas);
     for (const auto& hca : m.hcas) {
       adv.hca_healthy.push_back(hca.healthy);
-      adv.hca_numa_nodes.push_back(with_topology ? hca.function.numa_node : -1);
+      adv.hca_numa_nodes.push_back(topology ? hca.function.numa_node : -1);
       if (hca.healthy) adv.healthy_slots += shares;
     }
     snap->ids_ = PerHcaIds(m.hcas, shares);

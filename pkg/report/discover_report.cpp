@@ -70,12 +70,11 @@ std::vector<std::string> PerHcaLines(const pool::PoolSnapshot& snap) {
   for (size_t i = 0; i < adv.hca_addresses.size(); ++i) {
     const std::string& a = adv.hca_addresses[i];
     const int64_t numa = snap.hcas()[i].function.numa_node;
-    lines.push_back(Cat(a, " (NUMA ", numa < 0 ? std::string("-") : Cat(numa), "): IDs ",
-                        pool::PerHcaDeviceId(a, 0),
-                        adv.shares_per_hca > 1
-                            ? Cat("..", pool::PerHcaDeviceId(a, adv.shares_per_hca - 1))
-                            : std::string(),
-                        ", ", adv.hca_healthy[i] ? "Healthy" : "Unhealthy"));
+    std::string ids = "no IDs (rdmaHcaMax 0)";
+    if (adv.shares_per_hca > 0) ids = Cat("IDs ", pool::PerHcaDeviceId(a, 0));
+    if (adv.shares_per_hca > 1) Append(ids, "..", pool::PerHcaDeviceId(a, adv.shares_per_hca - 1));
+    lines.push_back(Cat(a, " (NUMA ", numa < 0 ? std::string("-") : Cat(numa), "): ", ids, ", ",
+                        adv.hca_healthy[i] ? "Healthy" : "Unhealthy"));
   }
   return lines;
 }
@@ -231,10 +230,12 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
         const std::string& a = adv.hca_addresses[h];
         Append(out, h == 0 ? "" : ", ", "{\"address\": ", JsonString(a),
                ", \"numaNode\": ", snapshots[i]->hcas()[h].function.numa_node,
-               ", \"healthy\": ", adv.hca_healthy[h] ? "true" : "false",
-               ", \"firstId\": ", JsonString(pool::PerHcaDeviceId(a, 0)), ", \"lastId\": ",
-               JsonString(pool::PerHcaDeviceId(a, std::max<int64_t>(adv.shares_per_hca - 1, 0))),
-               "}");
+               ", \"healthy\": ", adv.hca_healthy[h] ? "true" : "false");
+        if (adv.shares_per_hca > 0) {  // no ID when rdmaHcaMax is 0
+          Append(out, ", \"firstId\": ", JsonString(pool::PerHcaDeviceId(a, 0)),
+                 ", \"lastId\": ", JsonString(pool::PerHcaDeviceId(a, adv.shares_per_hca - 1)));
+        }
+        out += "}";
       }
       out += "]";
     }

@@ -302,6 +302,15 @@ TEST_F(Commands, ValidateAndDiscoverShowThePerHcaModelAndEachHcasIds) {
   EXPECT_FALSE(pool["perHca"][1]["healthy"].as<bool>());
   EXPECT_EQ(pool["perHca"][1]["firstId"].as<std::string>(), "0000:11:00.0-0");
   EXPECT_EQ(pool["perHca"][1]["lastId"].as<std::string>(), "0000:11:00.0-1");
+  // Too many shares for one ListAndWatch: discover says what is not advertised.
+  h.WriteConfig(R"({"configList": [{"resourceName": "hcas", "rdmaHcaMax": 100000,
+      "deviceModel": "perHca", "selectors": {"linkTypes": ["infiniband"]}}]})");
+  RunResult cut = Run({"discover"});
+  ASSERT_EQ(cut.status, 0) << cut.output;
+  EXPECT_THAT(cut.output, ::testing::ContainsRegex(
+                              "    not advertised: rdma/hcas: advertising [0-9]+ of the 100000 "
+                              "shares of each of its 2 HCAs: more would make the device list "
+                              "larger than the kubelet's 4194304-byte message limit"));
   // A slots entry says "slots".
   h.WriteConfig(PluginHarness::DemoConfig());
   RunResult slots = Run({"discover", "--output=json"});

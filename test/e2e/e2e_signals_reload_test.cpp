@@ -231,8 +231,8 @@ TEST_F(E2E, AModelSwitchWaitsUntilTheKubeletHoldsNoneOfTheResourcesIds) {
             1);
   EXPECT_TRUE(
       LogShows("config: configList[0].deviceModel: switching rdma/hca_shared_devices_a "
-               "from \"slots\" to \"perHca\" is refused while the kubelet holds 1 of its "
-               "device IDs for 1 pod(s)"));
+               "from \"slots\" to \"perHca\" is refused while the kubelet's checkpoint "
+               "holds 1 of its device IDs for 1 pod(s)"));
   EXPECT_EQ(Resource(kA).registrations, 1);
   EXPECT_EQ(Resource(kA).capacity, 10);  // the slots it had
   EXPECT_EQ(AwaitReadyz(h, 200),

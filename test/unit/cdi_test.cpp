@@ -174,6 +174,29 @@ TEST(CdiSpec, MemlockAddsTheHookToTheSpecWideEdits) {
   EXPECT_FALSE(YAML::Load(SpecJson(*Snapshot(rc, 1), "/h"))["containerEdits"]["hooks"]);
 }
 
+// perHca: the spec names each HCA with its nodes as ever, and carries no env: the Allocate
+// answer names the container's own HCAs, which a spec-wide edit (applied after it) would
+// replace with the whole pool's. The memlock hook stays.
+TEST(CdiSpec, APerHcaSpecCarriesNoPoolWideEnv) {
+  auto rc = Resource("rdma", "hca_a");
+  rc.device_model = config::DeviceModel::kPerHca;
+  rc.env_hints = {config::EnvHint::kNccl};
+  const std::string bare = SpecJson(*Snapshot(rc, 2));
+  ExpectValidCdiSpec(bare);
+  YAML::Node spec = YAML::Load(bare);
+  EXPECT_FALSE(spec["containerEdits"]) << bare;
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["deviceNodes"].size(), 3u);
+  rc.memlock = 64ull << 30;
+  const std::string hooked = SpecJson(*Snapshot(rc, 2), "/h");
+  ExpectValidCdiSpec(hooked);
+  spec = YAML::Load(hooked);
+  EXPECT_EQ(spec["containerEdits"]["hooks"].size(), 1u) << hooked;
+  EXPECT_FALSE(spec["containerEdits"]["env"]) << hooked;
+  rc.device_model = config::DeviceModel::kAuto;  // slots: the pool's env, as before
+  EXPECT_TRUE(YAML::Load(SpecJson(*Snapshot(rc, 2), "/h"))["containerEdits"]["env"].IsSequence());
+}
+
 // The hook is installed as root's 0755 file, by rename; an identical one is left alone (a
 // symlink is never taken for it); a directory others can write to is refused.
 TEST(MemlockHookInstall, InstallsOnceAndRefusesADirectoryOthersCanWrite) {

@@ -19,6 +19,7 @@
 #include "pkg/sysfs/scanner.h"
 #include "test/support/fake_host.h"
 #include "test/support/fake_node.h"
+#include "test/support/fake_pod_resources.h"
 #include "test/support/kubelet_sim.h"
 #include "test/support/temp_dir.h"
 
@@ -255,11 +256,37 @@ TEST_F(DevicePluginInProcess, AModelSwitchIsRefusedWhileTheKubeletHoldsTheResour
       front_end_->Problems(per_hca, {4}),
       ::testing::ElementsAre(
           "config: configList[4].deviceModel: switching rdma/a from \"slots\" to "
-          "\"perHca\" is refused while the kubelet holds 2 of its device IDs for 1 pod(s) (" +
+          "\"perHca\" is refused while the kubelet's checkpoint holds 2 of its device IDs for "
+          "1 pod(s) (" +
           checkpoint +
-          "): they would change meaning; the running version keeps serving. Delete "
-          "those pods (or drain the node), then reload"));
+          "): they would change meaning; the running version keeps serving. Delete those pods "
+          "(or drain the node), then reload; a finished pod's IDs stay there until the kubelet "
+          "next allocates a device, and mounting its pod-resources directory "
+          "(images/components/usage) lets the plugin count only running pods"));
   EXPECT_THAT(front_end_->Problems(Parse(kPool), {0}), ::testing::IsEmpty());  // no switch
+
+  // With the pod-resources API (1.34: active pods only), the containers holding them count.
+  ::mkdir((kubelet_root() + "/pod-resources").c_str(), 0755);
+  auto pod_resources =
+      testing::FakePodResources::Start(kubelet_root() + "/pod-resources/kubelet.sock", 34);
+  ASSERT_TRUE(pod_resources.ok()) << pod_resources.status();
+  (*pod_resources)
+      ->SetPods({{"worker-0",
+                  "ml",
+                  "6c7a",
+                  {testing::FakeContainer("c", {{"rdma/a", {"3", "7"}}})},
+                  false}});
+  EXPECT_THAT(front_end_->Problems(per_hca, {0}),
+              ::testing::ElementsAre(
+                  "config: configList[0].deviceModel: switching rdma/a from \"slots\" to "
+                  "\"perHca\" is refused while containers hold its devices (ml/worker-0/c): they "
+                  "would change meaning; the running version keeps serving. Delete those pods "
+                  "(or drain the node), then reload"));
+  // The pod ended; the kubelet has not written its checkpoint since: the switch may go.
+  (*pod_resources)->SetPods({});
+  EXPECT_THAT(front_end_->Problems(per_hca, {0}), ::testing::IsEmpty());
+  EXPECT_EQ((*pod_resources)->calls(), 2);
+  pod_resources->reset();
 
   std::ofstream(checkpoint) << "{";  // torn: what it holds is not known
   EXPECT_THAT(front_end_->Problems(per_hca, {0}),
@@ -277,6 +304,26 @@ TEST_F(DevicePluginInProcess, AModelSwitchIsRefusedWhileTheKubeletHoldsTheResour
   const SimState state = kubelet_.State();
   EXPECT_TRUE(state.resources.at("rdma/a").options.get_preferred_allocation_available());
   EXPECT_EQ(state.resources.at("rdma/a").capacity, 4);
+}
+
+// A model switched while the plugin was down: the kubelet's checkpoint still holds IDs of the
+// other model, said once and kept as a ready note until the kubelet holds none.
+TEST_F(DevicePluginInProcess, IdsOfTheOtherModelHeldAtStartAreANoteUntilGone) {
+  ASSERT_TRUE(kubelet_.Start().ok());
+  const std::string checkpoint = host_.Dirs().DevicePlugins() + "/kubelet_internal_checkpoint";
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": [
+      {"PodUID": "6c7a", "ContainerName": "c", "ResourceName": "rdma/a",
+       "DeviceIDs": {"-1": ["3", "0000:10:00.0-1"]}}]}, "Checksum": 1})";
+  Start({}, Parse(kPerHcaPool));
+  EXPECT_THAT(Collect().resources.at(0).notes,
+              ::testing::ElementsAre(
+                  "rdma/a: the kubelet's checkpoint holds 1 device ID(s) of the \"slots\" model, "
+                  "given before deviceModel became \"perHca\" across a restart: those pods keep "
+                  "the whole pool while new pods get their IDs' HCAs only "
+                  "(docs/per-hca-devices.md, \"Switching an existing entry between models\")"));
+  std::ofstream(checkpoint) << R"({"Data": {"PodDeviceEntries": []}, "Checksum": 1})";
+  front_end_->Apply(Parse(kPerHcaPool), Scan(), "rescan");
+  EXPECT_THAT(Collect().resources.at(0).notes, ::testing::IsEmpty());
 }
 
 // A CDI spec that cannot be written keeps the resource served with every slot Unhealthy and

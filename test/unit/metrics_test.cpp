@@ -81,6 +81,15 @@ TEST(Prometheus, AModelFallbackIsAGaugeAndAReadyNote) {
             "consumable capacity (feature gate DRAConsumableCapacity)\n");
 }
 
+// A resource's notes (perHca's shares cut, IDs of the other deviceModel held) are lines of a
+// ready /readyz body.
+TEST(Prometheus, AResourcesNotesAreReadyNotes) {
+  View v = Sample();
+  ASSERT_FALSE(v.resources.empty());
+  v.resources[0].notes = {"rdma/a: advertising 3000 of the 100000 shares", "rdma/a: second"};
+  EXPECT_EQ(ReadyNotes(v), "rdma/a: advertising 3000 of the 100000 shares\nrdma/a: second\n");
+}
+
 // Claims' device status that is not written is never silent: a refusal and a server that
 // drops status.devices are lines of a ready /readyz body, the applies a counter by code, the
 // backlog a gauge (docs/dra.md, "Device status in the claim").

@@ -152,29 +152,36 @@ TEST(PerHcaSnapshot, AContainerGetsTheDevicesAndVariablesOfItsHcasOnly) {
 }
 
 // Many HCAs times many shares: fewer shares of each, so that one ListAndWatch message holds
-// them, and a line saying so. 40 HCAs x 10,000 shares is 400,000 devices, ~12 MB.
+// them, decided before the list is built, the NUMA nodes kept, and a line saying so. 40 HCAs
+// x 100,000 shares would be 4,000,000 devices, ~130 MB.
 TEST(PerHcaSnapshot, AListOverTheKubeletsLimitAdvertisesFewerSharesAndSaysSo) {
   sysfs::NodeInventory inv;
   for (int n = 0; n < 40; ++n) {
-    auto fn = PerHcaFn(1, 0);
+    auto fn = PerHcaFn(1, n % 2);
     char address[16];
     std::snprintf(address, sizeof address, "0000:%02x:00.0", n);
     fn.address = address;
     inv.functions.push_back(fn);
   }
-  auto snap = PoolSnapshot::Build(PerHcaResource(10000), inv, nullptr, nullptr, false);
+  auto snap = PoolSnapshot::Build(PerHcaResource(100000), inv);
   const int64_t shares = snap->advertised().shares_per_hca;
   EXPECT_GT(shares, 0);
-  EXPECT_LT(shares, 10000);
+  EXPECT_LT(shares, 100000);
   EXPECT_LE(snap->list_response_bytes().size(), kKubeletMaxMessageBytes);
+  // Within a fifth of the limit: the bound per device is the longest ID's, not far above.
+  EXPECT_GT(snap->list_response_bytes().size(), kKubeletMaxMessageBytes * 4 / 5);
   EXPECT_EQ(snap->advertised().slots, shares * 40);
+  EXPECT_FALSE(snap->topology_dropped());
+  EXPECT_THAT(snap->advertised().hca_numa_nodes[1], 1);
+  const auto list = snap->ListResponse();
+  ASSERT_EQ(list.devices(list.devices_size() - 1).topology().nodes_size(), 1);
   EXPECT_EQ(snap->shares_cut(),
             Cat("rdma/hca: advertising ", shares,
-                " of the 10000 shares of each of its 40 HCAs: more would make the device list "
+                " of the 100000 shares of each of its 40 HCAs: more would make the device list "
                 "larger than the kubelet's 4194304-byte message limit (lower rdmaHcaMax, or "
                 "split the pool)"));
-  // The cut keeps the list near the limit, not far below it.
-  EXPECT_GT(snap->list_response_bytes().size(), kKubeletMaxMessageBytes * 9 / 10);
+  // Everything fits: nothing is cut, nothing said.
+  EXPECT_EQ(PoolSnapshot::Build(PerHcaResource(1000), inv)->shares_cut(), "");
 }
 
 // GetPreferredAllocation as a table, in the manner of NVIDIA's device plugin's allocation
@@ -249,11 +256,21 @@ TEST(PreferredAllocation, Table) {
        6,
        {"a4.0", "a5.0", "a6.0", "a7.0", "a3.0"}},
       {"mustInclude anchors node and root", EveryShare(2), {"a5.0"}, 2, {"a5.0", "a4.0"}},
-      {"mustInclude kept whole, then the anchor's root",
+      {"mustInclude kept whole; the anchor is where most of it is, in any order",
        EveryShare(2),
-       {"a6.1", "a0.0"},
-       3,
-       {"a6.1", "a0.0", "a7.0"}},
+       {"a6.1", "a0.0", "a1.1"},
+       4,
+       {"a6.1", "a0.0", "a1.1", "a2.0"}},
+      {"mustInclude's anchor, the other order",
+       EveryShare(2),
+       {"a1.1", "a0.0", "a6.1"},
+       4,
+       {"a1.1", "a0.0", "a6.1", "a2.0"}},
+      {"mustInclude's root: where most of them are within the node",
+       EveryShare(2),
+       {"a4.0", "a6.0", "a7.0"},
+       4,
+       {"a4.0", "a6.0", "a7.0", "a5.0"}},
       {"a mustInclude ID that is not available is left out",
        EveryShare(1, {'5'}),
        {"a5.0"},
@@ -269,6 +286,12 @@ TEST(PreferredAllocation, Table) {
       {"fewer available than asked: all of them", {"a1.0", "a6.0"}, {}, 4, {"a1.0", "a6.0"}},
       {"a repeated ID counts once", {"a1.0", "a1.0"}, {}, 2, {"a1.0"}},
       {"size 0", EveryShare(1), {}, 0, {}},
+      {"a negative size", EveryShare(1), {"a0.0"}, -2147483647 - 1, {"a0.0"}},
+      {"a size past what is offered: all of it, distinct first",
+       {"a0.0", "a0.1", "a4.0"},
+       {},
+       2147483647,
+       {"a0.0", "a4.0", "a0.1"}},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(
