@@ -115,6 +115,12 @@ struct ResourceConfig {
   bool PerHcaDevices() const {
     return frontend == Frontend::kDevicePlugin && device_model == DeviceModel::kPerHca;
   }
+  // The model's name as it serves: a device-plugin entry's "slots" or "perHca" (unset is
+  // slots), a DRA entry's DeviceModelName.
+  std::string_view ModelName() const {
+    if (frontend == Frontend::kDra) return DeviceModelName(device_model);
+    return PerHcaDevices() ? "perHca" : "slots";
+  }
   bool operator==(const ResourceConfig&) const = default;
 };
 

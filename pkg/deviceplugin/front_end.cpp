@@ -148,10 +148,6 @@ std::vector<std::string> DevicePluginFrontEnd::Problems(const config::Config& co
   return problems;
 }
 
-namespace {
-std::string_view ModelWord(bool per_hca) { return per_hca ? "perHca" : "slots"; }
-}  // namespace
-
 std::string DevicePluginFrontEnd::CheckpointPath() const {
   return Cat(host_.Dirs().DevicePlugins(), "/", kKubeletCheckpointFile);
 }
@@ -161,8 +157,8 @@ std::string DevicePluginFrontEnd::ModelSwitchProblem(const config::ResourceConfi
   const std::string path = CheckpointPath();
   const std::string name = running.FullName();
   auto held = ReadCheckpointAllocations(path, name);
-  const std::string change = Cat("switching ", name, " from \"", ModelWord(running.PerHcaDevices()),
-                                 "\" to \"", ModelWord(wanted.PerHcaDevices()), "\" is refused");
+  const std::string change = Cat("switching ", name, " from \"", running.ModelName(), "\" to \"",
+                                 wanted.ModelName(), "\" is refused");
   constexpr std::string_view kKept = "they would change meaning; the running version keeps serving";
   if (!held.ok()) {
     return Cat(change, ": which of its devices the kubelet holds is not known (",
@@ -213,8 +209,8 @@ std::string DevicePluginFrontEnd::OtherModelHeld(const config::ResourceConfig& r
   });
   if (other == 0) return "";
   return Cat(rc.FullName(), ": the kubelet's checkpoint holds ", other, " device ID(s) of the \"",
-             ModelWord(!per_hca), "\" model, given before deviceModel became \"",
-             ModelWord(per_hca), "\" across a restart: those pods keep ",
+             per_hca ? "slots" : "perHca", "\" model, given before deviceModel became \"",
+             rc.ModelName(), "\" across a restart: those pods keep ",
              per_hca ? "the whole pool" : "their HCAs", " while new pods get ",
              per_hca ? "their IDs' HCAs only" : "the whole pool", " (",
              "docs/per-hca-devices.md, \"Switching an existing entry between models\")");

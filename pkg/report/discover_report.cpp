@@ -79,11 +79,6 @@ std::vector<std::string> PerHcaLines(const pool::PoolSnapshot& snap) {
   return lines;
 }
 
-std::string_view ModelName(const config::ResourceConfig& rc) {
-  if (rc.frontend == config::Frontend::kDra) return config::DeviceModelName(rc.device_model);
-  return rc.PerHcaDevices() ? "perHca" : "slots";
-}
-
 // Every value below comes from sysfs or the config file and is printed through this: a line
 // break in an RDMA device's name forged a row of its own, and ESC and NUL reached the
 // terminal (H11 of the hardening round at 050f44e).
@@ -213,7 +208,7 @@ std::string DiscoverJson(const sysfs::NodeInventory& inv, const config::Config& 
     const auto& adv = snapshots[i]->advertised();
     Append(out, i == 0 ? "\n" : ",\n",
            "    {\"resource\": ", JsonString(snapshots[i]->resource().FullName()),
-           ", \"deviceModel\": ", JsonString(ModelName(snapshots[i]->resource())),
+           ", \"deviceModel\": ", JsonString(snapshots[i]->resource().ModelName()),
            ", \"hcas\": ", list(adv.hca_addresses), ", \"slots\": ", adv.slots,
            ", \"healthy\": ", adv.healthy ? "true" : "false",
            ", \"deviceNodes\": ", list(adv.device_paths), ", \"env\": {");

@@ -89,11 +89,7 @@ bool WritesPerChange(const std::string& release, int* worst_rate) {
 
 int main() {
   testing::FakeApiServer api;
-  testing::DraKubelet dra([&](const std::string& driver) {
-    nlohmann::json sel = {{"spec.nodeName", "n1"}};
-    if (!driver.empty()) sel["spec.driver"] = driver;
-    api.Admin("/wipe", {{"fieldSelector", sel}});
-  });
+  testing::DraKubelet dra([&](const std::string& driver) { api.WipeNodeSlices("n1", driver); });
   testing::PluginHarness h;
   h.AddDemoHcas();
   h.WriteConfig(R"({"periodicUpdateInterval": 0, "configList": [

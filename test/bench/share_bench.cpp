@@ -190,11 +190,7 @@ bool DevicePlugins() {
 
 bool Dra(const std::string& model) {
   testing::FakeApiServer api;
-  testing::DraKubelet dra([&](const std::string& driver) {
-    nlohmann::json sel = {{"spec.nodeName", "n1"}};
-    if (!driver.empty()) sel["spec.driver"] = driver;
-    api.Admin("/wipe", {{"fieldSelector", sel}});
-  });
+  testing::DraKubelet dra([&](const std::string& driver) { api.WipeNodeSlices("n1", driver); });
   testing::PluginHarness h;
   AddHcas(h);
   h.WriteConfig(Config(model));

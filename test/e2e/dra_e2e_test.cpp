@@ -1147,6 +1147,23 @@ TEST_P(DraExplicitPerHca, IsPublishedAsSlotsWhereTheServerCannotShareADevice) {
 // exactly as the device plugin's Allocate gives them for the same entry (compared with
 // `discover`'s, which is the Allocate answer), not a name with the claim's random suffix
 // (docs/migrating.md, "Moving a pool to DRA without touching a pod").
+// The config's DeviceClass with its extended resource name, as `render
+// --extended-resource-name` prints it, created on the fake API server (its validation
+// refuses a bad one): the created object, or null (a failure said) when there was none.
+nlohmann::json CreateExtendedResourceClass(FakeApiServer& api, const config::Config& config) {
+  dra::ClassOptions options;
+  options.driver = kDriver;
+  options.extended_resource = true;
+  nlohmann::json created;
+  for (const auto& o : dra::RenderDeviceClasses(config, options)) {
+    if (o["kind"] != "DeviceClass") continue;
+    EXPECT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
+    created = o;
+  }
+  EXPECT_FALSE(created.is_null()) << "no DeviceClass rendered";
+  return created;
+}
+
 // The claim kube-scheduler makes for a pod's extended resource (pkg/scheduler/framework/
 // plugins/dynamicresources/extendeddynamicresources.go: preFilterExtendedResources,
 // createRequestsAndMappings): named from the pod, owned by it, annotated, one request per
@@ -1193,16 +1210,9 @@ TEST_P(DraExtendedResource, AClaimTheSchedulerMadeGivesTheDevicePluginsEnv) {
   auto loaded = config::ParseConfig(PerPoolConfig());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(dra::ExtendedResourceProblems(loaded->config), ::testing::IsEmpty());
-  dra::ClassOptions options;
-  options.driver = kDriver;
-  options.extended_resource = true;
-  std::string device_class;
-  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
-    if (o["kind"] != "DeviceClass") continue;
-    ASSERT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
-    EXPECT_EQ(o["spec"]["extendedResourceName"], "rdma/hca_ib");
-    device_class = o["metadata"]["name"];
-  }
+  const nlohmann::json created = CreateExtendedResourceClass(api, loaded->config);
+  EXPECT_EQ(created["spec"]["extendedResourceName"], "rdma/hca_ib");
+  const std::string device_class = created.at("metadata").at("name");
   const nlohmann::json made = SchedulerMadeClaim("container-0-request-2", device_class);
   const auto claim = api.Admin("/allocate", made);
   ASSERT_EQ(claim["kind"], "ResourceClaim") << claim.dump();
@@ -1283,15 +1293,8 @@ TEST_P(DraMove, ThePoolMovesWithoutPodChangesOnEveryRelease) {
   ASSERT_TRUE(dra.WaitFor([](const DraKubeletState& s) { return s.registrations == 1; }, 20s));
   auto loaded = config::ParseConfig(ConfigText());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  dra::ClassOptions options;
-  options.driver = kDriver;
-  options.extended_resource = true;
-  std::string device_class;
-  for (const auto& o : dra::RenderDeviceClasses(loaded->config, options)) {
-    if (o["kind"] != "DeviceClass") continue;
-    ASSERT_EQ(api.Admin("/deviceclasses", o)["kind"], "DeviceClass") << o.dump();
-    device_class = o["metadata"]["name"];
-  }
+  const std::string device_class =
+      CreateExtendedResourceClass(api, loaded->config).at("metadata").at("name");
   // While the device plugin serves the name, neither the command nor the scheduler moves it.
   api.Admin("/node-status", {{"name", "n1"},
                              {"capacity", {{"cpu", "8"}, {"rdma/hca_ib", "4"}}},

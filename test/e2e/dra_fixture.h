@@ -151,11 +151,7 @@ class Dra : public ::testing::Test {
   }
 
   FakeApiServer api;
-  DraKubelet dra{[this](const std::string& driver) {
-    nlohmann::json sel = {{"spec.nodeName", "n1"}};
-    if (!driver.empty()) sel["spec.driver"] = driver;
-    api.Admin("/wipe", {{"fieldSelector", sel}});
-  }};
+  DraKubelet dra{[this](const std::string& driver) { api.WipeNodeSlices("n1", driver); }};
   PluginHarness h;
   std::string cdi_dir;
   // Writes a case makes the fake refuse on purpose (a claim the API server must refuse).

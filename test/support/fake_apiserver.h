@@ -41,6 +41,13 @@ class FakeApiServer {
                        std::chrono::milliseconds timeout = std::chrono::seconds(20));
   nlohmann::json Stats() { return Admin("/stats"); }
   nlohmann::json Slices() { return Admin("/slices"); }
+  // What the kubelet does when a DRA driver's registration goes (DraKubelet's WipeFn): deletes
+  // node `node`'s ResourceSlices of `driver` ("": of every driver).
+  void WipeNodeSlices(const std::string& node, const std::string& driver) {
+    nlohmann::json selector = {{"spec.nodeName", node}};
+    if (!driver.empty()) selector["spec.driver"] = driver;
+    Admin("/wipe", {{"fieldSelector", selector}});
+  }
   // Authorizes every API request from now on as kube-apiserver's RBAC would the DaemonSet's
   // service account with the ClusterRoles of images/components/dra/rbac.yaml, its driver
   // name replaced by `driver`, its token carrying node `node` (fake_apiserver.mjs, /rbac);
